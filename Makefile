@@ -1,0 +1,121 @@
+# fathom — build, test, fuzz, bench, demo.
+#
+#   make            optimised build: build/fathom and build/libfathom.{a,so}
+#   make test       deps + build + every test (unit, end-to-end, fuzz seed replay)
+#   make sanitize   the test suite under ASan + UBSan (build-san/)
+#   make fuzz       libFuzzer targets (clang) in build-fuzz/
+#   make bench      benchmarks against peers (see bench/README.md)
+#   make demo       deps + build + index a real corpus + show searches
+#   make deps       install missing Debian packages (apt-get; needs root)
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+CSTD    := -std=c11 -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Isrc
+CFLAGS  ?=
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
+LDLIBS  := -lutf8proc -lstemmer -lzstd -ljansson -lpthread -lm
+
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/api/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
+
+# Debian packages the build, the tests and the demo need.
+DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev
+DEPS_TEST  := clang libclang-rt-14-dev python3
+DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql hyperfine linux-source-6.1 ripgrep
+
+.PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
+
+all: $(BUILD)/fathom $(BUILD)/libfathom.a $(BUILD)/libfathom.so
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libfathom.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libfathom.so: $(LIB_OBJ)
+	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libfathom.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+
+# Each fuzz target also links against a replay driver, so ordinary builds
+# rerun the saved inputs in fuzz/corpus/<target>/ (after libgit2's fuzzers/).
+$(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(BUILD)/libfathom.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< fuzz/replay.c $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+
+# The public header must compile on its own, pedantic.
+check-header:
+	@mkdir -p $(BUILD)
+	@echo '#include "fathom.h"' > $(BUILD)/header_check.c
+	$(CC) -Iinclude -std=c11 -Wall -Wextra -pedantic -Werror -c $(BUILD)/header_check.c -o $(BUILD)/header_check.o
+
+test: deps
+	$(MAKE) all check-header $(TEST_BIN) $(REPLAY_BIN)
+	BUILD=$(BUILD) tests/run.sh
+
+sanitize: deps
+	$(MAKE) BUILD=build-san CC=clang OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" all
+	$(MAKE) BUILD=build-san CC=clang OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" $(TEST_SRC:tests/%.c=build-san/tests/%) $(FUZZ_SRC:fuzz/%.c=build-san/fuzz/replay_%)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    BUILD=build-san FATHOM_SANITIZE=1 tests/run.sh
+
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+fuzz: deps
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libfathom.a
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  echo "clang $$f -> build-fuzz/$$n"; \
+	  clang $(CPPFLAGS) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f build-fuzz/libfathom.a $(LDLIBS) || exit 1; \
+	done
+	@echo "run e.g.: build-fuzz/fuzz_tokenize fuzz/corpus/fuzz_tokenize -max_total_time=60"
+
+bench: all deps-bench
+	bench/run.sh
+
+demo: deps
+	$(MAKE) all
+	./demo.sh
+
+deps:
+	@missing=""; for p in $(DEPS_BUILD) $(DEPS_TEST); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || \
+	    { echo "could not install:$$missing" >&2; exit 1; }; \
+	fi
+
+deps-bench:
+	@missing=""; for p in $(DEPS_BENCH); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || \
+	    { echo "could not install:$$missing" >&2; exit 1; }; \
+	fi
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,307 @@
+/*
+ * fathom.h — the one public header of libfathom.
+ *
+ * fathom is a search engine for documentation and code. An index is a
+ * folder holding immutable segment files and a manifest that is replaced
+ * atomically on commit. Every client (the CLI, the daemon, a program that
+ * links libfathom) goes through the functions declared here; nothing outside
+ * src/ knows how the index is laid out.
+ *
+ * Conventions (after libgit2):
+ *  - Functions return int: FATHOM_OK (0) or a negative FATHOM_E* code.
+ *    fathom_strerror() names a code; fathom_errmsg() gives the detail of the
+ *    last error raised on the calling thread (which file, which byte, ...).
+ *  - Output parameters come first.
+ *  - Handles are opaque. What the library allocates, the caller releases
+ *    with the matching *_free function (fathom_free for plain buffers).
+ *  - Options structs carry a version and have an *_INIT initializer, so new
+ *    fields can be appended without breaking callers.
+ *  - The library never prints and never exits.
+ */
+#ifndef FATHOM_H
+#define FATHOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FATHOM_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------------------
+ * Errors. Values are never renumbered; retired codes stay as placeholders.
+ */
+enum fathom_error {
+	FATHOM_OK = 0,
+	FATHOM_ENOMEM = -1,     /* an allocation failed */
+	FATHOM_EIO = -2,        /* the operating system refused a read/write */
+	FATHOM_ECORRUPT = -3,   /* an index file failed a check (checksum, bounds) */
+	FATHOM_EINVAL = -4,     /* a bad argument or option */
+	FATHOM_ENOTFOUND = -5,  /* no such document, term or index */
+	FATHOM_ELOCKED = -6,    /* another writer holds the index */
+	FATHOM_ETOOBIG = -7,    /* an input exceeded a configured limit */
+	FATHOM_EVERSION = -8,   /* index written by an unknown format version */
+	FATHOM_ESYNTAX = -9,    /* a query or input that does not parse */
+	FATHOM_EEXISTS = -10,   /* the thing to create exists already */
+	FATHOM_EREADONLY = -11, /* a write on an index opened read-only */
+	FATHOM_EINTERRUPTED = -12 /* a callback asked to stop */
+};
+
+/* The name of an error code, e.g. "index file is corrupt". Never NULL. */
+const char *fathom_strerror(int code);
+
+/* The detail of the last error set on this thread ("" if none). The string
+ * stays valid until the next fathom call on the same thread. */
+const char *fathom_errmsg(void);
+
+/* Release a buffer returned by the library (fathom_get, ...). */
+void fathom_free(void *p);
+
+/* ---------------------------------------------------------------------------
+ * Fields. BM25F scores a chunk over these; enum values are only appended.
+ */
+enum fathom_field {
+	FATHOM_FIELD_PATH = 0,     /* file name and path components */
+	FATHOM_FIELD_TITLE = 1,    /* document title */
+	FATHOM_FIELD_HEADINGS = 2, /* heading trail above the chunk */
+	FATHOM_FIELD_TAGS = 3,     /* tags given at ingest */
+	FATHOM_FIELD_BODY = 4,     /* the chunk text */
+	FATHOM_NFIELDS = 5
+};
+
+/* "path", "title", ...; NULL for an unknown value. */
+const char *fathom_field_name(int field);
+
+/* ---------------------------------------------------------------------------
+ * Opening an index.
+ */
+typedef struct fathom_index fathom_index;
+
+enum fathom_open_flags {
+	FATHOM_OPEN_READONLY = 0, /* search only; takes no lock */
+	FATHOM_OPEN_WRITE = 1,    /* take the writer lock */
+	FATHOM_OPEN_CREATE = 2    /* create the folder if missing (implies WRITE) */
+};
+
+typedef struct fathom_open_opts {
+	unsigned version;
+	unsigned flags;          /* fathom_open_flags */
+	const char *stem_language; /* on create: Snowball language, "none" to
+	                            * disable; NULL means "english" */
+} fathom_open_opts;
+
+#define FATHOM_OPEN_OPTS_VERSION 1
+#define FATHOM_OPEN_OPTS_INIT { FATHOM_OPEN_OPTS_VERSION, FATHOM_OPEN_READONLY, NULL }
+
+int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts);
+void fathom_close(fathom_index *ix);
+
+/* ---------------------------------------------------------------------------
+ * Ingest. Documents are split into chunks; a chunk is the unit of retrieval.
+ * Nothing is visible to searches, nor durable, before fathom_commit().
+ */
+enum fathom_skip_reason {
+	FATHOM_SKIP_VCS = 1,       /* .git, .hg, .svn, ... */
+	FATHOM_SKIP_IGNORED = 2,   /* matched a .gitignore rule */
+	FATHOM_SKIP_BINARY = 3,    /* looks binary */
+	FATHOM_SKIP_TOO_BIG = 4,   /* over max_file_size */
+	FATHOM_SKIP_SYMLINK_LOOP = 5, /* a link back into a folder being walked */
+	FATHOM_SKIP_UNREADABLE = 6,/* open/read failed */
+	FATHOM_SKIP_SPECIAL = 7,   /* device, socket, fifo */
+	FATHOM_SKIP_BAD_UTF8 = 8   /* too much invalid UTF-8 to be text */
+};
+
+const char *fathom_skip_reason_name(int reason);
+
+typedef struct fathom_ingest_stats {
+	uint64_t files_seen;       /* regular files considered */
+	uint64_t files_indexed;    /* new or changed, (re)indexed */
+	uint64_t files_unchanged;  /* skipped: same size+mtime or same hash */
+	uint64_t files_deleted;    /* gone from disk, removed from the index */
+	uint64_t files_skipped;    /* see skipped_by_reason */
+	uint64_t skipped_by_reason[16];
+	uint64_t docs_added;       /* documents added or replaced */
+	uint64_t chunks_added;
+	uint64_t bytes_read;
+	uint64_t invalid_utf8;     /* invalid sequences repaired */
+	double elapsed_sec;
+} fathom_ingest_stats;
+
+/* Progress for long runs: called at most a few times a second. Return
+ * non-zero to stop (the call then returns FATHOM_EINTERRUPTED, nothing is
+ * committed). eta_sec < 0 when unknown. */
+typedef int (*fathom_progress_cb)(void *ctx, const fathom_ingest_stats *st,
+                                  uint64_t bytes_total, double eta_sec);
+
+/* Called once per skipped file or folder. */
+typedef void (*fathom_skip_cb)(void *ctx, const char *path, int reason);
+
+typedef struct fathom_ingest_opts {
+	unsigned version;
+	uint64_t max_file_size;    /* bytes; larger files are skipped (default 4 MiB) */
+	uint32_t chunk_target;     /* target chunk size in bytes (default 1500) */
+	uint32_t chunk_overlap;    /* bytes carried from the previous chunk (default 0) */
+	uint32_t chunk_max;        /* hard cap per chunk (default 6000) */
+	const char *const *meta;   /* "key=value" strings tagging every document */
+	size_t n_meta;
+	int follow_symlinks;       /* follow links (loops are detected); default 1 */
+	int use_gitignore;         /* honour .gitignore files; default 1 */
+	int remove_missing;        /* index_paths: drop docs under the given roots
+	                            * that no longer exist; default 1 */
+	fathom_progress_cb progress;
+	fathom_skip_cb on_skip;
+	void *cb_ctx;
+} fathom_ingest_opts;
+
+#define FATHOM_INGEST_OPTS_VERSION 1
+#define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL }
+
+/* Walk files and folders and index what changed since the last run.
+ * Document keys are the paths as given (relative paths stay relative). */
+int fathom_index_paths(fathom_index *ix, const char *const *paths, size_t n_paths,
+                       const fathom_ingest_opts *opts, fathom_ingest_stats *stats);
+
+/* Read JSON lines (one object per line: id or _id, title, body or text, url,
+ * tags, and any other string members as metadata). path "-" reads stdin. */
+int fathom_add_jsonl(fathom_index *ix, const char *path,
+                     const fathom_ingest_opts *opts, fathom_ingest_stats *stats);
+
+/* One document given in full. Replaces a document with the same id. */
+typedef struct fathom_doc {
+	const char *id;            /* required; unique key */
+	const char *title;         /* may be NULL */
+	const char *body;          /* may be NULL */
+	size_t body_len;
+	const char *url;           /* may be NULL */
+	const char *const *tags;
+	size_t n_tags;
+	const char *const *meta;   /* "key=value" */
+	size_t n_meta;
+	const char *path;          /* source path or NULL; sets kind/lang */
+} fathom_doc;
+
+int fathom_add_doc(fathom_index *ix, const fathom_doc *doc, const fathom_ingest_opts *opts);
+
+/* Tombstone a document (all its chunks). FATHOM_ENOTFOUND if absent. */
+int fathom_delete_doc(fathom_index *ix, const char *id);
+
+/* Make everything added or deleted since the last commit durable and
+ * visible, atomically. Small segments may be merged. */
+int fathom_commit(fathom_index *ix);
+
+/* Drop uncommitted changes. */
+int fathom_rollback(fathom_index *ix);
+
+/* ---------------------------------------------------------------------------
+ * Search.
+ */
+enum fathom_match {
+	FATHOM_MATCH_AUTO = 0, /* short keyword queries: all terms; long ones: any */
+	FATHOM_MATCH_ALL = 1,  /* every term required */
+	FATHOM_MATCH_ANY = 2   /* ranked disjunction */
+};
+
+typedef struct fathom_search_opts {
+	unsigned version;
+	uint32_t k;                    /* results wanted (default 10) */
+	int match;                     /* fathom_match */
+	float field_weight[FATHOM_NFIELDS];
+	float k1, b;                   /* BM25 parameters */
+	float phrase_bonus;            /* multiplier when query terms are adjacent in order */
+	float prefix_bonus;            /* multiplier when a title/path/heading starts with the query */
+	const char *const *filters;    /* "key=value" metadata filters (AND) */
+	size_t n_filters;
+	const char *path_glob;         /* fnmatch(3) pattern over document paths */
+	const char *lang;              /* language of source files: "c", "python", ... */
+	int exhaustive;                /* score every candidate: the slow reference */
+	uint32_t snippet_bytes;        /* target snippet length (default 240) */
+} fathom_search_opts;
+
+#define FATHOM_SEARCH_OPTS_VERSION 1
+#define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
+	{ 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240 }
+
+typedef struct fathom_span { uint32_t start, len; } fathom_span;
+
+typedef struct fathom_hit {
+	uint64_t chunk_id;          /* stable until the next merge; for `get` */
+	const char *doc_id;         /* document key: path or JSONL id */
+	const char *path;           /* source path, or "" */
+	const char *title;
+	const char *url;            /* or "" */
+	uint32_t chunk_order;       /* position of the chunk in its document */
+	uint32_t line_start, line_end; /* 1-based, inclusive */
+	uint64_t byte_start, byte_end; /* in the document */
+	double score;
+	double field_score[FATHOM_NFIELDS]; /* each field's part of the BM25F sum */
+	double bonus;               /* product of the phrase/prefix multipliers */
+	/* Matched query terms per field, each a NUL-terminated analysed term. */
+	const char *const *matched[FATHOM_NFIELDS];
+	uint32_t n_matched[FATHOM_NFIELDS];
+	const char *snippet;        /* plain text, one line breaks kept */
+	const fathom_span *highlights; /* byte ranges of matches inside snippet */
+	uint32_t n_highlights;
+} fathom_hit;
+
+typedef struct fathom_results fathom_results;
+
+/* Run a query. A query that matches nothing gives a result set of size 0
+ * (not an error). */
+int fathom_search(fathom_results **out, fathom_index *ix, const char *query,
+                  const fathom_search_opts *opts);
+size_t fathom_results_count(const fathom_results *r);
+const fathom_hit *fathom_results_hit(const fathom_results *r, size_t i);
+/* Candidates considered and fully scored (to show pruning at work). */
+uint64_t fathom_results_scored(const fathom_results *r);
+/* The terms the query was analysed into, for receipts. */
+size_t fathom_results_nterms(const fathom_results *r);
+const char *fathom_results_term(const fathom_results *r, size_t i, int *required);
+void fathom_results_free(fathom_results *r);
+
+/* ---------------------------------------------------------------------------
+ * Reading documents back.
+ */
+
+/* The text of a document (by id/path), or the lines [from, from+count) of
+ * it (1-based; count 0 = to the end). *out is NUL-terminated; free it with
+ * fathom_free. */
+int fathom_get(char **out, size_t *out_len, fathom_index *ix, const char *id,
+               uint32_t from_line, uint32_t count);
+
+/* The text of one chunk by chunk_id (from a hit). */
+int fathom_get_chunk(char **out, size_t *out_len, fathom_index *ix, uint64_t chunk_id);
+
+/* Visit live documents in index order; return non-zero from cb to stop. */
+typedef int (*fathom_doc_cb)(void *ctx, const char *id, const char *path,
+                             uint64_t size, uint32_t n_chunks);
+int fathom_list_docs(fathom_index *ix, fathom_doc_cb cb, void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * Statistics and checks.
+ */
+typedef struct fathom_stats {
+	uint64_t generation;       /* commit number */
+	uint64_t docs, chunks;     /* live */
+	uint64_t deleted_chunks;   /* tombstoned, not yet merged away */
+	uint64_t terms;            /* distinct terms summed over segments */
+	uint32_t segments;
+	uint64_t bytes_total;
+	uint64_t bytes_dict, bytes_postings, bytes_positions, bytes_docstore,
+	         bytes_docs, bytes_chunks, bytes_other;
+	uint64_t raw_text_bytes;   /* indexed text, uncompressed */
+	char stem_language[32];
+} fathom_stats;
+
+int fathom_stats_get(fathom_stats *out, fathom_index *ix);
+
+/* Read every byte of every index file and check all checksums and bounds.
+ * FATHOM_ECORRUPT with fathom_errmsg() naming the file otherwise. */
+int fathom_verify(fathom_index *ix);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FATHOM_H */

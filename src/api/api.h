@@ -1,0 +1,18 @@
+/*
+ * api.h — what the public handle holds. Only src/api and the query module
+ * see this; clients see an opaque fathom_index.
+ */
+#ifndef FATHOM_API_H
+#define FATHOM_API_H
+
+#include "fathom.h"
+#include "index/index.h"
+#include "text/text.h"
+
+struct fathom_index {
+	ix_index *ix;
+	text_analyzer *an;   /* the index's analyser (its stemming language) */
+	unsigned flags;
+};
+
+#endif /* FATHOM_API_H */

@@ -1,0 +1,247 @@
+/*
+ * index.h — the on-disk index: segments, postings, the document store, the
+ * manifest, tombstones and merges. The format is specified in
+ * docs/FORMAT.md and in the comment at the top of index/segment_write.c.
+ *
+ * An index is a folder:
+ *   MANIFEST            the last commit: settings, live segments, tombstone
+ *                       files; replaced atomically (write, fsync, rename,
+ *                       fsync the folder)
+ *   LOCK                flock()ed by the one writer
+ *   seg-<id>.fseg       an immutable segment
+ *   seg-<id>.<gen>.fdel a tombstone bitmap for a segment, one per commit
+ *                       that deleted from it
+ * Files not named by MANIFEST are leftovers of an interrupted commit and are
+ * removed by the next writer.
+ *
+ * Integrity: every file has a magic, a format version and CRC32C. Segment
+ * files are checked page by page (4 KiB pages, one CRC each) the first time a
+ * page is read, so opening a large index reads only its headers, and every
+ * byte a query uses has been checked before it is decoded. All decoding is
+ * also bounds-checked, so a damaged file gives FATHOM_ECORRUPT naming the
+ * file, never a crash.
+ *
+ * Chunk ids are local to a segment (0 .. nchunks-1), in the order chunks were
+ * added, which is document order. A global chunk id is (segment id << 32) | local.
+ */
+#ifndef FATHOM_INDEX_H
+#define FATHOM_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+#include "text/text.h"
+
+#define IX_END UINT32_MAX      /* postings cursor past its last entry */
+#define IX_BLOCK 128           /* postings per block */
+
+typedef struct ix_index ix_index;
+typedef struct ix_segment ix_segment;
+
+/* ---- opening and committing (index/index.c, index/manifest.c) ------------ */
+
+enum ix_open_flags {
+	IX_READONLY = 0,
+	IX_WRITE = 1,
+	IX_CREATE = 2
+};
+
+/* Open (or create) the index in dir. stem_lang is recorded at creation and
+ * read back afterwards (ix_stem_language); it is ignored when opening an
+ * existing index. */
+int ix_open(ix_index **out, const char *dir, unsigned flags, const char *stem_lang);
+void ix_close(ix_index *ix);
+
+const char *ix_dir(const ix_index *ix);
+const char *ix_stem_language(const ix_index *ix);
+uint64_t ix_generation(const ix_index *ix);
+
+/* The committed snapshot: live segments, in order. */
+size_t ix_nsegments(const ix_index *ix);
+ix_segment *ix_segment_at(const ix_index *ix, size_t i);
+
+/* Collection statistics for BM25 over all committed segments (deleted
+ * chunks included, as Lucene does, until a merge drops them). */
+uint64_t ix_total_chunks(const ix_index *ix);
+double ix_avg_field_len(const ix_index *ix, int field);
+
+/* ---- writing (index/writer.c) -------------------------------------------- */
+
+typedef struct ix_chunk_in {
+	uint32_t byte_start, byte_end;  /* into ix_doc_in.text */
+	uint32_t line_start, line_end;
+	const char *headings;           /* heading trail, may be NULL */
+	uint32_t headings_len;
+} ix_chunk_in;
+
+typedef struct ix_doc_in {
+	const char *key;        /* unique: the path as given, or the JSONL id */
+	const char *path;       /* source path, "" for JSONL documents without one */
+	const char *title;      /* "" when none */
+	const char *url;        /* "" when none */
+	const char *lang;       /* "c", "markdown", "text", ... */
+	uint8_t kind;           /* enum text_doc_kind */
+	const char *const *tags;
+	size_t n_tags;
+	const char *const *meta; /* "key=value" */
+	size_t n_meta;
+	uint64_t size;          /* of the source file (or text_len) */
+	int64_t mtime_ns;       /* 0 for JSONL */
+	uint64_t content_hash;  /* fa_hash64 of the raw bytes */
+	const char *text;       /* the whole document, valid UTF-8 */
+	size_t text_len;
+	const ix_chunk_in *chunks;
+	size_t n_chunks;
+} ix_doc_in;
+
+/* Add a document (and replace any live one with the same key). Each chunk
+ * is analysed into its five fields: path (the doc path), title (the doc
+ * title), headings (the chunk's trail), tags (the doc's tags) and body (the
+ * chunk's text). Needs an index opened for writing. */
+int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc);
+
+/* Tombstone the live document with this key. FATHOM_ENOTFOUND if none. */
+int ix_delete_doc(ix_index *ix, const char *key);
+
+/* What the index knows of a live document (committed or pending), for
+ * incremental indexing. FATHOM_ENOTFOUND if none. */
+typedef struct ix_doc_state {
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t content_hash;
+} ix_doc_state;
+int ix_doc_lookup(ix_index *ix, const char *key, ix_doc_state *out);
+
+/* Visit the keys of all live documents (committed and pending). */
+int ix_foreach_live_key(ix_index *ix, int (*cb)(void *ctx, const char *key), void *ctx);
+
+/* Flush pending documents into a segment, write tombstones, merge small
+ * segments, and replace the manifest. After it returns 0 the change is
+ * durable; searches opened afterwards see it. */
+int ix_commit(ix_index *ix);
+int ix_rollback(ix_index *ix);
+
+/* Read every byte of every file and check every checksum and structure. */
+int ix_verify(ix_index *ix);
+
+/* Sizes per structure, summed over segments. */
+typedef struct ix_sizes {
+	uint64_t dict, postings, positions, docstore, docs, chunks, other, total;
+	uint64_t terms, docs_live, chunks_live, chunks_deleted, raw_text;
+} ix_sizes;
+int ix_sizes_get(ix_index *ix, ix_sizes *out);
+
+/* ---- reading a segment (index/segment_read.c) ----------------------------- */
+
+uint32_t seg_id(const ix_segment *s);
+uint32_t seg_nchunks(const ix_segment *s);
+uint32_t seg_ndocs(const ix_segment *s);
+const char *seg_path(const ix_segment *s);   /* file name, for messages */
+/* Is this chunk tombstoned in the committed snapshot? */
+int seg_is_deleted(const ix_segment *s, uint32_t chunk);
+/* Is this doc tombstoned (all its chunks are)? */
+int seg_doc_is_deleted(const ix_segment *s, uint32_t doc);
+
+typedef struct ix_chunk_info {
+	uint32_t doc;                   /* local doc index */
+	uint32_t order;
+	uint32_t line_start, line_end;
+	uint32_t byte_start, byte_end;  /* in the document text */
+	uint16_t field_len[FATHOM_NFIELDS]; /* tokens per field (saturating) */
+	const char *headings;           /* into the map, not NUL-terminated */
+	uint32_t headings_len;
+} ix_chunk_info;
+
+int seg_chunk(const ix_segment *s, uint32_t chunk, ix_chunk_info *out);
+
+typedef struct ix_doc_info {
+	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */
+	uint8_t kind;
+	uint32_t first_chunk, n_chunks;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t content_hash;
+	uint64_t text_len;
+	const char *tags;      /* n_tags NUL-terminated strings back to back */
+	uint32_t n_tags;
+	const char *meta;      /* n_meta "key=value" NUL-terminated strings */
+	uint32_t n_meta;
+} ix_doc_info;
+
+int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out);
+/* Find a doc by key (binary search over the key index): 0 or FATHOM_ENOTFOUND.
+ * Finds deleted docs too; check seg_doc_is_deleted. */
+int seg_find_doc(const ix_segment *s, const char *key, uint32_t *doc);
+/* Value of metadata key for doc, NULL when absent. */
+const char *ix_doc_meta(const ix_doc_info *d, const char *key);
+
+/* Append bytes [off, off+len) of the document's text to out (decompressing
+ * the document store frames it spans). */
+int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, fbuf *out);
+
+/* Per-field upper bounds for scoring: the largest tf, and the smallest field
+ * length among chunks where tf > 0. With these a BM25F upper bound holds for
+ * any weights, k1 and b chosen at query time. */
+typedef struct ix_bound {
+	uint16_t max_tf[FATHOM_NFIELDS];
+	uint16_t min_len[FATHOM_NFIELDS];
+} ix_bound;
+
+typedef struct ix_term_info {
+	uint32_t df;             /* chunks containing the term, any field */
+	uint32_t n_blocks;
+	uint64_t post_off, post_len;  /* in the segment file */
+	uint64_t pos_off, pos_len;
+	ix_bound bound;          /* over the whole list */
+} ix_term_info;
+
+/* Look a term up: 0, or FATHOM_ENOTFOUND, or FATHOM_ECORRUPT. */
+int seg_term(const ix_segment *s, const char *term, size_t len, ix_term_info *out);
+
+/* Iterate terms in byte order (for merges, stats, and later prefix search):
+ * cb gets each term (not NUL-terminated) and its info. A non-zero return
+ * from cb stops. prefix may be NULL. */
+int seg_terms(const ix_segment *s, const char *prefix, size_t prefix_len,
+              int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
+              void *ctx);
+
+/* ---- postings cursor (index/postings.c) ----------------------------------
+ * A cursor over one term's postings in one segment. Block-at-a-time: moving
+ * within the current block costs nothing; ix_post_shallow() moves only the
+ * block pointer, reading the block directory but not the block, which is
+ * what block-max WAND needs to skip blocks whose bound is too low.
+ */
+typedef struct ix_postings {
+	const ix_segment *seg;
+	ix_term_info ti;
+	uint32_t block;            /* current block index */
+	uint32_t block_decoded;    /* index of the decoded block, or UINT32_MAX */
+	uint32_t i, n;             /* position in the decoded block, its size */
+	uint32_t doc;              /* current chunk, IX_END when exhausted */
+	uint32_t docs[IX_BLOCK];
+	uint16_t tf[FATHOM_NFIELDS][IX_BLOCK];
+	uint8_t field_mask;        /* fields present in the decoded block */
+	int err;                   /* sticky error */
+} ix_postings;
+
+/* Position the cursor on the first posting. */
+int ix_post_open(ix_postings *p, const ix_segment *s, const ix_term_info *ti);
+/* Next posting; p->doc becomes IX_END at the end. */
+int ix_post_next(ix_postings *p);
+/* First posting with doc >= target. */
+int ix_post_advance(ix_postings *p, uint32_t target);
+/* Move to the block that could hold target without decoding it; returns
+ * that block's last doc, or IX_END when no block can. Afterwards p->doc is
+ * unspecified until ix_post_advance(). */
+uint32_t ix_post_shallow(ix_postings *p, uint32_t target);
+/* Bound of the current block (after ix_post_shallow or positioning). */
+const ix_bound *ix_post_block_bound(const ix_postings *p);
+uint32_t ix_post_block_last(const ix_postings *p);
+/* Term frequencies of the current posting per field. */
+void ix_post_tf(const ix_postings *p, uint16_t tf[FATHOM_NFIELDS]);
+/* Positions of the current posting in one field (ascending). *n is the
+ * number written, at most max. */
+int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, uint32_t *n);
+
+#endif /* FATHOM_INDEX_H */

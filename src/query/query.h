@@ -1,0 +1,21 @@
+/*
+ * query.h — the query pipeline of the core engine: parse the query into
+ * terms and phrases, pick the matching mode, retrieve with BM25F over the
+ * fields (block-max WAND, or exhaustive scoring as the slow reference),
+ * apply bonuses, and build hits with snippets and receipts.
+ *
+ * fathom_results and the fathom_results_* functions of the public API are
+ * implemented here (query/results.c).
+ */
+#ifndef FATHOM_QUERY_H
+#define FATHOM_QUERY_H
+
+#include "fathom.h"
+#include "index/index.h"
+#include "text/text.h"
+
+/* Run query over the committed snapshot of ix. */
+int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
+             const char *query, const fathom_search_opts *opts);
+
+#endif /* FATHOM_QUERY_H */

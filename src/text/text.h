@@ -1,0 +1,126 @@
+/*
+ * text.h — text analysis: Unicode normalisation, the code-aware tokenizer,
+ * stemming, stop words, and the chunkers that split a document into the
+ * units fathom retrieves.
+ *
+ * The same analyser runs at ingest and at query time, so a query term and an
+ * indexed term meet in one form: NFKC, case-folded, and (for plain words)
+ * Snowball-stemmed.
+ */
+#ifndef FATHOM_TEXT_H
+#define FATHOM_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+/* Longest term kept, in bytes after normalisation; longer runs are cut at
+ * a character boundary (they are hashes, base64, minified code...). */
+#define TEXT_MAX_TERM 64
+
+/* ---- UTF-8 (text/utf8.c) --------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence starting at s[0] (1..4), or 0 if the
+ * bytes there are not a valid sequence (overlong, surrogate, truncated...). */
+size_t text_utf8_seq_len(const unsigned char *s, size_t n);
+
+/* Count invalid sequences in [s, s+n). */
+size_t text_utf8_invalid_count(const char *s, size_t n);
+
+/* Copy s into out, replacing each invalid sequence by U+FFFD. Returns the
+ * count replaced in *n_invalid. */
+int text_utf8_repair(fbuf *out, const char *s, size_t n, size_t *n_invalid);
+
+/* Largest k <= pos such that s[k] starts a UTF-8 sequence (or k == n). Used
+ * so no chunk or snippet boundary splits a character. */
+size_t text_utf8_floor(const char *s, size_t n, size_t pos);
+
+/* NFKC + case fold of [s, s+n) appended to out (utf8proc). ASCII takes a
+ * fast path. Invalid input is repaired first. */
+int text_normalize(fbuf *out, const char *s, size_t n);
+
+/* ---- tokenizer (text/tokenize.c) ----------------------------------------- */
+
+enum text_token_kind {
+	TOK_WORD = 0,   /* a plain word: letters only, stemmed */
+	TOK_IDENT = 1,  /* a whole identifier with inner structure (getUserName,
+	                 * snake_case, a1b2, kebab-case): kept whole, unstemmed */
+	TOK_PART = 2,   /* one part of an identifier (get, user, name), stemmed */
+	TOK_NUM = 3,    /* digits (possibly with . or , inside: 2.0.1) */
+	TOK_CJK = 4     /* a CJK character bigram (or a lone character) */
+};
+
+typedef struct text_token {
+	const char *term;   /* analysed form, NUL-terminated, valid during the callback */
+	uint32_t len;
+	uint32_t pos;       /* position in the field: parts take consecutive
+	                     * positions, the whole identifier shares the position
+	                     * of its first part */
+	uint32_t start, end; /* byte range in the input */
+	uint8_t kind;       /* enum text_token_kind */
+} text_token;
+
+typedef int (*text_token_cb)(void *ctx, const text_token *tok);
+
+typedef struct text_analyzer text_analyzer;
+
+/* lang: a Snowball algorithm name ("english", "german", ...) or "none"/NULL
+ * for no stemming. FATHOM_EINVAL for an unknown language. */
+int text_analyzer_new(text_analyzer **out, const char *lang);
+void text_analyzer_free(text_analyzer *a);
+
+/* Tokenize [s, s+n) calling cb for each token, positions starting at
+ * *pos (updated to one past the last position used). A non-zero return from
+ * cb stops and is returned. Invalid UTF-8 acts as a separator and is counted
+ * in *n_invalid (may be NULL). */
+int text_analyze(text_analyzer *a, const char *s, size_t n, uint32_t *pos,
+                 text_token_cb cb, void *ctx, size_t *n_invalid);
+
+/* Stem one already-normalised word (returns it unchanged when stemming is
+ * off). The result lives in the analyser until the next call. */
+const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len);
+
+/* English stop words (normalised forms, before stemming): used by the AUTO
+ * match mode to decide what is a keyword. */
+int text_is_stopword(const char *w, size_t n);
+
+/* ---- chunking (text/chunk.c) --------------------------------------------- */
+
+enum text_doc_kind {
+	DOC_TEXT = 0,
+	DOC_MARKDOWN = 1,
+	DOC_CODE = 2
+};
+
+/* Guess the kind and the language ("c", "python", "markdown", "text", ...)
+ * of a file from its name. lang points to a static string. */
+int text_detect_kind(const char *path, const char **lang);
+
+typedef struct text_chunk_opts {
+	uint32_t target;   /* target bytes per chunk */
+	uint32_t overlap;  /* bytes repeated from the end of the previous chunk */
+	uint32_t max;      /* hard cap (a fenced block longer than this is cut) */
+} text_chunk_opts;
+
+typedef struct text_chunk {
+	uint32_t order;               /* 0, 1, 2, ... within the document */
+	uint32_t byte_start, byte_end; /* [start, end) in the document; never
+	                               * inside a UTF-8 sequence */
+	uint32_t line_start, line_end; /* 1-based, inclusive */
+	const char *headings;          /* heading trail "A > B > C" or "" */
+	uint32_t headings_len;
+} text_chunk;
+
+typedef int (*text_chunk_cb)(void *ctx, const text_chunk *c);
+
+/* Split a document. Every byte of the document belongs to at least one
+ * chunk; chunks come in order. */
+int text_chunk_doc(const char *doc, size_t n, int kind, const text_chunk_opts *opts,
+                   text_chunk_cb cb, void *ctx);
+
+/* A document title: the first Markdown H1 / setext heading, else NULL
+ * (the caller falls back to the file name). Returns a pointer into doc. */
+const char *text_markdown_title(const char *doc, size_t n, size_t *len);
+
+#endif /* FATHOM_TEXT_H */
