@@ -1,0 +1,236 @@
+/*
+ * file.c — memory maps, whole-file reads and durable atomic writes.
+ *
+ * The commit protocol of the index rests on fa_write_atomic: the new bytes
+ * go to name.tmp, are fsynced, renamed over name, and the folder is fsynced
+ * so the rename itself survives a crash. A reader sees the old file or the
+ * new one, never a mix.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+int fa_map_file(fa_map *m, const char *path)
+{
+	m->data = NULL;
+	m->len = 0;
+	m->fd = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
+		              "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return fa_err(FATHOM_EIO, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fa_err(FATHOM_EIO, "%s: not a regular file", path);
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return fa_err(FATHOM_ETOOBIG, "%s: too large to map", path);
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		return fa_err(FATHOM_EIO, "%s: mmap: %s", path, strerror(e));
+	}
+	/* The mapping keeps the file alive; the descriptor is not needed. */
+	close(fd);
+	m->data = p;
+	m->len = (size_t)st.st_size;
+	return 0;
+}
+
+void fa_unmap(fa_map *m)
+{
+	if (m->data && m->len)
+		munmap((void *)m->data, m->len);
+	m->data = NULL;
+	m->len = 0;
+	m->fd = -1;
+}
+
+int fa_read_file(char **out, size_t *len, const char *path, size_t max)
+{
+	*out = NULL;
+	if (len)
+		*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
+		              "%s: %s", path, strerror(errno));
+	fbuf b;
+	/* One byte over max lets a too-large file be told from an exact fit. */
+	fbuf_init(&b, max < SIZE_MAX - 1 ? max + 1 : max);
+	int rc = 0;
+	for (;;) {
+		size_t room = b.max - b.len;
+		size_t want = room < 65536 ? room : 65536;
+		if (want == 0) {
+			rc = fa_err(FATHOM_ETOOBIG, "%s: larger than %zu bytes", path, max);
+			break;
+		}
+		if ((rc = fbuf_reserve(&b, want)) != 0)
+			break;
+		ssize_t n = read(fd, b.data + b.len, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = fa_err(FATHOM_EIO, "%s: %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+		if (b.len > max) {
+			rc = fa_err(FATHOM_ETOOBIG, "%s: larger than %zu bytes", path, max);
+			break;
+		}
+	}
+	close(fd);
+	if (rc) {
+		fbuf_free(&b);
+		return rc;
+	}
+	*out = fbuf_detach(&b, len);
+	if (!*out)
+		return fa_err(FATHOM_ENOMEM, "out of memory reading %s", path);
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len, const char *path)
+{
+	const unsigned char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fa_err(errno == ENOSPC ? FATHOM_EIO : FATHOM_EIO, "%s: write: %s",
+			              path, strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fa_write_file_sync(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fa_err(errno == EEXIST ? FATHOM_EEXISTS : FATHOM_EIO, "%s: %s", path,
+		              strerror(errno));
+	int rc = write_all(fd, data, len, path);
+	if (!rc && fsync(fd) != 0)
+		rc = fa_err(FATHOM_EIO, "%s: fsync: %s", path, strerror(errno));
+	if (close(fd) != 0 && !rc)
+		rc = fa_err(FATHOM_EIO, "%s: close: %s", path, strerror(errno));
+	if (rc)
+		unlink(path);
+	return rc;
+}
+
+int fa_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fa_err(FATHOM_EIO, "%s: %s", dir, strerror(errno));
+	int rc = 0;
+	if (fsync(fd) != 0 && errno != EINVAL)
+		rc = fa_err(FATHOM_EIO, "%s: fsync: %s", dir, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+char *fa_path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name), n;
+	if (fa_add(a, b, &n) || fa_add(n, 2, &n))
+		return NULL;
+	char *p = fa_malloc(n);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, a);
+	size_t o = a;
+	if (a && dir[a - 1] != '/')
+		p[o++] = '/';
+	memcpy(p + o, name, b);
+	p[o + b] = '\0';
+	return p;
+}
+
+int fa_write_atomic(const char *dir, const char *name, const void *data, size_t len)
+{
+	char *path = fa_path_join(dir, name);
+	size_t n = strlen(name);
+	char *tmpname = fa_malloc(n + 5);
+	if (!path || !tmpname) {
+		fa_free(path);
+		fa_free(tmpname);
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	}
+	memcpy(tmpname, name, n);
+	memcpy(tmpname + n, ".tmp", 5);
+	char *tmp = fa_path_join(dir, tmpname);
+	fa_free(tmpname);
+	if (!tmp) {
+		fa_free(path);
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	}
+	unlink(tmp); /* a leftover of an interrupted write */
+	int rc = fa_write_file_sync(tmp, data, len);
+	if (!rc && rename(tmp, path) != 0) {
+		rc = fa_err(FATHOM_EIO, "rename %s -> %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+	}
+	if (!rc)
+		rc = fa_fsync_dir(dir);
+	fa_free(tmp);
+	fa_free(path);
+	return rc;
+}
+
+int fa_mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof buf)
+		return fa_err(FATHOM_EINVAL, "bad folder path");
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] == '/' || buf[i] == '\0') {
+			char c = buf[i];
+			buf[i] = '\0';
+			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+				return fa_err(FATHOM_EIO, "mkdir %s: %s", buf, strerror(errno));
+			buf[i] = c;
+		}
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return fa_err(FATHOM_EIO, "%s: not a folder", path);
+	return 0;
+}
+
+double fa_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,225 @@
+/* test_util.c — the toolbox: CRC32C, varints, bit packing, buffers, arena,
+ * hash map, files. Fast paths are checked against slow references. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "util/util.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void test_crc32c(void)
+{
+	/* The standard check value of CRC-32C. */
+	CHECK_EQ(fa_crc32c(0, "123456789", 9), 0xE3069283u);
+	CHECK_EQ(fa_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+	unsigned char buf[1000];
+	for (int t = 0; t < 200; t++) {
+		size_t n = rnd() % sizeof buf, off = rnd() % 8;
+		if (off > n)
+			off = n;
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (unsigned char)rnd();
+		CHECK_EQ(fa_crc32c(0, buf + off, n - off), fa_crc32c_sw(0, buf + off, n - off));
+		/* Extending in two pieces equals one pass. */
+		size_t cut = n ? rnd() % n : 0;
+		CHECK_EQ(fa_crc32c(fa_crc32c(0, buf, cut), buf + cut, n - cut), fa_crc32c(0, buf, n));
+	}
+}
+
+static void test_varint(void)
+{
+	unsigned char b[10];
+	uint64_t vals[] = { 0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)UINT32_MAX + 1, UINT64_MAX };
+	for (size_t i = 0; i < FA_ARRAY_LEN(vals); i++) {
+		size_t n = fa_varint_put(b, vals[i]);
+		const unsigned char *p = b;
+		uint64_t v = 1234;
+		CHECK_EQ(fa_varint_get(&p, b + n, &v), 0);
+		CHECK(v == vals[i]);
+		CHECK(p == b + n);
+		/* Truncated input fails and does not move the pointer. */
+		p = b;
+		CHECK_EQ(fa_varint_get(&p, b + n - 1, &v), -1);
+		CHECK(p == b);
+	}
+	/* Over-long: eleven continuation bytes. */
+	unsigned char bad[11];
+	memset(bad, 0xff, sizeof bad);
+	const unsigned char *p = bad;
+	uint64_t v;
+	CHECK_EQ(fa_varint_get(&p, bad + sizeof bad, &v), -1);
+	uint32_t v32;
+	size_t n = fa_varint_put(b, (uint64_t)UINT32_MAX + 5);
+	p = b;
+	CHECK_EQ(fa_varint_get32(&p, b + n, &v32), -1);
+}
+
+static void test_bitpack(void)
+{
+	uint32_t in[300], out[300];
+	unsigned char packed[300 * 4 + 8];
+	for (unsigned bits = 0; bits <= 32; bits++) {
+		for (int t = 0; t < 20; t++) {
+			size_t n = rnd() % 300;
+			for (size_t i = 0; i < n; i++)
+				in[i] = bits == 32 ? (uint32_t)rnd() : bits ? (uint32_t)(rnd() & ((1u << bits) - 1)) : 0;
+			fa_bitpack(packed, in, n, bits);
+			fa_bitunpack(out, packed, n, bits);
+			int same = 1;
+			for (size_t i = 0; i < n; i++)
+				same &= in[i] == out[i];
+			CHECK(same);
+		}
+	}
+	CHECK_EQ(fa_bits_needed(0), 0);
+	CHECK_EQ(fa_bits_needed(1), 1);
+	CHECK_EQ(fa_bits_needed(255), 8);
+	CHECK_EQ(fa_bits_needed(256), 9);
+	CHECK_EQ(fa_bits_needed(UINT32_MAX), 32);
+}
+
+static void test_fbuf(void)
+{
+	fbuf b;
+	fbuf_init(&b, 10);
+	CHECK_OK(fbuf_puts(&b, "hello"));
+	CHECK_EQ(fbuf_puts(&b, "world!"), FATHOM_ETOOBIG);
+	/* Sticky: later appends fail too, and nothing was half-written. */
+	CHECK_EQ(fbuf_putc(&b, 'x'), FATHOM_ETOOBIG);
+	CHECK_EQ(b.len, 5);
+	fbuf_reset(&b);
+	CHECK_OK(fbuf_printf(&b, "%d-%s", 42, "x"));
+	size_t len;
+	char *s = fbuf_detach(&b, &len);
+	CHECK_STR(s, "42-x");
+	CHECK_EQ(len, 4);
+	fa_free(s);
+	fbuf_free(&b);
+
+	fbuf_init(&b, 0);
+	char big[1000];
+	memset(big, 'a', sizeof big);
+	for (int i = 0; i < 100; i++)
+		CHECK_OK(fbuf_append(&b, big, sizeof big));
+	CHECK_EQ(b.len, 100000);
+	fbuf_free(&b);
+}
+
+static void test_arena_and_map(void)
+{
+	fa_arena a;
+	fa_arena_init(&a, 128, 0);
+	char *p[100];
+	for (int i = 0; i < 100; i++) {
+		p[i] = fa_arena_alloc(&a, (size_t)i + 1);
+		CHECK(p[i] != NULL);
+		CHECK(((uintptr_t)p[i] & 7) == 0);
+		memset(p[i], i, (size_t)i + 1);
+	}
+	for (int i = 0; i < 100; i++)
+		CHECK(p[i][i] == (char)i);
+	fa_arena_reset(&a);
+	CHECK(fa_arena_alloc(&a, 10) != NULL);
+	fa_arena_free(&a);
+
+	fa_arena_init(&a, 64, 256);
+	CHECK(fa_arena_alloc(&a, 1000) == NULL); /* over the arena's maximum */
+	fa_arena_free(&a);
+
+	fa_strmap m;
+	fa_strmap_init(&m);
+	char key[32];
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof key, "key%d", i), is_new = -1;
+		fa_strmap_slot *s = fa_strmap_upsert(&m, key, (size_t)n, &is_new);
+		CHECK(s && is_new == 1);
+		if (s)
+			s->value = (uint64_t)i * 3;
+	}
+	CHECK_EQ(m.count, 5000);
+	int bad = 0;
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof key, "key%d", i);
+		fa_strmap_slot *s = fa_strmap_find(&m, key, (size_t)n);
+		bad += !s || s->value != (uint64_t)i * 3;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(fa_strmap_find(&m, "nope", 4) == NULL);
+	int is_new = -1;
+	fa_strmap_upsert(&m, "key7", 4, &is_new);
+	CHECK_EQ(is_new, 0);
+	fa_strmap_free(&m);
+	CHECK(fa_hash64("abc", 3, 0) != fa_hash64("abd", 3, 0));
+	CHECK(fa_hash64("abc", 3, 0) == fa_hash64("abc", 3, 0));
+}
+
+static void test_files(void)
+{
+	char *dir = test_tmpdir("util");
+	CHECK_OK(fa_write_atomic(dir, "f", "one", 3));
+	CHECK_OK(fa_write_atomic(dir, "f", "second", 6));
+	char *path = fa_path_join(dir, "f"), *data = NULL;
+	size_t len = 0;
+	CHECK_OK(fa_read_file(&data, &len, path, 100));
+	CHECK_STR(data, "second");
+	fa_free(data);
+	CHECK_EQ(fa_read_file(&data, &len, path, 3), FATHOM_ETOOBIG);
+	CHECK(strstr(fathom_errmsg(), "/f") != NULL); /* the message names the file */
+	fa_map m;
+	CHECK_OK(fa_map_file(&m, path));
+	CHECK_EQ(m.len, 6);
+	CHECK(m.data && memcmp(m.data, "second", 6) == 0);
+	fa_unmap(&m);
+	char *tmp = fa_path_join(dir, "f.tmp");
+	struct stat st;
+	CHECK(stat(tmp, &st) != 0); /* no leftover */
+	CHECK_EQ(fa_map_file(&m, tmp), FATHOM_ENOTFOUND);
+	CHECK_EQ(fa_write_file_sync(path, "x", 1), FATHOM_EEXISTS);
+	char *deep = fa_path_join(dir, "a/b/c");
+	CHECK_OK(fa_mkdir_p(deep));
+	CHECK(stat(deep, &st) == 0 && S_ISDIR(st.st_mode));
+	fa_free(deep);
+	fa_free(tmp);
+	fa_free(path);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_errors(void)
+{
+	CHECK_EQ(fa_err(FATHOM_EINVAL, "bad %d", 7), FATHOM_EINVAL);
+	CHECK_STR(fathom_errmsg(), "bad 7");
+	fa_err_wrap(FATHOM_EINVAL, "ctx");
+	CHECK_STR(fathom_errmsg(), "ctx: bad 7");
+	CHECK_STR(fathom_strerror(FATHOM_ECORRUPT), "index file is corrupt");
+	CHECK_STR(fathom_strerror(-999), "unknown error");
+	CHECK_STR(fathom_field_name(FATHOM_FIELD_BODY), "body");
+	CHECK(fathom_field_name(FATHOM_NFIELDS) == NULL);
+	/* The allocation seam fails on request. */
+	fa_alloc_fail_after(0);
+	CHECK(fa_malloc(10) == NULL);
+	fa_alloc_fail_after(-1);
+	void *p = fa_malloc(10);
+	CHECK(p != NULL);
+	fa_free(p);
+}
+
+int main(void)
+{
+	RUN(test_crc32c);
+	RUN(test_varint);
+	RUN(test_bitpack);
+	RUN(test_fbuf);
+	RUN(test_arena_and_map);
+	RUN(test_files);
+	RUN(test_errors);
+	return TEST_DONE();
+}
