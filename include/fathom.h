@@ -110,7 +110,10 @@ enum fathom_skip_reason {
 	FATHOM_SKIP_SYMLINK_LOOP = 5, /* a link back into a folder being walked */
 	FATHOM_SKIP_UNREADABLE = 6,/* open/read failed */
 	FATHOM_SKIP_SPECIAL = 7,   /* device, socket, fifo */
-	FATHOM_SKIP_BAD_UTF8 = 8   /* too much invalid UTF-8 to be text */
+	FATHOM_SKIP_BAD_UTF8 = 8,  /* too much invalid UTF-8 to be text */
+	FATHOM_SKIP_BAD_RECORD = 9,/* a JSON line that does not parse; the path
+	                            * given to the callback is "FILE:LINE: why" */
+	FATHOM_SKIP_TOO_DEEP = 10  /* folder nesting over the depth limit */
 };
 
 const char *fathom_skip_reason_name(int reason);

@@ -1,0 +1,268 @@
+/*
+ * fathom.c — the public API: opening an index, reading documents back,
+ * statistics, and the entry points of search. Ingest lives in ingest.c.
+ */
+#include <stdio.h>
+
+#include "api/api.h"
+#include "query/query.h"
+
+int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts)
+{
+	fathom_open_opts def = FATHOM_OPEN_OPTS_INIT;
+	*out = NULL;
+	fa_err_clear();
+	if (!dir || !*dir)
+		return fa_err(FATHOM_EINVAL, "no index folder given");
+	if (!opts)
+		opts = &def;
+	if (opts->version != FATHOM_OPEN_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_open_opts version %u, expected %u",
+		              opts->version, FATHOM_OPEN_OPTS_VERSION);
+	unsigned ixflags = IX_READONLY;
+	if (opts->flags & FATHOM_OPEN_CREATE)
+		ixflags = IX_WRITE | IX_CREATE;
+	else if (opts->flags & FATHOM_OPEN_WRITE)
+		ixflags = IX_WRITE;
+	fathom_index *fx = fa_calloc(1, sizeof *fx);
+	if (!fx)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	fx->flags = opts->flags;
+	int rc = ix_open(&fx->ix, dir, ixflags,
+	                 opts->stem_language ? opts->stem_language : "english");
+	if (!rc)
+		rc = text_analyzer_new(&fx->an, ix_stem_language(fx->ix));
+	if (rc) {
+		fathom_close(fx);
+		return rc;
+	}
+	*out = fx;
+	return 0;
+}
+
+void fathom_close(fathom_index *fx)
+{
+	if (!fx)
+		return;
+	if (fx->an)
+		text_analyzer_free(fx->an);
+	if (fx->ix)
+		ix_close(fx->ix);
+	fa_free(fx);
+}
+
+int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
+                  const fathom_search_opts *opts)
+{
+	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
+	*out = NULL;
+	fa_err_clear();
+	if (!fx || !query)
+		return fa_err(FATHOM_EINVAL, "no index or no query");
+	if (!opts)
+		opts = &def;
+	if (opts->version != FATHOM_SEARCH_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
+		              opts->version, FATHOM_SEARCH_OPTS_VERSION);
+	if (opts->k == 0 || opts->k > 100000)
+		return fa_err(FATHOM_EINVAL, "k must be between 1 and 100000");
+	if (opts->match < FATHOM_MATCH_AUTO || opts->match > FATHOM_MATCH_ANY)
+		return fa_err(FATHOM_EINVAL, "unknown match mode %d", opts->match);
+	if (!(opts->k1 >= 0.0f && opts->k1 <= 100.0f) || !(opts->b >= 0.0f && opts->b <= 1.0f))
+		return fa_err(FATHOM_EINVAL, "k1 must be in [0, 100] and b in [0, 1]");
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (!(opts->field_weight[f] >= 0.0f && opts->field_weight[f] <= 1000.0f))
+			return fa_err(FATHOM_EINVAL, "field weight of %s must be in [0, 1000]",
+			              fathom_field_name(f));
+	if (!(opts->phrase_bonus >= 1.0f && opts->phrase_bonus <= 100.0f) ||
+	    !(opts->prefix_bonus >= 1.0f && opts->prefix_bonus <= 100.0f))
+		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
+	return q_search(out, fx->ix, fx->an, query, opts);
+}
+
+/* Find the live document with this key: the newest segment that holds it
+ * and has not tombstoned it. */
+static int find_live_doc(ix_index *ix, const char *key, ix_segment **seg, uint32_t *doc)
+{
+	for (size_t i = ix_nsegments(ix); i-- > 0;) {
+		ix_segment *s = ix_segment_at(ix, i);
+		uint32_t d;
+		int rc = seg_find_doc(s, key, &d);
+		if (rc == FATHOM_ENOTFOUND)
+			continue;
+		if (rc)
+			return rc;
+		if (seg_doc_is_deleted(s, d))
+			continue;
+		*seg = s;
+		*doc = d;
+		return 0;
+	}
+	return fa_err(FATHOM_ENOTFOUND, "no document \"%s\" in the index", key);
+}
+
+/* Cut [from, from+count) lines (1-based; count 0 = to the end) out of t. */
+static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
+                       uint32_t from, uint32_t count)
+{
+	size_t start = 0, end = n;
+	if (from > 1) {
+		uint32_t line = 1;
+		size_t i = 0;
+		while (i < n && line < from) {
+			if (t[i] == '\n')
+				line++;
+			i++;
+		}
+		if (line < from)
+			return fa_err(FATHOM_ENOTFOUND, "the document has only %u lines", line);
+		start = i;
+	}
+	if (count) {
+		uint32_t seen = 0;
+		size_t i = start;
+		while (i < n && seen < count) {
+			if (t[i] == '\n')
+				seen++;
+			i++;
+		}
+		end = i;
+	}
+	*out = fa_strndup(t + start, end - start);
+	if (!*out)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if (out_len)
+		*out_len = end - start;
+	return 0;
+}
+
+int fathom_get(char **out, size_t *out_len, fathom_index *fx, const char *id,
+               uint32_t from_line, uint32_t count)
+{
+	*out = NULL;
+	fa_err_clear();
+	if (!fx || !id)
+		return fa_err(FATHOM_EINVAL, "no index or no id");
+	ix_segment *s = NULL;
+	uint32_t d = 0;
+	int rc = find_live_doc(fx->ix, id, &s, &d);
+	if (rc)
+		return rc;
+	ix_doc_info di;
+	if ((rc = seg_doc(s, d, &di)) != 0)
+		return rc;
+	fbuf b;
+	fbuf_init(&b, 0);
+	rc = seg_doc_text(s, d, 0, di.text_len, &b);
+	if (!rc)
+		rc = slice_lines(out, out_len, b.len ? (const char *)b.data : "", b.len,
+		                 from_line ? from_line : 1, count);
+	fbuf_free(&b);
+	return rc;
+}
+
+int fathom_get_chunk(char **out, size_t *out_len, fathom_index *fx, uint64_t chunk_id)
+{
+	*out = NULL;
+	fa_err_clear();
+	uint32_t sid = (uint32_t)(chunk_id >> 32), c = (uint32_t)chunk_id;
+	for (size_t i = 0; i < ix_nsegments(fx->ix); i++) {
+		ix_segment *s = ix_segment_at(fx->ix, i);
+		if (seg_id(s) != sid)
+			continue;
+		if (c >= seg_nchunks(s) || seg_is_deleted(s, c))
+			break;
+		ix_chunk_info ci;
+		int rc = seg_chunk(s, c, &ci);
+		if (rc)
+			return rc;
+		fbuf b;
+		fbuf_init(&b, 0);
+		rc = seg_doc_text(s, ci.doc, ci.byte_start, ci.byte_end - ci.byte_start, &b);
+		if (!rc) {
+			*out = fbuf_detach(&b, out_len);
+			if (!*out)
+				rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		}
+		fbuf_free(&b);
+		return rc;
+	}
+	return fa_err(FATHOM_ENOTFOUND, "no chunk %llu (it may have been merged away)",
+	              (unsigned long long)chunk_id);
+}
+
+int fathom_list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
+{
+	fa_err_clear();
+	for (size_t i = 0; i < ix_nsegments(fx->ix); i++) {
+		ix_segment *s = ix_segment_at(fx->ix, i);
+		for (uint32_t d = 0; d < seg_ndocs(s); d++) {
+			if (seg_doc_is_deleted(s, d))
+				continue;
+			ix_doc_info di;
+			int rc = seg_doc(s, d, &di);
+			if (rc)
+				return rc;
+			if ((rc = cb(ctx, di.key, di.path, di.size, di.n_chunks)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int fathom_stats_get(fathom_stats *out, fathom_index *fx)
+{
+	memset(out, 0, sizeof *out);
+	fa_err_clear();
+	ix_sizes sz;
+	int rc = ix_sizes_get(fx->ix, &sz);
+	if (rc)
+		return rc;
+	out->generation = ix_generation(fx->ix);
+	out->docs = sz.docs_live;
+	out->chunks = sz.chunks_live;
+	out->deleted_chunks = sz.chunks_deleted;
+	out->terms = sz.terms;
+	out->segments = (uint32_t)ix_nsegments(fx->ix);
+	out->bytes_total = sz.total;
+	out->bytes_dict = sz.dict;
+	out->bytes_postings = sz.postings;
+	out->bytes_positions = sz.positions;
+	out->bytes_docstore = sz.docstore;
+	out->bytes_docs = sz.docs;
+	out->bytes_chunks = sz.chunks;
+	out->bytes_other = sz.other;
+	out->raw_text_bytes = sz.raw_text;
+	snprintf(out->stem_language, sizeof out->stem_language, "%s", ix_stem_language(fx->ix));
+	return 0;
+}
+
+int fathom_verify(fathom_index *fx)
+{
+	fa_err_clear();
+	return ix_verify(fx->ix);
+}
+
+int fathom_delete_doc(fathom_index *fx, const char *id)
+{
+	fa_err_clear();
+	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	return ix_delete_doc(fx->ix, id);
+}
+
+int fathom_commit(fathom_index *fx)
+{
+	fa_err_clear();
+	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	return ix_commit(fx->ix);
+}
+
+int fathom_rollback(fathom_index *fx)
+{
+	fa_err_clear();
+	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	return ix_rollback(fx->ix);
+}

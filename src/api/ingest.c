@@ -1,0 +1,565 @@
+/*
+ * ingest.c — the ingest entry points of the public API. It joins the tree
+ * walker and the JSONL reader (src/ingest) to the chunker (src/text) and the
+ * index writer (src/index), and decides what is new, changed or gone.
+ *
+ * Incremental rule for files: a file whose size and mtime match the index is
+ * not read; one whose size or mtime differ is read and hashed, and only
+ * re-indexed when the hash differs too. Files under the given roots that no
+ * longer exist are removed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "ingest/ingest.h"
+
+const char *fathom_skip_reason_name(int reason)
+{
+	switch (reason) {
+	case FATHOM_SKIP_VCS: return "version-control folder";
+	case FATHOM_SKIP_IGNORED: return "ignored (.gitignore)";
+	case FATHOM_SKIP_BINARY: return "binary";
+	case FATHOM_SKIP_TOO_BIG: return "over the size cap";
+	case FATHOM_SKIP_SYMLINK_LOOP: return "symlink loop or folder seen already";
+	case FATHOM_SKIP_UNREADABLE: return "unreadable";
+	case FATHOM_SKIP_SPECIAL: return "not a regular file";
+	case FATHOM_SKIP_BAD_UTF8: return "not valid UTF-8 text";
+	case FATHOM_SKIP_BAD_RECORD: return "bad JSON line";
+	case FATHOM_SKIP_TOO_DEEP: return "nested too deep";
+	default: return "skipped";
+	}
+}
+
+/* State shared by one ingest call. */
+typedef struct ingest_run {
+	fathom_index *fx;
+	const fathom_ingest_opts *opts;
+	fathom_ingest_stats *st;
+	double t0, last_progress;
+	uint64_t bytes_total;
+	fbuf text;            /* repaired document text */
+	ix_chunk_in *chunks;  /* chunks of the current document */
+	size_t n_chunks, cap_chunks;
+	fa_arena scratch;     /* heading trails of the current document */
+	const char **meta;    /* run meta + document meta */
+	size_t cap_meta;
+	int stop;             /* a callback asked to stop */
+} ingest_run;
+
+static void skip(ingest_run *r, const char *path, int reason)
+{
+	r->st->files_skipped++;
+	if (reason > 0 && reason < (int)FA_ARRAY_LEN(r->st->skipped_by_reason))
+		r->st->skipped_by_reason[reason]++;
+	if (r->opts->on_skip)
+		r->opts->on_skip(r->opts->cb_ctx, path, reason);
+}
+
+static int progress(ingest_run *r, int force)
+{
+	if (!r->opts->progress)
+		return 0;
+	double now = fa_now();
+	if (!force && now - r->last_progress < 0.2)
+		return 0;
+	r->last_progress = now;
+	r->st->elapsed_sec = now - r->t0;
+	double eta = -1;
+	if (r->bytes_total && r->st->bytes_read && r->st->elapsed_sec > 0.5) {
+		double rate = (double)r->st->bytes_read / r->st->elapsed_sec;
+		uint64_t left = r->bytes_total > r->st->bytes_read ? r->bytes_total - r->st->bytes_read : 0;
+		eta = (double)left / rate;
+	}
+	if (r->opts->progress(r->opts->cb_ctx, r->st, r->bytes_total, eta)) {
+		r->stop = 1;
+		return fa_err(FATHOM_EINTERRUPTED, "stopped by the progress callback");
+	}
+	return 0;
+}
+
+static int collect_chunk(void *ctx, const text_chunk *c)
+{
+	ingest_run *r = ctx;
+	if (fa_grow((void **)&r->chunks, &r->cap_chunks, r->n_chunks + 1, sizeof *r->chunks))
+		return FATHOM_ENOMEM;
+	ix_chunk_in *ci = &r->chunks[r->n_chunks++];
+	ci->byte_start = c->byte_start;
+	ci->byte_end = c->byte_end;
+	ci->line_start = c->line_start;
+	ci->line_end = c->line_end;
+	ci->headings = NULL;
+	ci->headings_len = 0;
+	if (c->headings_len) {
+		/* The chunker's heading buffer is only valid during this call. */
+		char *h = fa_arena_strndup(&r->scratch, c->headings, c->headings_len);
+		if (!h)
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		ci->headings = h;
+		ci->headings_len = c->headings_len;
+	}
+	return 0;
+}
+
+static int check_meta(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq || eq == kv)
+		return fa_err(FATHOM_EINVAL, "metadata \"%s\" is not KEY=VALUE", kv);
+	return 0;
+}
+
+/* Analyse, chunk and add one document. text need not be valid UTF-8. */
+typedef struct doc_src {
+	const char *key, *path, *title, *url;
+	const char *const *tags;
+	size_t n_tags;
+	const char *const *meta;
+	size_t n_meta;
+	const char *text;
+	size_t len;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t hash;
+} doc_src;
+
+static int add_one(ingest_run *r, const doc_src *d)
+{
+	const fathom_ingest_opts *o = r->opts;
+	size_t n_invalid = 0;
+	fbuf_reset(&r->text);
+	int rc = text_utf8_repair(&r->text, d->text, d->len, &n_invalid);
+	if (rc)
+		return rc;
+	r->st->invalid_utf8 += n_invalid;
+	const char *lang = "text";
+	int kind = DOC_TEXT;
+	if (d->path && *d->path)
+		kind = text_detect_kind(d->path, &lang);
+	const char *text = r->text.len ? (const char *)r->text.data : "";
+	size_t len = r->text.len;
+
+	const char *title = d->title;
+	size_t tlen;
+	char *title_buf = NULL;
+	if ((!title || !*title) && kind == DOC_MARKDOWN) {
+		const char *t = text_markdown_title(text, len, &tlen);
+		if (t && tlen)
+			title = title_buf = fa_arena_strndup(&r->scratch, t, tlen);
+	}
+	if (!title || !*title) {
+		const char *base = d->path && *d->path ? strrchr(d->path, '/') : NULL;
+		title = base ? base + 1 : (d->path && *d->path ? d->path : "");
+	}
+	(void)title_buf;
+
+	text_chunk_opts co = { o->chunk_target, o->chunk_overlap, o->chunk_max };
+	r->n_chunks = 0;
+	if ((rc = text_chunk_doc(text, len, kind, &co, collect_chunk, r)) != 0)
+		return rc;
+
+	size_t nm = o->n_meta + d->n_meta;
+	if (fa_grow((void **)&r->meta, &r->cap_meta, nm + 1, sizeof *r->meta))
+		return FATHOM_ENOMEM;
+	for (size_t i = 0; i < o->n_meta; i++)
+		r->meta[i] = o->meta[i];
+	for (size_t i = 0; i < d->n_meta; i++)
+		r->meta[o->n_meta + i] = d->meta[i];
+
+	ix_doc_in in = {
+		.key = d->key,
+		.path = d->path ? d->path : "",
+		.title = title,
+		.url = d->url ? d->url : "",
+		.lang = lang,
+		.kind = (uint8_t)kind,
+		.tags = d->tags,
+		.n_tags = d->n_tags,
+		.meta = r->meta,
+		.n_meta = nm,
+		.size = d->size,
+		.mtime_ns = d->mtime_ns,
+		.content_hash = d->hash,
+		.text = text,
+		.text_len = len,
+		.chunks = r->chunks,
+		.n_chunks = r->n_chunks,
+	};
+	rc = ix_add_doc(r->fx->ix, r->fx->an, &in);
+	fa_arena_reset(&r->scratch);
+	if (rc)
+		return rc;
+	r->st->docs_added++;
+	r->st->chunks_added += r->n_chunks;
+	return 0;
+}
+
+static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *opts,
+                    fathom_ingest_stats *st)
+{
+	memset(r, 0, sizeof *r);
+	memset(st, 0, sizeof *st);
+	fa_err_clear();
+	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	if (opts->version != FATHOM_INGEST_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_ingest_opts version %u, expected %u",
+		              opts->version, FATHOM_INGEST_OPTS_VERSION);
+	if (opts->chunk_target < 64 || opts->chunk_max < opts->chunk_target ||
+	    opts->chunk_overlap >= opts->chunk_target)
+		return fa_err(FATHOM_EINVAL, "chunk sizes must satisfy 64 <= target <= max and overlap < target");
+	for (size_t i = 0; i < opts->n_meta; i++)
+		if (check_meta(opts->meta[i]))
+			return FATHOM_EINVAL;
+	r->fx = fx;
+	r->opts = opts;
+	r->st = st;
+	r->t0 = r->last_progress = fa_now();
+	fbuf_init(&r->text, 0);
+	fa_arena_init(&r->scratch, 16 * 1024, 0);
+	return 0;
+}
+
+static void run_free(ingest_run *r)
+{
+	r->st->elapsed_sec = fa_now() - r->t0;
+	fbuf_free(&r->text);
+	fa_free(r->chunks);
+	fa_free(r->meta);
+	fa_arena_free(&r->scratch);
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+typedef struct file_ent {
+	char *path;
+	uint64_t size;
+	int64_t mtime_ns;
+} file_ent;
+
+typedef struct walk_ctx {
+	ingest_run *r;
+	file_ent *ents;
+	size_t n, cap;
+	fa_arena names;
+} walk_ctx;
+
+/* "./a/b" -> "a/b"; "a//b" -> "a/b"; "a/" -> "a". In place. */
+static void normalize_path(char *p)
+{
+	char *w = p;
+	const char *s = p;
+	while (s[0] == '.' && s[1] == '/' && s[2])
+		s += 2;
+	for (; *s; s++) {
+		if (*s == '/' && w > p && w[-1] == '/')
+			continue;
+		*w++ = *s;
+	}
+	while (w > p + 1 && w[-1] == '/')
+		w--;
+	*w = '\0';
+}
+
+static int on_file(void *ctx, const walk_entry *e)
+{
+	walk_ctx *w = ctx;
+	if (fa_grow((void **)&w->ents, &w->cap, w->n + 1, sizeof *w->ents))
+		return FATHOM_ENOMEM;
+	char *p = fa_arena_strndup(&w->names, e->path, strlen(e->path));
+	if (!p)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	normalize_path(p);
+	w->ents[w->n].path = p;
+	w->ents[w->n].size = e->size;
+	w->ents[w->n].mtime_ns = e->mtime_ns;
+	w->n++;
+	w->r->bytes_total += e->size;
+	return 0;
+}
+
+static void on_walk_skip(void *ctx, const char *path, int reason)
+{
+	walk_ctx *w = ctx;
+	skip(w->r, path, reason);
+}
+
+static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
+{
+	r->st->files_seen++;
+	int is_new;
+	if (!fa_strmap_upsert(seen, e->path, strlen(e->path), &is_new))
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if (!is_new)
+		return 0; /* the same file reached through two roots */
+	ix_doc_state old;
+	int rc = ix_doc_lookup(r->fx->ix, e->path, &old);
+	int known = rc == 0;
+	if (rc && rc != FATHOM_ENOTFOUND)
+		return rc;
+	if (known && old.size == e->size && old.mtime_ns == e->mtime_ns) {
+		r->st->files_unchanged++;
+		return 0;
+	}
+	char *data = NULL;
+	size_t len = 0;
+	rc = fa_read_file(&data, &len, e->path, r->opts->max_file_size ? r->opts->max_file_size : SIZE_MAX);
+	if (rc == FATHOM_ETOOBIG) {
+		skip(r, e->path, FATHOM_SKIP_TOO_BIG);
+		return known ? ix_delete_doc(r->fx->ix, e->path) : 0;
+	}
+	if (rc) {
+		skip(r, e->path, FATHOM_SKIP_UNREADABLE);
+		return 0;
+	}
+	r->st->bytes_read += len;
+	int drop = 0;
+	if (walk_looks_binary((const unsigned char *)data, len)) {
+		skip(r, e->path, FATHOM_SKIP_BINARY);
+		drop = 1;
+	}
+	uint64_t h = drop ? 0 : fa_hash64(data, len, 0);
+	if (!drop && known && old.content_hash == h && old.size == len) {
+		r->st->files_unchanged++;
+		fa_free(data);
+		return 0;
+	}
+	if (drop) {
+		fa_free(data);
+		/* A file that turned binary leaves the index. */
+		return known ? ix_delete_doc(r->fx->ix, e->path) : 0;
+	}
+	doc_src d = {
+		.key = e->path, .path = e->path, .text = data, .len = len,
+		.size = len, .mtime_ns = e->mtime_ns, .hash = h,
+	};
+	rc = add_one(r, &d);
+	fa_free(data);
+	if (!rc)
+		r->st->files_indexed++;
+	return rc;
+}
+
+typedef struct gone_ctx {
+	ingest_run *r;
+	char **roots;
+	size_t n_roots;
+	const fa_strmap *seen;
+	char **gone;
+	size_t n_gone, cap_gone;
+	fa_arena *names;
+} gone_ctx;
+
+static int under_root(const char *key, const char *root)
+{
+	size_t n = strlen(root);
+	if (n == 0 || strcmp(root, ".") == 0)
+		return key[0] != '/';
+	if (strcmp(root, "/") == 0)
+		return key[0] == '/';
+	return strncmp(key, root, n) == 0 && (key[n] == '\0' || key[n] == '/');
+}
+
+static int find_gone(void *ctx, const char *key)
+{
+	gone_ctx *g = ctx;
+	if (fa_strmap_find(g->seen, key, strlen(key)))
+		return 0;
+	int under = 0;
+	for (size_t i = 0; i < g->n_roots && !under; i++)
+		under = under_root(key, g->roots[i]);
+	if (!under)
+		return 0;
+	/* Only documents that came from files (they have an mtime); JSONL
+	 * documents whose id looks like a path are left alone. */
+	ix_doc_state ds;
+	if (ix_doc_lookup(g->r->fx->ix, key, &ds) != 0 || ds.mtime_ns == 0)
+		return 0;
+	if (fa_grow((void **)&g->gone, &g->cap_gone, g->n_gone + 1, sizeof *g->gone))
+		return FATHOM_ENOMEM;
+	g->gone[g->n_gone] = fa_arena_strndup(g->names, key, strlen(key));
+	if (!g->gone[g->n_gone])
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	g->n_gone++;
+	return 0;
+}
+
+int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_paths,
+                       const fathom_ingest_opts *opts, fathom_ingest_stats *st)
+{
+	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
+	fathom_ingest_stats st_local;
+	ingest_run r;
+	if (!opts)
+		opts = &def;
+	if (!st)
+		st = &st_local;
+	int rc = run_init(&r, fx, opts, st);
+	if (rc)
+		return rc;
+	walk_ctx w = { .r = &r };
+	fa_arena_init(&w.names, 256 * 1024, 0);
+	fa_strmap seen;
+	fa_strmap_init(&seen);
+	char **roots = fa_calloc(n_paths ? n_paths : 1, sizeof *roots);
+	gone_ctx g = { .r = &r, .roots = roots, .n_roots = n_paths, .seen = &seen, .names = &w.names };
+	if (!roots) {
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+
+	/* 1. Walk: list the candidate files (so progress can show an ETA). */
+	for (size_t i = 0; i < n_paths && !rc; i++) {
+		roots[i] = fa_arena_strndup(&w.names, paths[i], strlen(paths[i]));
+		if (!roots[i]) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			break;
+		}
+		normalize_path(roots[i]);
+		walk_opts wo = {
+			.follow_symlinks = opts->follow_symlinks,
+			.use_gitignore = opts->use_gitignore,
+			.max_file_size = opts->max_file_size,
+			.on_file = on_file,
+			.on_skip = on_walk_skip,
+			.ctx = &w,
+		};
+		rc = walk_tree(paths[i], &wo);
+		if (rc)
+			rc = fa_err_wrap(rc, "%s", paths[i]);
+	}
+	/* 2. Read what changed and index it. */
+	for (size_t i = 0; i < w.n && !rc; i++) {
+		rc = index_file(&r, &w.ents[i], &seen);
+		if (!rc)
+			rc = progress(&r, 0);
+	}
+	/* 3. Remove documents whose files are gone. */
+	if (!rc && opts->remove_missing) {
+		rc = ix_foreach_live_key(fx->ix, find_gone, &g);
+		for (size_t i = 0; i < g.n_gone && !rc; i++) {
+			rc = ix_delete_doc(fx->ix, g.gone[i]);
+			if (!rc)
+				st->files_deleted++;
+		}
+	}
+	if (!rc)
+		rc = progress(&r, 1);
+cleanup:
+	fa_free(g.gone);
+	fa_free(roots);
+	fa_free(w.ents);
+	fa_arena_free(&w.names);
+	fa_strmap_free(&seen);
+	run_free(&r);
+	return rc;
+}
+
+/* ---- JSON lines and single documents ------------------------------------------ */
+
+typedef struct jsonl_ctx {
+	ingest_run *r;
+	const char *file;
+	int rc;
+} jsonl_ctx;
+
+static int on_jsonl_doc(void *ctx, const jsonl_doc *jd)
+{
+	jsonl_ctx *j = ctx;
+	ingest_run *r = j->r;
+	r->st->files_seen++;
+	r->st->bytes_read += jd->body_len;
+	doc_src d = {
+		.key = jd->id, .path = jd->path, .title = jd->title, .url = jd->url,
+		.tags = jd->tags, .n_tags = jd->n_tags, .meta = jd->meta, .n_meta = jd->n_meta,
+		.text = jd->body, .len = jd->body_len, .size = jd->body_len,
+		.hash = fa_hash64(jd->body, jd->body_len, 0),
+	};
+	int rc = add_one(r, &d);
+	if (!rc)
+		rc = progress(r, 0);
+	if (rc)
+		j->rc = rc;
+	return rc;
+}
+
+static void on_jsonl_error(void *ctx, uint64_t line_no, const char *msg)
+{
+	jsonl_ctx *j = ctx;
+	char where[1200];
+	snprintf(where, sizeof where, "%s:%llu: %s", j->file, (unsigned long long)line_no, msg);
+	skip(j->r, where, FATHOM_SKIP_BAD_RECORD);
+}
+
+int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opts *opts,
+                     fathom_ingest_stats *st)
+{
+	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
+	fathom_ingest_stats st_local;
+	ingest_run r;
+	if (!opts)
+		opts = &def;
+	if (!st)
+		st = &st_local;
+	int rc = run_init(&r, fx, opts, st);
+	if (rc)
+		return rc;
+	int is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	if (!f) {
+		rc = fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO, "%s: %s", path,
+		            strerror(errno));
+		run_free(&r);
+		return rc;
+	}
+	if (!is_stdin) {
+		fseek(f, 0, SEEK_END);
+		long sz = ftell(f);
+		r.bytes_total = sz > 0 ? (uint64_t)sz : 0;
+		fseek(f, 0, SEEK_SET);
+	}
+	jsonl_ctx j = { .r = &r, .file = is_stdin ? "<stdin>" : path };
+	jsonl_opts jo = { .on_doc = on_jsonl_doc, .on_error = on_jsonl_error, .ctx = &j };
+	jsonl_stats js;
+	rc = jsonl_read_stream(f, &jo, &js);
+	if (j.rc)
+		rc = j.rc;
+	if (!is_stdin)
+		fclose(f);
+	if (!rc)
+		rc = progress(&r, 1);
+	run_free(&r);
+	return rc;
+}
+
+int fathom_add_doc(fathom_index *fx, const fathom_doc *doc, const fathom_ingest_opts *opts)
+{
+	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
+	fathom_ingest_stats st;
+	ingest_run r;
+	if (!opts)
+		opts = &def;
+	int rc = run_init(&r, fx, opts, &st);
+	if (rc)
+		return rc;
+	if (!doc || !doc->id || !*doc->id) {
+		run_free(&r);
+		return fa_err(FATHOM_EINVAL, "a document needs an id");
+	}
+	for (size_t i = 0; i < doc->n_meta && !rc; i++)
+		rc = check_meta(doc->meta[i]);
+	if (!rc) {
+		const char *body = doc->body ? doc->body : "";
+		size_t len = doc->body ? doc->body_len : 0;
+		doc_src d = {
+			.key = doc->id, .path = doc->path, .title = doc->title, .url = doc->url,
+			.tags = doc->tags, .n_tags = doc->n_tags, .meta = doc->meta,
+			.n_meta = doc->n_meta, .text = body, .len = len, .size = len,
+			.hash = fa_hash64(body, len, 0),
+		};
+		rc = add_one(&r, &d);
+	}
+	run_free(&r);
+	return rc;
+}
