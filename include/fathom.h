@@ -188,6 +188,26 @@ typedef struct fathom_doc {
 
 int fathom_add_doc(fathom_index *ix, const fathom_doc *doc, const fathom_ingest_opts *opts);
 
+/* Chunk files without indexing them (same walk, skip rules and chunker as
+ * fathom_index_paths), e.g. to feed other engines or an embedder the exact
+ * chunks fathom indexes. text is the chunk's bytes, valid during the call. */
+typedef struct fathom_chunk_info {
+	const char *path;
+	const char *title;
+	const char *lang;
+	uint32_t order;
+	uint32_t line_start, line_end;
+	uint64_t byte_start, byte_end;
+	const char *headings;      /* "A > B" or "" */
+	const char *text;
+	size_t len;
+} fathom_chunk_info;
+
+typedef int (*fathom_chunk_cb)(void *ctx, const fathom_chunk_info *c);
+
+int fathom_chunk_paths(const char *const *paths, size_t n_paths,
+                       const fathom_ingest_opts *opts, fathom_chunk_cb cb, void *ctx);
+
 /* Tombstone a document (all its chunks). FATHOM_ENOTFOUND if absent. */
 int fathom_delete_doc(fathom_index *ix, const char *id);
 

@@ -46,6 +46,8 @@ typedef struct ingest_run {
 	const char **meta;    /* run meta + document meta */
 	size_t cap_meta;
 	int stop;             /* a callback asked to stop */
+	fathom_chunk_cb chunk_cb; /* set: fathom_chunk_paths, nothing is indexed */
+	void *chunk_ctx;
 } ingest_run;
 
 static void skip(ingest_run *r, const char *path, int reason)
@@ -124,41 +126,54 @@ typedef struct doc_src {
 	uint64_t hash;
 } doc_src;
 
-static int add_one(ingest_run *r, const doc_src *d)
+/* A document ready for the writer: repaired text, kind, title, chunks. */
+typedef struct prepared {
+	const char *text;
+	size_t len;
+	const char *title, *lang;
+	int kind;
+} prepared;
+
+static int prepare_doc(ingest_run *r, const doc_src *d, prepared *p)
 {
 	const fathom_ingest_opts *o = r->opts;
 	size_t n_invalid = 0;
 	fbuf_reset(&r->text);
+	fa_arena_reset(&r->scratch);
 	int rc = text_utf8_repair(&r->text, d->text, d->len, &n_invalid);
 	if (rc)
 		return rc;
 	r->st->invalid_utf8 += n_invalid;
-	const char *lang = "text";
-	int kind = DOC_TEXT;
+	p->lang = "text";
+	p->kind = DOC_TEXT;
 	if (d->path && *d->path)
-		kind = text_detect_kind(d->path, &lang);
-	const char *text = r->text.len ? (const char *)r->text.data : "";
-	size_t len = r->text.len;
+		p->kind = text_detect_kind(d->path, &p->lang);
+	p->text = r->text.len ? (const char *)r->text.data : "";
+	p->len = r->text.len;
 
-	const char *title = d->title;
-	size_t tlen;
-	char *title_buf = NULL;
-	if ((!title || !*title) && kind == DOC_MARKDOWN) {
-		const char *t = text_markdown_title(text, len, &tlen);
+	p->title = d->title;
+	if ((!p->title || !*p->title) && p->kind == DOC_MARKDOWN) {
+		size_t tlen = 0;
+		const char *t = text_markdown_title(p->text, p->len, &tlen);
 		if (t && tlen)
-			title = title_buf = fa_arena_strndup(&r->scratch, t, tlen);
+			p->title = fa_arena_strndup(&r->scratch, t, tlen);
 	}
-	if (!title || !*title) {
+	if (!p->title || !*p->title) {
 		const char *base = d->path && *d->path ? strrchr(d->path, '/') : NULL;
-		title = base ? base + 1 : (d->path && *d->path ? d->path : "");
+		p->title = base ? base + 1 : (d->path && *d->path ? d->path : "");
 	}
-	(void)title_buf;
-
 	text_chunk_opts co = { o->chunk_target, o->chunk_overlap, o->chunk_max };
 	r->n_chunks = 0;
-	if ((rc = text_chunk_doc(text, len, kind, &co, collect_chunk, r)) != 0)
-		return rc;
+	return text_chunk_doc(p->text, p->len, p->kind, &co, collect_chunk, r);
+}
 
+static int add_one(ingest_run *r, const doc_src *d)
+{
+	const fathom_ingest_opts *o = r->opts;
+	prepared p;
+	int rc = prepare_doc(r, d, &p);
+	if (rc)
+		return rc;
 	size_t nm = o->n_meta + d->n_meta;
 	if (fa_grow((void **)&r->meta, &r->cap_meta, nm + 1, sizeof *r->meta))
 		return FATHOM_ENOMEM;
@@ -170,10 +185,10 @@ static int add_one(ingest_run *r, const doc_src *d)
 	ix_doc_in in = {
 		.key = d->key,
 		.path = d->path ? d->path : "",
-		.title = title,
+		.title = p.title,
 		.url = d->url ? d->url : "",
-		.lang = lang,
-		.kind = (uint8_t)kind,
+		.lang = p.lang,
+		.kind = (uint8_t)p.kind,
 		.tags = d->tags,
 		.n_tags = d->n_tags,
 		.meta = r->meta,
@@ -181,14 +196,12 @@ static int add_one(ingest_run *r, const doc_src *d)
 		.size = d->size,
 		.mtime_ns = d->mtime_ns,
 		.content_hash = d->hash,
-		.text = text,
-		.text_len = len,
+		.text = p.text,
+		.text_len = p.len,
 		.chunks = r->chunks,
 		.n_chunks = r->n_chunks,
 	};
-	rc = ix_add_doc(r->fx->ix, r->fx->an, &in);
-	fa_arena_reset(&r->scratch);
-	if (rc)
+	if ((rc = ix_add_doc(r->fx->ix, r->fx->an, &in)) != 0)
 		return rc;
 	r->st->docs_added++;
 	r->st->chunks_added += r->n_chunks;
@@ -201,7 +214,7 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	memset(r, 0, sizeof *r);
 	memset(st, 0, sizeof *st);
 	fa_err_clear();
-	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	if (opts->version != FATHOM_INGEST_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_ingest_opts version %u, expected %u",
@@ -285,6 +298,31 @@ static void on_walk_skip(void *ctx, const char *path, int reason)
 	skip(w->r, path, reason);
 }
 
+/* fathom_chunk_paths: hand each chunk to the caller instead of indexing. */
+static int emit_chunks(ingest_run *r, const doc_src *d)
+{
+	prepared p;
+	int rc = prepare_doc(r, d, &p);
+	for (size_t i = 0; i < r->n_chunks && !rc; i++) {
+		const ix_chunk_in *c = &r->chunks[i];
+		fathom_chunk_info ci = {
+			.path = d->path, .title = p.title, .lang = p.lang, .order = (uint32_t)i,
+			.line_start = c->line_start, .line_end = c->line_end,
+			.byte_start = c->byte_start, .byte_end = c->byte_end,
+			.headings = c->headings ? c->headings : "",
+			.text = p.text + c->byte_start, .len = c->byte_end - c->byte_start,
+		};
+		rc = r->chunk_cb(r->chunk_ctx, &ci);
+		if (rc)
+			rc = fa_err(FATHOM_EINTERRUPTED, "stopped by the chunk callback");
+	}
+	if (!rc) {
+		r->st->docs_added++;
+		r->st->chunks_added += r->n_chunks;
+	}
+	return rc;
+}
+
 static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 {
 	r->st->files_seen++;
@@ -294,7 +332,7 @@ static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 	if (!is_new)
 		return 0; /* the same file reached through two roots */
 	ix_doc_state old;
-	int rc = ix_doc_lookup(r->fx->ix, e->path, &old);
+	int rc = r->fx ? ix_doc_lookup(r->fx->ix, e->path, &old) : FATHOM_ENOTFOUND;
 	int known = rc == 0;
 	if (rc && rc != FATHOM_ENOTFOUND)
 		return rc;
@@ -334,7 +372,7 @@ static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 		.key = e->path, .path = e->path, .text = data, .len = len,
 		.size = len, .mtime_ns = e->mtime_ns, .hash = h,
 	};
-	rc = add_one(r, &d);
+	rc = r->chunk_cb ? emit_chunks(r, &d) : add_one(r, &d);
 	fa_free(data);
 	if (!rc)
 		r->st->files_indexed++;
@@ -385,8 +423,9 @@ static int find_gone(void *ctx, const char *key)
 	return 0;
 }
 
-int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_paths,
-                       const fathom_ingest_opts *opts, fathom_ingest_stats *st)
+static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_paths,
+                           const fathom_ingest_opts *opts, fathom_ingest_stats *st,
+                           fathom_chunk_cb chunk_cb, void *chunk_ctx)
 {
 	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
 	fathom_ingest_stats st_local;
@@ -398,6 +437,8 @@ int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_path
 	int rc = run_init(&r, fx, opts, st);
 	if (rc)
 		return rc;
+	r.chunk_cb = chunk_cb;
+	r.chunk_ctx = chunk_ctx;
 	walk_ctx w = { .r = &r };
 	fa_arena_init(&w.names, 256 * 1024, 0);
 	fa_strmap seen;
@@ -436,7 +477,7 @@ int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_path
 			rc = progress(&r, 0);
 	}
 	/* 3. Remove documents whose files are gone. */
-	if (!rc && opts->remove_missing) {
+	if (!rc && fx && opts->remove_missing) {
 		rc = ix_foreach_live_key(fx->ix, find_gone, &g);
 		for (size_t i = 0; i < g.n_gone && !rc; i++) {
 			rc = ix_delete_doc(fx->ix, g.gone[i]);
@@ -454,6 +495,22 @@ cleanup:
 	fa_strmap_free(&seen);
 	run_free(&r);
 	return rc;
+}
+
+int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_paths,
+                       const fathom_ingest_opts *opts, fathom_ingest_stats *st)
+{
+	if (!fx)
+		return fa_err(FATHOM_EINVAL, "no index");
+	return walk_and_ingest(fx, paths, n_paths, opts, st, NULL, NULL);
+}
+
+int fathom_chunk_paths(const char *const *paths, size_t n_paths,
+                       const fathom_ingest_opts *opts, fathom_chunk_cb cb, void *ctx)
+{
+	if (!cb)
+		return fa_err(FATHOM_EINVAL, "no chunk callback");
+	return walk_and_ingest(NULL, paths, n_paths, opts, NULL, cb, ctx);
 }
 
 /* ---- JSON lines and single documents ------------------------------------------ */

@@ -1,0 +1,63 @@
+/* cli.h — shared pieces of the fathom command (src/cli). */
+#ifndef FATHOM_CLI_H
+#define FATHOM_CLI_H
+
+#include <stdint.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "fathom.h"
+
+extern const char *cli_prog;
+
+/* Print "fathom: WHAT: detail (error name)" to stderr. */
+void cli_die_api(int rc, const char *what);
+/* Print a usage error; returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+int cli_parse_float(const char *s, double lo, double hi, double *out);
+void cli_json_str(FILE *f, const char *s, size_t n);
+void cli_json_cstr(FILE *f, const char *s);
+const char *cli_default_index(void);
+
+/* Open the index; prints the error and returns non-zero on failure. */
+int cli_open(fathom_index **out, const char *dir, unsigned flags, const char *stem);
+
+/* Search options shared by search and eval: returns 1 if the option was
+ * consumed, 0 if not a search option, -1 on a bad value (already reported). */
+int cli_search_opt(fathom_search_opts *so, int opt, const char *arg);
+/* getopt_long entries of the search options, terminated by a zero entry. */
+extern const struct option cli_search_longopts[];
+enum {
+	OPT_MATCH = 1000, OPT_FILTER, OPT_PATH, OPT_LANG, OPT_WEIGHT, OPT_K1, OPT_B,
+	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_SEARCH_LAST
+};
+/* Filter strings collected by cli_search_opt (so->filters points here). */
+#define CLI_MAX_FILTERS 64
+
+/* Run one query and report its time; shared by search --batch and eval. */
+int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,
+                  fathom_results **out, double *ms);
+
+int cmd_index(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_chunk(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
+int cmd_search(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+
+/* Shared by index/add/chunk. */
+typedef struct cli_ingest {
+	fathom_ingest_opts io;
+	const char *meta[64];
+	int verbose, quiet, tty;
+	double t_last;
+} cli_ingest;
+void cli_ingest_init(cli_ingest *ci);
+void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, const char *verb);
+
+#endif

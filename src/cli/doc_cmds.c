@@ -1,0 +1,212 @@
+/* doc_cmds.c — fathom get, list, stats, verify. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { OPT_INDEX = 4000, OPT_JSON, OPT_CHUNK };
+
+static const struct option doc_longopts[] = {
+	{ "index", required_argument, NULL, OPT_INDEX },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ NULL, 0, NULL, 0 },
+};
+
+typedef struct doc_args {
+	const char *index, *chunk;
+	int json;
+} doc_args;
+
+static int parse_doc_args(doc_args *a, int argc, char **argv)
+{
+	int c;
+	a->index = cli_default_index();
+	a->chunk = NULL;
+	a->json = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", doc_longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_INDEX: a->index = optarg; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_CHUNK: a->chunk = optarg; break;
+		default: return 2;
+		}
+	}
+	return 0;
+}
+
+/* "ID:FROM:COUNT" or "ID:FROM": split off numeric suffixes. Returns the
+ * number of suffixes found (0, 1 or 2); id is cut in place. */
+static int split_range(char *id, uint32_t *from, uint32_t *count)
+{
+	uint64_t a, b;
+	char *c2 = strrchr(id, ':');
+	if (!c2 || cli_parse_u64(c2 + 1, 0, UINT32_MAX, &b))
+		return 0;
+	*c2 = '\0';
+	char *c1 = strrchr(id, ':');
+	if (c1 && !cli_parse_u64(c1 + 1, 0, UINT32_MAX, &a)) {
+		*c1 = '\0';
+		*from = (uint32_t)a;
+		*count = (uint32_t)b;
+		return 2;
+	}
+	*from = (uint32_t)b;
+	*count = 0;
+	return 1;
+}
+
+int cmd_get(int argc, char **argv)
+{
+	doc_args a;
+	if (parse_doc_args(&a, argc, argv))
+		return 2;
+	if (!a.chunk && optind != argc - 1)
+		return cli_usage_error("get: one document id or path (fathom get ID[:FROM[:COUNT]])");
+	fathom_index *ix;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+	if (a.chunk) {
+		uint64_t id;
+		if (cli_parse_u64(a.chunk, 0, UINT64_MAX, &id)) {
+			fathom_close(ix);
+			return cli_usage_error("--chunk wants a chunk id (a number from search --json)");
+		}
+		rc = fathom_get_chunk(&text, &len, ix, id);
+	} else {
+		/* The whole argument first: ids and paths may contain ':'. */
+		rc = fathom_get(&text, &len, ix, argv[optind], 0, 0);
+		if (rc == FATHOM_ENOTFOUND) {
+			char *id = strdup(argv[optind]);
+			uint32_t from = 0, count = 0;
+			if (id && split_range(id, &from, &count))
+				rc = fathom_get(&text, &len, ix, id, from ? from : 1, count);
+			free(id);
+		}
+	}
+	if (rc) {
+		cli_die_api(rc, "get");
+		fathom_close(ix);
+		return rc == FATHOM_ENOTFOUND ? 1 : 2;
+	}
+	fwrite(text, 1, len, stdout);
+	if (len && text[len - 1] != '\n')
+		fputc('\n', stdout);
+	fathom_free(text);
+	fathom_close(ix);
+	return 0;
+}
+
+typedef struct list_ctx {
+	int json;
+	size_t n;
+} list_ctx;
+
+static int print_doc(void *ctx, const char *id, const char *path, uint64_t size, uint32_t n_chunks)
+{
+	list_ctx *l = ctx;
+	l->n++;
+	if (l->json) {
+		fputs("{\"id\":", stdout);
+		cli_json_cstr(stdout, id);
+		fputs(",\"path\":", stdout);
+		cli_json_cstr(stdout, path);
+		printf(",\"size\":%llu,\"chunks\":%u}\n", (unsigned long long)size, n_chunks);
+	} else {
+		printf("%s\t%llu bytes\t%u chunks\n", id, (unsigned long long)size, n_chunks);
+	}
+	return 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	doc_args a;
+	if (parse_doc_args(&a, argc, argv))
+		return 2;
+	fathom_index *ix;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	list_ctx l = { a.json, 0 };
+	int rc = fathom_list_docs(ix, print_doc, &l);
+	if (rc)
+		cli_die_api(rc, "list");
+	fathom_close(ix);
+	return rc ? 2 : 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	doc_args a;
+	if (parse_doc_args(&a, argc, argv))
+		return 2;
+	fathom_index *ix;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	fathom_stats s;
+	int rc = fathom_stats_get(&s, ix);
+	fathom_close(ix);
+	if (rc) {
+		cli_die_api(rc, "stats");
+		return 2;
+	}
+	double ratio = s.raw_text_bytes ? (double)s.bytes_total / (double)s.raw_text_bytes : 0;
+	if (a.json) {
+		printf("{\"generation\":%llu,\"documents\":%llu,\"chunks\":%llu,\"deleted_chunks\":%llu,"
+		       "\"terms\":%llu,\"segments\":%u,\"bytes_total\":%llu,\"bytes\":{\"dictionary\":%llu,"
+		       "\"postings\":%llu,\"positions\":%llu,\"docstore\":%llu,\"documents\":%llu,"
+		       "\"chunks\":%llu,\"other\":%llu},\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,"
+		       "\"stem_language\":",
+		       (unsigned long long)s.generation, (unsigned long long)s.docs,
+		       (unsigned long long)s.chunks, (unsigned long long)s.deleted_chunks,
+		       (unsigned long long)s.terms, s.segments, (unsigned long long)s.bytes_total,
+		       (unsigned long long)s.bytes_dict, (unsigned long long)s.bytes_postings,
+		       (unsigned long long)s.bytes_positions, (unsigned long long)s.bytes_docstore,
+		       (unsigned long long)s.bytes_docs, (unsigned long long)s.bytes_chunks,
+		       (unsigned long long)s.bytes_other, (unsigned long long)s.raw_text_bytes, ratio);
+		cli_json_cstr(stdout, s.stem_language);
+		printf("}\n");
+		return 0;
+	}
+	printf("generation   %llu\n", (unsigned long long)s.generation);
+	printf("documents    %llu\n", (unsigned long long)s.docs);
+	printf("chunks       %llu (%llu deleted, awaiting merge)\n", (unsigned long long)s.chunks,
+	       (unsigned long long)s.deleted_chunks);
+	printf("terms        %llu (summed over segments)\n", (unsigned long long)s.terms);
+	printf("segments     %u\n", s.segments);
+	printf("stemming     %s\n", s.stem_language);
+	printf("raw text     %llu bytes\n", (unsigned long long)s.raw_text_bytes);
+	printf("index        %llu bytes (%.1f%% of the raw text)\n", (unsigned long long)s.bytes_total,
+	       ratio * 100);
+	const struct { const char *name; uint64_t v; } parts[] = {
+		{ "dictionary", s.bytes_dict }, { "postings", s.bytes_postings },
+		{ "positions", s.bytes_positions }, { "doc store", s.bytes_docstore },
+		{ "documents", s.bytes_docs }, { "chunks", s.bytes_chunks }, { "other", s.bytes_other },
+	};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		printf("  %-11s %llu bytes\n", parts[i].name, (unsigned long long)parts[i].v);
+	return 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	doc_args a;
+	if (parse_doc_args(&a, argc, argv))
+		return 2;
+	fathom_index *ix;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	int rc = fathom_verify(ix);
+	fathom_close(ix);
+	if (rc) {
+		cli_die_api(rc, "verify");
+		return 2;
+	}
+	printf("ok: every file passed its checks\n");
+	return 0;
+}

@@ -1,0 +1,241 @@
+/*
+ * main.c — the fathom command. A client of the public API only
+ * (include/fathom.h); it parses arguments, prints, and sets exit codes:
+ * 0 success, 1 no results (as grep), 2 error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fathom.h"
+#include "cli.h"
+
+const char *cli_prog = "fathom";
+
+void cli_die_api(int rc, const char *what)
+{
+	const char *detail = fathom_errmsg();
+	if (detail && *detail)
+		fprintf(stderr, "%s: %s: %s (%s)\n", cli_prog, what, detail, fathom_strerror(rc));
+	else
+		fprintf(stderr, "%s: %s: %s\n", cli_prog, what, fathom_strerror(rc));
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see '%s help')\n", cli_prog);
+	return 2;
+}
+
+/* Parse a number with a range check and nothing trailing. */
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mult = 1;
+	if (*end == 'k' || *end == 'K')
+		mult = 1024, end++;
+	else if (*end == 'M')
+		mult = 1024 * 1024, end++;
+	else if (*end == 'G')
+		mult = 1024ull * 1024 * 1024, end++;
+	if (errno || *end || v > hi / mult || v * mult < lo)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
+int cli_parse_float(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s)
+		return -1;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- JSON output ---------------------------------------------------------- */
+
+void cli_json_str(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void cli_json_cstr(FILE *f, const char *s)
+{
+	cli_json_str(f, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- help ------------------------------------------------------------------ */
+
+static const char usage_text[] =
+"fathom — search for documentation and code\n"
+"\n"
+"usage: fathom COMMAND [options] [args]\n"
+"\n"
+"commands:\n"
+"  index PATH...        index files and folders (incremental: only changes are re-read)\n"
+"  add --jsonl FILE     add documents from JSON lines (- for stdin)\n"
+"  search QUERY...      search; exit 1 when nothing matches\n"
+"  get ID[:FROM[:COUNT]]  print a document, or COUNT lines of it from line FROM\n"
+"  list                 list the indexed documents\n"
+"  delete ID...         remove documents\n"
+"  stats                documents, chunks, terms, segments, bytes per structure\n"
+"  verify               check every checksum of every index file\n"
+"  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
+"  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
+"  help [COMMAND]       this text, or a command's options\n"
+"  version              print the version\n"
+"\n"
+"common options:\n"
+"  --index DIR          the index folder (default: $FATHOM_INDEX, else .fathom)\n"
+"\n"
+"Run 'fathom help COMMAND' for the options of a command.\n";
+
+static const struct { const char *cmd, *text; } cmd_help[] = {
+	{ "index",
+	  "usage: fathom index [--index DIR] [options] PATH...\n"
+	  "  --meta KEY=VALUE     tag every document of this run (repeatable)\n"
+	  "  --max-size N         skip files larger than N bytes (default 4M; k/M/G suffixes)\n"
+	  "  --chunk-target N     target chunk size in bytes (default 1500)\n"
+	  "  --chunk-overlap N    bytes repeated from the previous chunk (default 0)\n"
+	  "  --chunk-max N        hard cap on a chunk (default 6000)\n"
+	  "  --no-ignore          do not honour .gitignore files\n"
+	  "  --no-follow          do not follow symbolic links\n"
+	  "  --keep-missing       keep documents whose files are gone\n"
+	  "  --stem LANG          stemming language when creating the index (default english; none)\n"
+	  "  -v, --verbose        list every skipped path with the reason\n"
+	  "  -q, --quiet          no progress line and no summary\n" },
+	{ "add",
+	  "usage: fathom add [--index DIR] --jsonl FILE|- [--meta KEY=VALUE]...\n"
+	  "  one JSON object per line: id (or _id), title, body (or text), url, tags,\n"
+	  "  and any other string members as metadata. Chunk options as for index.\n" },
+	{ "search",
+	  "usage: fathom search [--index DIR] [options] QUERY...\n"
+	  "  -k N                 number of results (default 10)\n"
+	  "  --match MODE         all | any | auto (default auto: short keyword queries\n"
+	  "                       require every term; long questions rank disjunctively)\n"
+	  "  --filter KEY=VALUE   metadata filter, applied before ranking (repeatable)\n"
+	  "  --path GLOB          only documents whose path matches GLOB\n"
+	  "  --lang LANG          only source files of this language (c, python, markdown...)\n"
+	  "  --weight FIELD=W     BM25F field weight (path, title, headings, tags, body)\n"
+	  "  --k1 X, --b X        BM25 parameters (default 1.2, 0.75)\n"
+	  "  --phrase-bonus X     multiplier when the query terms are adjacent (default 1.25)\n"
+	  "  --prefix-bonus X     multiplier when a title/heading starts with the query (1.15)\n"
+	  "  --json               JSON output (schema in docs/QUERY.md)\n"
+	  "  --explain            print the score parts of each hit\n"
+	  "  --exhaustive         score every candidate (no pruning; the reference)\n"
+	  "  --batch FILE         run every line of FILE (or a BEIR queries .jsonl) as a query\n"
+	  "  --run FILE           with --batch: write a TREC run file\n"
+	  "  --timing-json        with --batch: print one JSON line of latency figures\n" },
+	{ "get",
+	  "usage: fathom get [--index DIR] ID[:FROM[:COUNT]]\n"
+	  "       fathom get [--index DIR] --chunk CHUNK_ID\n"
+	  "  prints the document reassembled from its chunks, or COUNT lines from line FROM\n" },
+	{ "list", "usage: fathom list [--index DIR] [--json]\n" },
+	{ "delete", "usage: fathom delete [--index DIR] ID...\n" },
+	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
+	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
+	{ "chunk", "usage: fathom chunk [chunk options as for index] PATH...\n"
+	  "  prints {\"id\",\"title\",\"text\",\"path\",\"lines\",\"headings\"} per chunk\n" },
+	{ "eval",
+	  "usage: fathom eval --corpus corpus.jsonl --queries queries.jsonl --qrels qrels.tsv\n"
+	  "                   [--index DIR] [-k 100] [--run FILE] [search options]\n"
+	  "  indexes the corpus (or reuses --index if it holds documents), runs every\n"
+	  "  query of the qrels and prints nDCG@10, Recall@100, MRR@10, latency p50/p99\n"
+	  "  and how many queries returned anything.\n"
+	  "  --chunk-target N     chunk documents (default: one chunk per document)\n" },
+};
+
+static int cmd_help_fn(int argc, char **argv)
+{
+	if (argc > 1) {
+		for (size_t i = 0; i < sizeof cmd_help / sizeof cmd_help[0]; i++)
+			if (strcmp(argv[1], cmd_help[i].cmd) == 0) {
+				fputs(cmd_help[i].text, stdout);
+				return 0;
+			}
+		return cli_usage_error("no command '%s'", argv[1]);
+	}
+	fputs(usage_text, stdout);
+	return 0;
+}
+
+const char *cli_default_index(void)
+{
+	const char *e = getenv("FATHOM_INDEX");
+	return e && *e ? e : ".fathom";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	argc--;
+	argv++;
+	if (strcmp(cmd, "index") == 0)
+		return cmd_index(argc, argv);
+	if (strcmp(cmd, "add") == 0)
+		return cmd_add(argc, argv);
+	if (strcmp(cmd, "search") == 0)
+		return cmd_search(argc, argv);
+	if (strcmp(cmd, "get") == 0)
+		return cmd_get(argc, argv);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc, argv);
+	if (strcmp(cmd, "delete") == 0)
+		return cmd_delete(argc, argv);
+	if (strcmp(cmd, "stats") == 0)
+		return cmd_stats(argc, argv);
+	if (strcmp(cmd, "verify") == 0)
+		return cmd_verify(argc, argv);
+	if (strcmp(cmd, "chunk") == 0)
+		return cmd_chunk(argc, argv);
+	if (strcmp(cmd, "eval") == 0)
+		return cmd_eval(argc, argv);
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+		return cmd_help_fn(argc, argv);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("fathom %s\n", FATHOM_VERSION_STRING);
+		return 0;
+	}
+	return cli_usage_error("unknown command '%s'", cmd);
+}

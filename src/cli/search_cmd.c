@@ -1,0 +1,455 @@
+/* search_cmd.c — fathom search: one query, or a batch with timings. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+static const char *filters_store[CLI_MAX_FILTERS];
+
+const struct option cli_search_longopts[] = {
+	{ "match", required_argument, NULL, OPT_MATCH },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "path", required_argument, NULL, OPT_PATH },
+	{ "lang", required_argument, NULL, OPT_LANG },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "k1", required_argument, NULL, OPT_K1 },
+	{ "b", required_argument, NULL, OPT_B },
+	{ "phrase-bonus", required_argument, NULL, OPT_PHRASE },
+	{ "prefix-bonus", required_argument, NULL, OPT_PREFIX },
+	{ "exhaustive", no_argument, NULL, OPT_EXHAUSTIVE },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
+{
+	double v;
+	switch (opt) {
+	case OPT_MATCH:
+		if (strcmp(arg, "all") == 0)
+			so->match = FATHOM_MATCH_ALL;
+		else if (strcmp(arg, "any") == 0)
+			so->match = FATHOM_MATCH_ANY;
+		else if (strcmp(arg, "auto") == 0)
+			so->match = FATHOM_MATCH_AUTO;
+		else
+			return cli_usage_error("--match wants all, any or auto, got '%s'", arg), -1;
+		return 1;
+	case OPT_FILTER:
+		if (!strchr(arg, '=') || arg[0] == '=')
+			return cli_usage_error("--filter wants KEY=VALUE, got '%s'", arg), -1;
+		if (so->n_filters >= CLI_MAX_FILTERS)
+			return cli_usage_error("too many --filter options"), -1;
+		filters_store[so->n_filters++] = arg;
+		so->filters = filters_store;
+		return 1;
+	case OPT_PATH: so->path_glob = arg; return 1;
+	case OPT_LANG: so->lang = arg; return 1;
+	case OPT_WEIGHT: {
+		const char *eq = strchr(arg, '=');
+		int f;
+		for (f = 0; eq && f < FATHOM_NFIELDS; f++)
+			if (strlen(fathom_field_name(f)) == (size_t)(eq - arg) &&
+			    strncmp(arg, fathom_field_name(f), (size_t)(eq - arg)) == 0)
+				break;
+		if (!eq || f == FATHOM_NFIELDS || cli_parse_float(eq + 1, 0, 1000, &v))
+			return cli_usage_error("--weight wants FIELD=W with FIELD one of path, title, "
+			                       "headings, tags, body, got '%s'", arg), -1;
+		so->field_weight[f] = (float)v;
+		return 1;
+	}
+	case OPT_K1:
+		if (cli_parse_float(arg, 0, 100, &v))
+			return cli_usage_error("--k1 wants a number in [0, 100]"), -1;
+		so->k1 = (float)v;
+		return 1;
+	case OPT_B:
+		if (cli_parse_float(arg, 0, 1, &v))
+			return cli_usage_error("--b wants a number in [0, 1]"), -1;
+		so->b = (float)v;
+		return 1;
+	case OPT_PHRASE:
+	case OPT_PREFIX:
+		if (cli_parse_float(arg, 1, 100, &v))
+			return cli_usage_error("bonuses are multipliers in [1, 100]"), -1;
+		if (opt == OPT_PHRASE)
+			so->phrase_bonus = (float)v;
+		else
+			so->prefix_bonus = (float)v;
+		return 1;
+	case OPT_EXHAUSTIVE: so->exhaustive = 1; return 1;
+	default: return 0;
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,
+                  fathom_results **out, double *ms)
+{
+	double t0 = now_ms();
+	int rc = fathom_search(out, ix, q, so);
+	*ms = now_ms() - t0;
+	return rc;
+}
+
+/* ---- printing hits ---------------------------------------------------------- */
+
+static void print_snippet(const fathom_hit *h, int color)
+{
+	const char *s = h->snippet ? h->snippet : "";
+	size_t n = strlen(s), at = 0;
+	fputs("   ", stdout);
+	for (uint32_t i = 0; i < h->n_highlights; i++) {
+		fathom_span sp = h->highlights[i];
+		if (sp.start < at || sp.start > n || sp.len > n - sp.start)
+			continue;
+		fwrite(s + at, 1, sp.start - at, stdout);
+		fputs(color ? "\033[1;33m" : "", stdout);
+		fwrite(s + sp.start, 1, sp.len, stdout);
+		fputs(color ? "\033[0m" : "", stdout);
+		at = sp.start + sp.len;
+	}
+	fwrite(s + at, 1, n - at, stdout);
+	fputc('\n', stdout);
+}
+
+static void print_human(const fathom_results *r, int color, int explain)
+{
+	size_t n = fathom_results_count(r);
+	for (size_t i = 0; i < n; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		const char *where = h->path && *h->path ? h->path : h->doc_id;
+		printf("%s%zu. %s%s  %.3f\n", color ? "\033[1m" : "", i + 1,
+		       h->title && *h->title ? h->title : where, color ? "\033[0m" : "", h->score);
+		printf("   %s%s%s:%u-%u", color ? "\033[35m" : "", where, color ? "\033[0m" : "",
+		       h->line_start, h->line_end);
+		if (h->url && *h->url)
+			printf("  %s", h->url);
+		fputc('\n', stdout);
+		print_snippet(h, color);
+		if (explain) {
+			printf("   score %.4f =", h->score);
+			const char *sep = " (";
+			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+				if (h->field_score[f] == 0)
+					continue;
+				printf("%s%s %.4f", sep, fathom_field_name(f), h->field_score[f]);
+				sep = " + ";
+			}
+			printf(") x bonus %.3f\n", h->bonus);
+			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+				if (!h->n_matched[f])
+					continue;
+				printf("     %-8s", fathom_field_name(f));
+				for (uint32_t j = 0; j < h->n_matched[f]; j++)
+					printf(" %s", h->matched[f][j]);
+				fputc('\n', stdout);
+			}
+		}
+		if (i + 1 < n)
+			fputc('\n', stdout);
+	}
+}
+
+static void print_json(const char *query, const fathom_results *r)
+{
+	FILE *f = stdout;
+	fputs("{\"query\":", f);
+	cli_json_cstr(f, query);
+	fputs(",\"terms\":[", f);
+	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
+		int req = 0;
+		const char *t = fathom_results_term(r, i, &req);
+		fprintf(f, "%s{\"term\":", i ? "," : "");
+		cli_json_cstr(f, t);
+		fprintf(f, ",\"required\":%s}", req ? "true" : "false");
+	}
+	size_t n = fathom_results_count(r);
+	fprintf(f, "],\"count\":%zu,\"results\":[", n);
+	for (size_t i = 0; i < n; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		fprintf(f, "%s{\"rank\":%zu,\"id\":", i ? "," : "", i + 1);
+		cli_json_cstr(f, h->doc_id);
+		fprintf(f, ",\"chunk_id\":%llu,\"chunk\":%u,\"path\":", (unsigned long long)h->chunk_id,
+		        h->chunk_order);
+		cli_json_cstr(f, h->path);
+		fputs(",\"title\":", f);
+		cli_json_cstr(f, h->title);
+		fputs(",\"url\":", f);
+		cli_json_cstr(f, h->url);
+		fprintf(f, ",\"lines\":[%u,%u],\"bytes\":[%llu,%llu],\"score\":%.6f,\"score_parts\":{",
+		        h->line_start, h->line_end, (unsigned long long)h->byte_start,
+		        (unsigned long long)h->byte_end, h->score);
+		for (int fl = 0; fl < FATHOM_NFIELDS; fl++)
+			fprintf(f, "\"%s\":%.6f,", fathom_field_name(fl), h->field_score[fl]);
+		fprintf(f, "\"bonus\":%.6f},\"matched\":{", h->bonus);
+		int first = 1;
+		for (int fl = 0; fl < FATHOM_NFIELDS; fl++) {
+			if (!h->n_matched[fl])
+				continue;
+			fprintf(f, "%s\"%s\":[", first ? "" : ",", fathom_field_name(fl));
+			for (uint32_t j = 0; j < h->n_matched[fl]; j++) {
+				if (j)
+					fputc(',', f);
+				cli_json_cstr(f, h->matched[fl][j]);
+			}
+			fputc(']', f);
+			first = 0;
+		}
+		fputs("},\"snippet\":", f);
+		cli_json_cstr(f, h->snippet);
+		fputs(",\"highlights\":[", f);
+		for (uint32_t j = 0; j < h->n_highlights; j++)
+			fprintf(f, "%s[%u,%u]", j ? "," : "", h->highlights[j].start, h->highlights[j].len);
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+}
+
+/* ---- batch ---------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double cli_percentile(double *v, size_t n, double p);
+double cli_percentile(double *v, size_t n, double p)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_double);
+	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+/* Write up to k distinct documents of r as TREC run lines. */
+void cli_write_run(FILE *f, const char *qid, const fathom_results *r, size_t k);
+void cli_write_run(FILE *f, const char *qid, const fathom_results *r, size_t k)
+{
+	size_t n = fathom_results_count(r), rank = 0;
+	for (size_t i = 0; i < n && rank < k; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = strcmp(fathom_results_hit(r, j)->doc_id, h->doc_id) == 0;
+		if (dup)
+			continue;
+		fprintf(f, "%s Q0 %s %zu %.6f fathom\n", qid, h->doc_id, ++rank, h->score);
+	}
+}
+
+static int run_batch(fathom_index *ix, const char *file, fathom_search_opts *so,
+                     const char *run_file, int timing_json)
+{
+	FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+	if (!in) {
+		fprintf(stderr, "%s: %s: cannot open\n", cli_prog, file);
+		return 2;
+	}
+	FILE *run = NULL;
+	if (run_file && !(run = fopen(run_file, "w"))) {
+		fprintf(stderr, "%s: %s: cannot write\n", cli_prog, run_file);
+		if (in != stdin)
+			fclose(in);
+		return 2;
+	}
+	size_t flen = strlen(file);
+	int is_jsonl = flen > 6 && strcmp(file + flen - 6, ".jsonl") == 0;
+	char *line = NULL;
+	size_t cap = 0, n = 0, answered = 0, lineno = 0, capms = 0;
+	double *ms = NULL, total = 0;
+	ssize_t len;
+	int rc = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		char qid[256];
+		const char *q = line;
+		json_t *obj = NULL;
+		snprintf(qid, sizeof qid, "%zu", lineno);
+		if (is_jsonl) {
+			json_error_t je;
+			obj = json_loadb(line, (size_t)len, 0, &je);
+			const char *id = json_string_value(json_object_get(obj, "_id"));
+			if (!id)
+				id = json_string_value(json_object_get(obj, "id"));
+			q = json_string_value(json_object_get(obj, "text"));
+			if (!q)
+				q = json_string_value(json_object_get(obj, "query"));
+			if (!obj || !q) {
+				fprintf(stderr, "%s: %s:%zu: not a query object\n", cli_prog, file, lineno);
+				json_decref(obj);
+				continue;
+			}
+			if (id)
+				snprintf(qid, sizeof qid, "%s", id);
+		}
+		fathom_results *res = NULL;
+		double t;
+		int qrc = cli_run_query(ix, q, so, &res, &t);
+		if (qrc) {
+			cli_die_api(qrc, q);
+			json_decref(obj);
+			rc = 2;
+			continue;
+		}
+		if (n == capms) {
+			capms = capms ? capms * 2 : 1024;
+			double *nm = realloc(ms, capms * sizeof *ms);
+			if (!nm) {
+				fathom_results_free(res);
+				json_decref(obj);
+				rc = 2;
+				break;
+			}
+			ms = nm;
+		}
+		ms[n++] = t;
+		total += t;
+		answered += fathom_results_count(res) > 0;
+		if (run)
+			cli_write_run(run, qid, res, so->k);
+		fathom_results_free(res);
+		json_decref(obj);
+	}
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	if (run && fclose(run) != 0) {
+		fprintf(stderr, "%s: %s: write failed\n", cli_prog, run_file);
+		rc = 2;
+	}
+	double mean = n ? total / (double)n : 0;
+	double p50 = cli_percentile(ms, n, 0.50), p99 = cli_percentile(ms, n, 0.99);
+	if (timing_json)
+		printf("{\"queries\":%zu,\"answered\":%zu,\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"mean_ms\":%.4f}\n",
+		       n, answered, p50, p99, mean);
+	else
+		printf("%zu queries, %zu answered; latency p50 %.3f ms, p99 %.3f ms, mean %.3f ms\n",
+		       n, answered, p50, p99, mean);
+	free(ms);
+	return rc;
+}
+
+int cmd_search(int argc, char **argv)
+{
+	enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2 };
+	static struct option lo[32];
+	size_t nl = 0;
+	while (cli_search_longopts[nl].name) {
+		lo[nl] = cli_search_longopts[nl];
+		nl++;
+	}
+	const struct option extra[] = {
+		{ "index", required_argument, NULL, OPT_INDEX2 },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "run", required_argument, NULL, OPT_RUN },
+		{ "timing-json", no_argument, NULL, OPT_TJSON },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ NULL, 0, NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+		lo[nl++] = extra[i];
+
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
+	int json = 0, explain = 0, tjson = 0, color = isatty(1), c;
+	uint64_t v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "k:", lo, NULL)) != -1) {
+		int used = cli_search_opt(&so, c, optarg);
+		if (used < 0)
+			return 2;
+		if (used)
+			continue;
+		switch (c) {
+		case 'k':
+			if (cli_parse_u64(optarg, 1, 100000, &v))
+				return cli_usage_error("-k wants a number from 1 to 100000");
+			so.k = (uint32_t)v;
+			break;
+		case OPT_INDEX2: index = optarg; break;
+		case OPT_JSON: json = 1; break;
+		case OPT_EXPLAIN: explain = 1; break;
+		case OPT_BATCH: batch = optarg; break;
+		case OPT_RUN: run = optarg; break;
+		case OPT_TJSON: tjson = 1; break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "always") == 0)
+				color = 1;
+			else if (strcmp(optarg, "never") == 0)
+				color = 0;
+			else if (strcmp(optarg, "auto") != 0)
+				return cli_usage_error("--color wants always, never or auto");
+			break;
+		default: return 2;
+		}
+	}
+	if ((run || tjson) && !batch)
+		return cli_usage_error("--run and --timing-json go with --batch");
+	if (!batch && optind >= argc)
+		return cli_usage_error("search: what query? (fathom search WORDS...)");
+	fathom_index *ix;
+	if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	int rc;
+	if (batch) {
+		so.snippet_bytes = 0; /* ids and scores only: no snippets to build */
+		rc = run_batch(ix, batch, &so, run, tjson);
+		fathom_close(ix);
+		return rc;
+	}
+	/* The query is the remaining words joined by spaces. */
+	size_t qlen = 0;
+	for (int i = optind; i < argc; i++)
+		qlen += strlen(argv[i]) + 1;
+	char *q = malloc(qlen + 1);
+	if (!q) {
+		fathom_close(ix);
+		return 2;
+	}
+	q[0] = '\0';
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			strcat(q, " ");
+		strcat(q, argv[i]);
+	}
+	fathom_results *res = NULL;
+	double ms;
+	rc = cli_run_query(ix, q, &so, &res, &ms);
+	if (rc) {
+		cli_die_api(rc, "search failed");
+		free(q);
+		fathom_close(ix);
+		return 2;
+	}
+	size_t n = fathom_results_count(res);
+	if (json)
+		print_json(q, res);
+	else if (n == 0)
+		printf("no results\n");
+	else
+		print_human(res, color, explain);
+	fathom_results_free(res);
+	free(q);
+	fathom_close(ix);
+	return n ? 0 : 1;
+}
