@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make demo: index what any Debian machine has (fathom's own tree and
+# /usr/share/doc), then show a few searches, a receipt, a document fetch and
+# the index statistics. The index lives in demo-index/ (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")"
+F=${FATHOM:-build/fathom}
+IX=demo-index
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { say "$*"; "$@" || true; }
+
+rm -rf "$IX"
+run "$F" index --index "$IX" --meta collection=fathom .
+run "$F" index --index "$IX" --meta collection=debian-doc /usr/share/doc
+say "$F index --index $IX --meta collection=fathom .   # again: nothing changed"
+"$F" index --index "$IX" --meta collection=fathom .
+run "$F" stats --index "$IX"
+run "$F" search --index "$IX" -k 3 "atomic manifest rename"
+run "$F" search --index "$IX" -k 3 --filter collection=debian-doc "GNU General Public License version 3"
+run "$F" search --index "$IX" -k 3 --lang c "fa_crc32c"
+run "$F" search --index "$IX" -k 2 --explain "block max WAND"
+run "$F" search --index "$IX" -k 1 --json "getUserName"
+run "$F" search --index "$IX" "xyzzy-no-such-word-anywhere"
+run "$F" get --index "$IX" README.md:1:12
+run "$F" verify --index "$IX"
+printf '\nThe index is in %s/; try: %s search --index %s "your words"\n' "$IX" "$F" "$IX"

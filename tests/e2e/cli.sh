@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# End-to-end: the fathom command on a small fixture tree — ingest rules,
+# search modes and output, filters, get, incremental re-indexing, JSONL.
+source "$(dirname "$0")/lib.sh"
+R=$T/tree; IX=$T/ix
+mkdir -p "$R/docs" "$R/src" "$R/.git/objects" "$R/build" "$R/deep/er"
+cat > "$R/docs/auth.md" <<'MD'
+# Authentication guide
+
+How users sign in.
+
+## Rate limiting
+
+Login attempts are throttled: five failures lock the account for a minute.
+
+## Tokens
+
+```
+token = issue_token(user)
+```
+
+The refresh token rotates on every use.
+MD
+cat > "$R/src/user.c" <<'C'
+#include <stdio.h>
+
+/* Look a user up by id. */
+const char *getUserName(int id)
+{
+	return id == 1 ? "root" : "nobody";
+}
+
+int parse_http_request(const char *buf)
+{
+	return buf[0] == 'G';
+}
+C
+cat > "$R/src/server.py" <<'PY'
+def handle_login(request):
+    """Check the password and open a session."""
+    return request.user is not None
+PY
+printf 'ignored.txt\nbuild/\n' > "$R/.gitignore"
+echo "secret words zebra" > "$R/ignored.txt"
+echo "built artefact zebra" > "$R/build/out.txt"
+echo "inside git zebra" > "$R/.git/objects/x"
+printf 'binary\0data zebra' > "$R/src/blob.bin"
+head -c 300000 /dev/zero | tr '\0' 'a' > "$R/big.txt"
+echo "中华人民共和国 的 首都 是 北京" > "$R/docs/zh.txt"
+echo "nested quokka notes" > "$R/deep/er/notes.txt"
+ln -s .. "$R/deep/er/loop"
+
+expect_rc 0 "$F" index --index "$IX" --max-size 100k --meta library=demo --meta version=1.0 "$R"
+expect_err "1 binary" "$F" index --index "$T/ix2" --max-size 100k "$R"
+expect_err "over the size cap" "$F" index --index "$T/ix3" --max-size 100k "$R"
+expect_err "skip .*ignored.txt: ignored" "$F" index --index "$T/ix4" -v "$R"
+expect_err "skip .*\.git: version-control" "$F" index --index "$T/ix5" -v "$R"
+expect_err "symlink loop" "$F" index --index "$T/ix6" -v "$R"
+
+# What was indexed: not the ignored, VCS, binary or too-big files.
+expect_out "docs/auth.md" "$F" list --index "$IX"
+expect_no_out "ignored.txt|build/out.txt|blob.bin|big.txt|\.git" "$F" list --index "$IX"
+expect_rc 1 "$F" search --index "$IX" zebra
+expect_out "^no results" "$F" search --index "$IX" zebra
+
+# Search: headings, code identifiers, CJK, snippets, JSON.
+expect_out "auth.md:[0-9]+-[0-9]+" "$F" search --index "$IX" "throttled"
+expect_out "Authentication guide" "$F" search --index "$IX" "rate limiting"
+expect_out "user.c" "$F" search --index "$IX" getUserName
+expect_out "user.c" "$F" search --index "$IX" "user name"
+expect_out "user.c" "$F" search --index "$IX" "http request"
+expect_out "server.py" "$F" search --index "$IX" handle_login
+expect_out "zh.txt" "$F" search --index "$IX" "北京"
+expect_out "zh.txt" "$F" search --index "$IX" "人民"
+expect_out '"id":"[^"]*auth.md".*"lines":\[[0-9]+,[0-9]+\].*"score":[0-9.]+.*"matched":\{[^}]*"body":\["throttl' \
+	"$F" search --index "$IX" --json throttled
+expect_out '"highlights":\[\[[0-9]+,[0-9]+\]' "$F" search --index "$IX" --json "refresh token"
+expect_out "score .* = .*body" "$F" search --index "$IX" --explain "refresh token"
+
+# Matching modes: a keyword query requires every term by default.
+expect_rc 1 "$F" search --index "$IX" "refresh quokka"
+expect_rc 0 "$F" search --index "$IX" --match any "refresh quokka"
+expect_rc 1 "$F" search --index "$IX" --match all "refresh quokka"
+expect_out "notes.txt" "$F" search --index "$IX" "where could I find the nested quokka notes and other useful docs"
+# Phrases are exact.
+expect_rc 0 "$F" search --index "$IX" '"refresh token rotates"'
+expect_rc 1 "$F" search --index "$IX" '"token refresh rotates"'
+
+# Filters before ranking.
+expect_rc 0 "$F" search --index "$IX" --filter library=demo token
+expect_rc 1 "$F" search --index "$IX" --filter library=other token
+expect_rc 1 "$F" search --index "$IX" --filter version=2.0 token
+expect_out "server.py" "$F" search --index "$IX" --lang python login
+expect_rc 1 "$F" search --index "$IX" --lang c login
+expect_out "user.c" "$F" search --index "$IX" --path '*.c' user
+expect_rc 1 "$F" search --index "$IX" --path 'docs/*' getUserName
+
+# get: whole document, a line range, errors.
+expect_out "^# Authentication guide" "$F" get --index "$IX" "$R/docs/auth.md"
+"$F" get --index "$IX" "$R/docs/auth.md:5:3" > "$T/range"
+if [ "$(sed -n 1p "$T/range")" = "## Rate limiting" ] && [ "$(wc -l < "$T/range")" -eq 3 ]; then ok; else fail "get range: $(cat "$T/range")"; fi
+expect_rc 1 "$F" get --index "$IX" "$R/nope.md"
+expect_err "no document" "$F" get --index "$IX" "$R/nope.md"
+
+# Stats and verify.
+expect_out "documents +[0-9]+" "$F" stats --index "$IX"
+expect_out '"documents":[0-9]+' "$F" stats --index "$IX" --json
+expect_rc 0 "$F" verify --index "$IX"
+
+# Incremental: nothing changed -> nothing re-read.
+expect_err "indexed 0 documents .*unchanged" "$F" index --index "$IX" --max-size 100k "$R"
+# A change, a removal and a touch without change.
+echo "a brand new wombat paragraph" >> "$R/docs/auth.md"
+rm "$R/src/server.py"
+touch -d '2001-01-01' "$R/docs/zh.txt"
+expect_err "indexed 1 documents .*1 removed" "$F" index --index "$IX" --max-size 100k "$R"
+expect_out "auth.md" "$F" search --index "$IX" wombat
+expect_rc 1 "$F" search --index "$IX" handle_login
+expect_out "zh.txt" "$F" search --index "$IX" "北京"
+
+# JSON lines, stdin, bad lines reported with their line number.
+cat > "$T/docs.jsonl" <<'J'
+{"id": "d1", "title": "Kestrel tuning", "body": "Set the worker count.", "library": "fastapi", "version": "0.110", "tags": ["perf"]}
+{"_id": "d2", "title": "Other", "text": "Nothing about birds."}
+not json at all
+{"id": 3, "title": "Numeric id", "text": "Numbers become strings."}
+J
+expect_err "docs.jsonl:3" "$F" add --index "$T/j" --jsonl "$T/docs.jsonl"
+expect_out "Kestrel tuning" "$F" search --index "$T/j" kestrel
+expect_rc 0 "$F" search --index "$T/j" --filter library=fastapi --filter version=0.110 worker
+expect_rc 1 "$F" search --index "$T/j" --filter version=0.111 worker
+expect_rc 0 "$F" search --index "$T/j" perf
+expect_out "Numbers become" "$F" get --index "$T/j" 3
+echo '{"id":"s1","text":"piped platypus"}' | "$F" add --index "$T/j" --jsonl - -q
+expect_out "s1" "$F" search --index "$T/j" platypus
+
+# Errors are clear and exit 2.
+expect_rc 2 "$F" search --index "$T/none" anything
+expect_err "cannot open index" "$F" search --index "$T/none" anything
+expect_rc 2 "$F" search --index "$IX" -k 0 x
+expect_rc 2 "$F" bogus
+expect_rc 2 "$F" index --index "$IX" --meta novalue "$R"
+finish

@@ -1,0 +1,54 @@
+# lib.sh — helpers for the end-to-end tests. Source it; it sets $F (the
+# fathom binary), $T (a scratch folder removed on exit) and check helpers.
+set -u
+F=${FATHOM_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/fathom}
+[ -x "$F" ] || { echo "no fathom binary at $F"; exit 2; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/fathom-e2e-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fails=0
+checks=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { checks=$((checks + 1)); }
+# expect_rc WANT CMD... : run CMD, compare its exit status
+expect_rc() {
+	local want=$1; shift
+	"$@" >"$T/.out" 2>"$T/.err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "exit $rc (want $want): $*"; sed 's/^/    /' "$T/.err" | head -5
+	else ok; fi
+}
+# expect_out PATTERN CMD... : stdout must match the extended regex
+expect_out() {
+	local pat=$1; shift
+	"$@" >"$T/.out" 2>"$T/.err"
+	if ! grep -Eq -- "$pat" "$T/.out"; then
+		fail "output of '$*' lacks /$pat/"; head -20 "$T/.out" | sed 's/^/    /'; sed 's/^/    err: /' "$T/.err" | head -5
+	else ok; fi
+}
+expect_no_out() {
+	local pat=$1; shift
+	"$@" >"$T/.out" 2>"$T/.err"
+	if grep -Eq -- "$pat" "$T/.out"; then
+		fail "output of '$*' has /$pat/"; head -20 "$T/.out" | sed 's/^/    /'
+	else ok; fi
+}
+expect_err() {
+	local pat=$1; shift
+	"$@" >"$T/.out" 2>"$T/.err"
+	if ! grep -Eq -- "$pat" "$T/.err"; then
+		fail "stderr of '$*' lacks /$pat/"; sed 's/^/    /' "$T/.err" | head -10
+	else ok; fi
+}
+# not_signal CMD... : the command may fail but must not die of a signal
+not_signal() {
+	"$@" >/dev/null 2>"$T/.err"
+	local rc=$?
+	if [ "$rc" -ge 126 ]; then
+		fail "exit $rc (crash?): $*"; sed 's/^/    /' "$T/.err" | head -20
+	else ok; fi
+}
+finish() {
+	echo "$checks checks passed, $fails failed"
+	[ "$fails" -eq 0 ]
+}
