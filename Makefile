@@ -30,7 +30,7 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
 DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev
-DEPS_TEST  := clang libclang-rt-14-dev python3
+DEPS_TEST  := clang libclang-rt-14-dev
 DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql hyperfine linux-source-6.1 ripgrep
 
 .PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
@@ -95,8 +95,9 @@ demo: deps
 	$(MAKE) all
 	./demo.sh
 
-deps:
-	@missing=""; for p in $(DEPS_BUILD) $(DEPS_TEST); do \
+# Install the Debian packages in $(1) that are missing (apt-get, only when needed).
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -104,16 +105,13 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || \
 	    { echo "could not install:$$missing" >&2; exit 1; }; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(DEPS_BUILD) $(DEPS_TEST))
 
 deps-bench:
-	@missing=""; for p in $(DEPS_BENCH); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || \
-	    { echo "could not install:$$missing" >&2; exit 1; }; \
-	fi
+	$(call apt_install,$(DEPS_BUILD) $(DEPS_BENCH))
 
 clean:
 	rm -rf build build-san build-fuzz
