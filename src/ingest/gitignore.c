@@ -17,6 +17,9 @@
  *    other runs of '*' act as a single '*'.
  *
  * Matching is byte-wise and case-sensitive, as git does on Linux.
+ * gi_match judges one path by itself: that a file below an excluded folder
+ * stays excluded whatever later rules say is the walker's doing (it never
+ * enters an excluded folder).
  *
  * Globs run as a small NFA over compiled tokens (a set of "where in the
  * pattern could we be" bits advanced once per path byte), so a hostile
@@ -58,13 +61,17 @@ enum gi_shape {
 	SHAPE_LITERAL,    /* no wildcards: compare bytes */
 	SHAPE_SUFFIX,     /* '*' + literal without '/': "*.o" */
 	SHAPE_PREFIX,     /* literal + '*' without '/': "build*" */
-	SHAPE_GLOB        /* anything else: the NFA */
+	SHAPE_GLOB        /* anything else: glob_match */
 };
 
 typedef struct gi_pattern {
 	uint32_t tok_start, n_tok;
-	const char *lit;  /* SHAPE_LITERAL/SUFFIX/PREFIX: the literal part */
-	size_t lit_len;
+	size_t lit_off;   /* SHAPE_LITERAL/SUFFIX/PREFIX: the literal part, */
+	size_t lit_len;   /* in the set's pool (an offset: the pool may move) */
+	uint32_t head, tail;  /* SHAPE_GLOB: one-byte tokens before the first and
+	                       * after the last star, matched without the NFA */
+	uint8_t has_star;
+	uint8_t has_stardir;
 	uint8_t shape;
 	uint8_t negate;
 	uint8_t dir_only;
@@ -266,13 +273,17 @@ static int save_literal(gi_set *s, gi_pattern *pat, size_t from, size_t to)
 	int rc = fa_grow((void **)&s->lits, &s->lits_cap, need, 1);
 	if (rc)
 		return rc;
-	/* The pool may move while growing; remember offsets, fix pointers later. */
-	pat->lit = (const char *)(uintptr_t)s->lits_len;
+	pat->lit_off = s->lits_len;
 	pat->lit_len = to - from;
 	for (size_t t = from; t < to; t++)
 		s->lits[s->lits_len++] = (char)s->toks[t].ch;
 	s->lits[s->lits_len++] = '\0';
 	return 0;
+}
+
+static int is_one_byte(const gi_tok *t)
+{
+	return t->kind == TOK_LIT || t->kind == TOK_ANY || t->kind == TOK_CLASS;
 }
 
 /* Pick the cheapest way to match the compiled pattern. */
@@ -292,6 +303,21 @@ static int classify(gi_set *s, gi_pattern *pat)
 	}
 	size_t start = pat->tok_start;
 	pat->shape = SHAPE_GLOB;
+	pat->has_star = 0;
+	pat->has_stardir = 0;
+	pat->head = pat->tail = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].kind == TOK_STAR || t[i].kind == TOK_STARSTAR || t[i].kind == TOK_STARDIR)
+			pat->has_star = 1;
+		if (t[i].kind == TOK_STARDIR)
+			pat->has_stardir = 1;
+	}
+	if (pat->has_star) {
+		while (pat->head < n && is_one_byte(&t[pat->head]))
+			pat->head++;
+		while (pat->tail < n && is_one_byte(&t[n - 1 - pat->tail]))
+			pat->tail++;
+	}
 	if (others)
 		return 0;
 	if (stars == 0) {
@@ -401,9 +427,6 @@ int gi_parse(gi_set **out, const char *text, size_t n, const char *base)
 		gi_free(s);
 		return rc;
 	}
-	for (size_t k = 0; k < s->n_pats; k++)
-		if (s->pats[k].shape != SHAPE_GLOB)
-			s->pats[k].lit = s->lits + (uintptr_t)s->pats[k].lit;
 	*out = s;
 	return 0;
 }
@@ -444,10 +467,9 @@ static void nfa_close(const gi_tok *t, size_t n, uint64_t *cur)
 
 /* State i in `cur` means "about to match token i"; state i in `inner`
  * means "inside a folder name consumed by the TOK_STARDIR at i". */
-static int nfa_match(const gi_set *s, const gi_pattern *pat, const char *str, size_t len)
+static int nfa_match(const gi_set *s, const gi_tok *t, size_t n, const char *str, size_t len)
 {
-	const gi_tok *t = s->toks + pat->tok_start;
-	size_t n = pat->n_tok, words = n / 64 + 1;
+	size_t words = n / 64 + 1;
 	uint64_t cur[GI_STATE_WORDS], inner[GI_STATE_WORDS];
 	uint64_t ncur[GI_STATE_WORDS], ninner[GI_STATE_WORDS];
 	memset(cur, 0, words * 8);
@@ -523,21 +545,99 @@ static int nfa_match(const gi_set *s, const gi_pattern *pat, const char *str, si
 	return bit_get(cur, n);
 }
 
+static int byte_fits(const gi_set *s, const gi_tok *t, unsigned char c)
+{
+	switch (t->kind) {
+	case TOK_LIT:
+		return c == t->ch;
+	case TOK_ANY:
+		return c != '/';
+	case TOK_CLASS:
+		return c != '/' && class_has(&s->classes[t->cls], c);
+	default:
+		return 0;
+	}
+}
+
+/* Stars and one-byte tokens over a string without '/', where every star
+ * may take any run: the classic greedy scan that, on a mismatch, lets the
+ * last star take one more byte. Linear in practice, O(len x n) at worst. */
+static int star_match(const gi_set *s, const gi_tok *t, size_t n, const char *str, size_t len)
+{
+	size_t i = 0, j = 0, star_i = SIZE_MAX, star_j = 0;
+	while (j < len) {
+		if (i < n && (t[i].kind == TOK_STAR || t[i].kind == TOK_STARSTAR)) {
+			star_i = i++;
+			star_j = j;
+		} else if (i < n && byte_fits(s, &t[i], (unsigned char)str[j])) {
+			i++;
+			j++;
+		} else if (star_i != SIZE_MAX) {
+			i = star_i + 1;
+			j = ++star_j;
+		} else {
+			return 0;
+		}
+	}
+	while (i < n && (t[i].kind == TOK_STAR || t[i].kind == TOK_STARSTAR))
+		i++;
+	return i == n;
+}
+
+/* A glob: the one-byte tokens at both ends each take exactly one byte, so
+ * they are checked in place; only the part between the outer stars (often
+ * a single '*') needs the NFA. */
+static int glob_match(const gi_set *s, const gi_pattern *pat, const char *str, size_t len)
+{
+	const gi_tok *t = s->toks + pat->tok_start;
+	size_t n = pat->n_tok;
+	if (!pat->has_star) {
+		if (len != n)
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if (!byte_fits(s, &t[i], (unsigned char)str[i]))
+				return 0;
+		return 1;
+	}
+	size_t head = pat->head, tail = pat->tail;
+	if (len < head + tail)
+		return 0;
+	for (size_t i = 0; i < head; i++)
+		if (!byte_fits(s, &t[i], (unsigned char)str[i]))
+			return 0;
+	for (size_t i = 0; i < tail; i++)
+		if (!byte_fits(s, &t[n - tail + i], (unsigned char)str[len - tail + i]))
+			return 0;
+	t += head;
+	n -= head + tail;
+	str += head;
+	len -= head + tail;
+	if (n == 1 && t[0].kind == TOK_STAR)
+		return !memchr(str, '/', len);
+	if (n == 1 && t[0].kind == TOK_STARSTAR)
+		return 1;
+	if (!pat->has_stardir && !memchr(str, '/', len))
+		return star_match(s, t, n, str, len);
+	return nfa_match(s, t, n, str, len);
+}
+
 static int pattern_matches(const gi_set *s, const gi_pattern *pat, const char *str, size_t len)
 {
+	/* Literal shapes always have their bytes in the pool. */
+	const char *lit = pat->shape == SHAPE_GLOB ? NULL : s->lits + pat->lit_off;
 	switch (pat->shape) {
 	case SHAPE_LITERAL:
-		return len == pat->lit_len && memcmp(str, pat->lit, len) == 0;
+		return len == pat->lit_len && memcmp(str, lit, len) == 0;
 	case SHAPE_SUFFIX:
 		/* The '*' part must not hold a '/' (only possible when anchored). */
 		return len >= pat->lit_len &&
-		       memcmp(str + len - pat->lit_len, pat->lit, pat->lit_len) == 0 &&
+		       memcmp(str + len - pat->lit_len, lit, pat->lit_len) == 0 &&
 		       (pat->basename || !memchr(str, '/', len - pat->lit_len));
 	case SHAPE_PREFIX:
-		return len >= pat->lit_len && memcmp(str, pat->lit, pat->lit_len) == 0 &&
+		return len >= pat->lit_len && memcmp(str, lit, pat->lit_len) == 0 &&
 		       !memchr(str + pat->lit_len, '/', len - pat->lit_len);
 	default:
-		return nfa_match(s, pat, str, len);
+		return glob_match(s, pat, str, len);
 	}
 }
 
