@@ -670,7 +670,7 @@ static void test_walk_depth_limit(void)
 	run_walk(&l, root, 1, 1, 0);
 	CHECK_EQ(l.files, 1);
 	CHECK_EQ(l.skips, 1);
-	CHECK(strstr(l.text, "S6 ") != NULL);
+	CHECK(strstr(l.text, "S10 ") != NULL);
 	test_rmrf(root);
 	free(root);
 }

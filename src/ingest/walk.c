@@ -19,8 +19,9 @@
  *  - a folder reached again through a link, whether it is an ancestor
  *    (a loop) or one already walked (a file would be indexed twice):
  *    FATHOM_SKIP_SYMLINK_LOOP;
- *  - broken links, folders that cannot be opened, paths over PATH_MAX and
- *    folders deeper than WALK_MAX_DEPTH: FATHOM_SKIP_UNREADABLE.
+ *  - broken links, folders that cannot be opened: FATHOM_SKIP_UNREADABLE;
+ *  - paths over PATH_MAX and folders deeper than WALK_MAX_DEPTH:
+ *    FATHOM_SKIP_TOO_DEEP.
  * Hidden files are not skipped.
  *
  * Ignore rules come from .gitignore, .ignore and .fathomignore in every
@@ -526,7 +527,7 @@ static int walk_folder(walker *w, size_t depth);
 static int enter_folder(walker *w, size_t depth, const char *name, int via_link)
 {
 	if (depth + 1 > WALK_MAX_DEPTH) {
-		skip(w, FATHOM_SKIP_UNREADABLE);
+		skip(w, FATHOM_SKIP_TOO_DEEP);
 		return 0;
 	}
 	walk_level *parent = &w->levels[depth];
@@ -639,7 +640,7 @@ static int walk_folder(walker *w, size_t depth)
 		size_t len = strlen(name);
 		if (lv->path_len + 1 + len >= sizeof w->path) {
 			w->path[lv->path_len] = '\0';
-			skip(w, FATHOM_SKIP_UNREADABLE);
+			skip(w, FATHOM_SKIP_TOO_DEEP);
 			continue;
 		}
 		w->path[lv->path_len] = '/';
