@@ -268,17 +268,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Nearest-rank percentile of sorted values. */
+/* The value at index round(p * (n - 1)) of sorted values: the same rule
+ * as `fathom search --timing-json`, so the two sides' figures compare. */
 static double percentile(const double *sorted, size_t n, double p)
 {
 	if (n == 0)
 		return 0.0;
-	size_t rank = (size_t)(p * (double)n + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
+	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+	return sorted[i < n ? i : n - 1];
 }
 
 /* TREC ids may not hold blanks; chunk ids are paths and could. */

@@ -223,6 +223,18 @@ typedef struct ix_postings {
 	uint16_t tf[FATHOM_NFIELDS][IX_BLOCK];
 	uint8_t field_mask;        /* fields present in the decoded block */
 	int err;                   /* sticky error */
+	/* Internal to index/postings.c. */
+	uint32_t block_last;       /* last doc of block `block` */
+	ix_bound block_bound;      /* bound of block `block` */
+	uint64_t pos_lo, pos_hi;   /* positions bytes of the decoded block */
+	uint32_t pos_block;        /* block the running position sum is for */
+	uint32_t pos_i;            /* posting the running sum has reached */
+	uint64_t pos_idx, pos_total;
+	uint64_t pos_packed, pos_bytes; /* packed values: file offset, size */
+	uint64_t exc_off, exc_left;     /* exception stream: next byte, count left */
+	uint64_t exc_idx, exc_high;     /* the decoded exception not yet used */
+	uint64_t exc_from;              /* end of the last request */
+	uint8_t pos_bits, exc_have;
 } ix_postings;
 
 /* Position the cursor on the first posting. */

@@ -59,7 +59,7 @@ expect_err "symlink loop" "$F" index --index "$T/ix6" -v "$R"
 
 # What was indexed: not the ignored, VCS, binary or too-big files.
 expect_out "docs/auth.md" "$F" list --index "$IX"
-expect_no_out "ignored.txt|build/out.txt|blob.bin|big.txt|\.git" "$F" list --index "$IX"
+expect_no_out "ignored.txt|build/out.txt|blob.bin|big.txt|\.git/" "$F" list --index "$IX"
 expect_rc 1 "$F" search --index "$IX" zebra
 expect_out "^no results" "$F" search --index "$IX" zebra
 

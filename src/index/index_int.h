@@ -1,0 +1,324 @@
+/*
+ * index_int.h — what the files of src/index/ share with each other and with
+ * the index tests: the format constants, the segment reader's struct, the
+ * postings codec, the segment writer, the document store and the writer's
+ * state. Nothing outside src/index/ (and its tests and fuzz target) should
+ * include it. The format itself is specified in docs/FORMAT.md.
+ */
+#ifndef FATHOM_INDEX_INT_H
+#define FATHOM_INDEX_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/index.h"
+
+/* ---- format constants ------------------------------------------------------ */
+
+#define IX_FORMAT_VERSION 1u
+#define IX_PAGE 4096u               /* integrity page of a segment file */
+#define IX_PAGE_SHIFT 12
+#define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
+#define IX_FTR_MAGIC "FATHFTR"
+#define IX_MAN_MAGIC "FATHMAN"
+#define IX_DEL_MAGIC "FATHDEL"
+#define IX_PREAMBLE_SIZE 16u
+#define IX_FOOTER_SIZE 296u
+#define IX_DICT_BLOCK_TERMS 32u     /* terms per front-coded dictionary block */
+#define IX_MAX_TERM 255u            /* longest term the format holds */
+#define IX_FRAME_RAW 65536u         /* document store frame, raw bytes */
+#define IX_DOC_REC 72u              /* doc table record */
+#define IX_CHUNK_REC 38u            /* chunk table record */
+#define IX_KEY_REC 12u              /* key index record */
+#define IX_FRAME_REC 24u            /* frame table record */
+#define IX_DIDX_REC 16u             /* dictionary index record */
+#define IX_DIR_REC 32u              /* postings block directory record */
+#define IX_MAX_TF 65535u
+
+/* Sections of a segment file, in file order. */
+enum ix_section {
+	IX_SEC_DOCSTORE = 0,   /* zstd frames of the document text */
+	IX_SEC_TERMDATA,       /* per term: postings (directory + blocks), then positions */
+	IX_SEC_DICT,           /* front-coded term blocks */
+	IX_SEC_DICT_INDEX,     /* one record per term block + first terms */
+	IX_SEC_FRAMES,         /* document store frame table */
+	IX_SEC_DOCS,           /* doc table */
+	IX_SEC_DOC_STRINGS,    /* key, path, title, url, lang, tags, meta per doc */
+	IX_SEC_CHUNKS,         /* chunk table */
+	IX_SEC_CHUNK_STRINGS,  /* heading trails */
+	IX_SEC_KEYS,           /* key index: (FNV-1a 64 of key, doc), sorted */
+	IX_NSEC
+};
+
+/* FNV-1a, 64 bits: the key index hash. Specified by the format, so it must
+ * never change (unlike fa_hash64, which is free to). */
+uint64_t ix_key_hash(const char *key, size_t len);
+
+/* ---- a segment reader (segment_read.c) ---------------------------------- */
+
+struct ix_segment {
+	char *path;                 /* full path, for messages */
+	uint32_t id;
+	fa_map map;                 /* when opened from a file */
+	const unsigned char *data;  /* the whole file */
+	uint64_t len;
+	uint64_t data_end;          /* end of the page-checked bytes */
+	uint64_t npages;
+	const unsigned char *page_crcs;
+	uint64_t *verified;         /* one bit per page, set with atomic ops */
+	uint32_t footer_crc;
+	uint32_t nchunks, ndocs;
+	uint64_t nterms, ndict_blocks;
+	uint32_t dict_block_terms;
+	uint64_t raw_text, post_bytes, pos_bytes;
+	uint64_t field_len_sum[FATHOM_NFIELDS];
+	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
+	/* Tombstones of the committed snapshot (NULL: none). */
+	uint8_t *del_docs, *del_chunks;
+	uint64_t del_gen;
+	uint32_t n_del_docs, n_del_chunks;
+	void *dctx;                 /* a cached ZSTD_DCtx, taken atomically */
+};
+
+int seg_open_file(ix_segment **out, const char *path);
+/* Open a segment held in memory (the fuzz target); data must outlive it. */
+int seg_open_mem(ix_segment **out, const void *data, size_t len, const char *name);
+void seg_close(ix_segment *s);
+/* 0 when [off, off+len) lies inside the checked part of the file and every
+ * page it touches matches its CRC (checked once, then remembered). */
+int seg_check_range_slow(const ix_segment *s, uint64_t off, uint64_t len);
+static inline int seg_check_range(const ix_segment *s, uint64_t off, uint64_t len)
+{
+	/* The common case: a short range in one page already verified. */
+	if (FA_LIKELY(len && off < s->data_end && len <= s->data_end - off)) {
+		uint64_t pg = off >> IX_PAGE_SHIFT;
+		if (pg == (off + len - 1) >> IX_PAGE_SHIFT &&
+		    (__atomic_load_n(&s->verified[pg >> 6], __ATOMIC_RELAXED) >> (pg & 63)) & 1)
+			return 0;
+	}
+	return seg_check_range_slow(s, off, len);
+}
+/* Check every page now (ix_verify). */
+int seg_check_all_pages(const ix_segment *s);
+/* Structural check of everything: postings, positions, frames, tables. */
+int seg_verify(ix_segment *s);
+/* Replace the committed tombstones (takes ownership of the bitmaps). */
+void seg_set_tombstones(ix_segment *s, uint8_t *docs, uint8_t *chunks, uint64_t gen);
+/* seg_find_doc with another tombstone bitmap (the writer's). */
+int seg_find_doc_live(const ix_segment *s, const char *key, const uint8_t *del_docs, uint32_t *doc);
+/* Raw bytes of the doc/chunk records (range-checked). */
+int seg_doc_rec(const ix_segment *s, uint32_t doc, const unsigned char **rec);
+int seg_chunk_rec(const ix_segment *s, uint32_t chunk, const unsigned char **rec);
+
+static inline int ix_bit_get(const uint8_t *bm, uint32_t i)
+{
+	return bm && ((bm[i >> 3] >> (i & 7)) & 1);
+}
+static inline void ix_bit_set(uint8_t *bm, uint32_t i)
+{
+	bm[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* A term dictionary iterator (seg_term, seg_terms and merges). */
+typedef struct ix_term_iter {
+	const ix_segment *s;
+	uint64_t block;             /* current dictionary block */
+	uint64_t left;              /* terms left to decode in it */
+	const unsigned char *p, *end;
+	uint64_t next_off;          /* postings offset of the next term */
+	unsigned char term[IX_MAX_TERM + 1];
+	size_t len;
+	ix_term_info ti;
+} ix_term_iter;
+
+/* Position on the first term of dictionary block b (b may equal
+ * ndict_blocks: an exhausted iterator). */
+int ix_term_iter_seek(ix_term_iter *it, const ix_segment *s, uint64_t block);
+/* 1: a term was decoded into it->term/len/ti; 0: no more; <0 an error. */
+int ix_term_iter_next(ix_term_iter *it);
+
+/* ---- postings codec (postings.c) ----------------------------------------- */
+
+/* One block of postings as the writer hands it over. */
+typedef struct ix_block_in {
+	uint32_t n;                          /* 1..IX_BLOCK */
+	uint32_t prev_doc;                   /* last doc of the previous block, or UINT32_MAX */
+	uint32_t docs[IX_BLOCK];
+	uint16_t tf[FATHOM_NFIELDS][IX_BLOCK];
+} ix_block_in;
+
+/* Append the encoded block to out. */
+int ix_block_encode(fbuf *out, const ix_block_in *b);
+/* Decode a block of n postings from [p, end); bytes up to readable (>= end)
+ * may be read but are not used. 0 or FATHOM_ECORRUPT (no
+ * message: the caller names the file). docs become absolute. *field_mask:
+ * in, the fields whose tf arrays may hold nonzero values (they are cleared
+ * when absent from this block); out, the fields present in it. */
+int ix_block_decode(const unsigned char *p, const unsigned char *end,
+                    const unsigned char *readable, uint32_t n, uint32_t prev_doc, uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK],
+                    uint8_t *field_mask);
+/* Encode a block's positions: n values (first absolute then deltas per
+ * posting and field) as patched bit-packing. */
+int ix_pos_encode(fbuf *out, const uint32_t *vals, size_t n);
+
+/* ---- the segment writer (segment_write.c) -------------------------------- */
+
+typedef struct ix_ds_frame {
+	uint64_t raw_start, comp_off;
+	uint32_t comp_len, raw_len;
+} ix_ds_frame;
+
+/* Document store writer (docstore.c): raw text in, zstd frames out. The
+ * compressed frames collect in comp; comp_base counts bytes already moved
+ * out of it (to the segment file). */
+typedef struct ix_ds_writer {
+	void *cctx;
+	unsigned char *raw;         /* IX_FRAME_RAW bytes */
+	uint32_t raw_fill;
+	uint64_t raw_total;
+	fbuf comp;
+	uint64_t comp_base;
+	ix_ds_frame *frames;
+	size_t nframes, frames_cap;
+} ix_ds_writer;
+
+int ix_ds_init(ix_ds_writer *w);
+void ix_ds_free(ix_ds_writer *w);
+int ix_ds_append(ix_ds_writer *w, const char *text, size_t len);
+int ix_ds_finish(ix_ds_writer *w);   /* compress the last partial frame */
+
+typedef struct ix_segw ix_segw;
+
+/* The fields of a doc record. */
+typedef struct ix_doc_rec {
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t content_hash;
+	uint8_t kind;
+	uint32_t n_tags, n_meta;
+} ix_doc_rec;
+
+int ix_segw_new(ix_segw **out, uint32_t id);
+void ix_segw_free(ix_segw *w);      /* also removes an unfinished file */
+/* Set the segment id (before ix_segw_open_file). */
+void ix_segw_set_id(ix_segw *w, uint32_t id);
+/* Documents first (with their chunks), then terms in byte order.
+ * strs: key, path, title, url, lang, then tags, then meta, each NUL-ended. */
+int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
+                    const char *text, size_t text_len);
+int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
+                      uint32_t byte_start, uint32_t byte_end,
+                      const char *headings, uint32_t headings_len,
+                      const uint32_t field_len[FATHOM_NFIELDS]);
+/* Create the file now (merges call it early so the document store streams
+ * to disk instead of collecting in memory). */
+int ix_segw_open_file(ix_segw *w, const char *path);
+int ix_segw_term_begin(ix_segw *w, const char *term, size_t len);
+/* pos[f] holds tf[f] positions, ascending. */
+int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
+                    const uint32_t *const pos[FATHOM_NFIELDS]);
+int ix_segw_term_end(ix_segw *w);
+/* Write the tables, the page CRCs and the footer; fsync; close. */
+int ix_segw_finish(ix_segw *w, uint64_t *file_len);
+uint32_t ix_segw_ndocs(const ix_segw *w);
+uint32_t ix_segw_nchunks(const ix_segw *w);
+/* Memory held, for the flush budget. */
+size_t ix_segw_mem(const ix_segw *w);
+/* The doc record fields of a pending doc. */
+void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
+
+/* ---- document store reading (docstore.c) ------------------------------- */
+
+int ix_ds_read(const ix_segment *s, uint64_t raw_off, uint64_t len, fbuf *out);
+/* Decompress every frame and check the frame table (ix_verify). */
+int ix_ds_verify(const ix_segment *s);
+void ix_ds_release(ix_segment *s);  /* free the cached decompression context */
+
+/* ---- manifest and tombstone files (manifest.c) --------------------------- */
+
+typedef struct ix_man_seg {
+	uint32_t id, nchunks, ndocs, footer_crc;
+	uint64_t del_gen;   /* 0: no tombstone file */
+	uint64_t file_len;
+} ix_man_seg;
+
+typedef struct ix_manifest {
+	uint64_t generation;
+	uint32_t next_seg_id;
+	char stem_lang[64];
+	ix_man_seg *segs;
+	uint32_t nsegs;
+} ix_manifest;
+
+int ix_manifest_read(ix_manifest *m, const char *dir);
+int ix_manifest_write(const ix_manifest *m, const char *dir);
+void ix_manifest_free(ix_manifest *m);
+
+/* File names: seg-<id>.fseg and seg-<id>.<gen>.fdel (decimal, zero-padded). */
+void ix_seg_name(char *buf, size_t cap, uint32_t id);
+void ix_del_name(char *buf, size_t cap, uint32_t id, uint64_t gen);
+
+/* Tombstone bitmaps: (ndocs+7)/8 and (nchunks+7)/8 bytes. */
+int ix_tomb_read(const char *dir, uint32_t id, uint64_t gen, uint32_t ndocs, uint32_t nchunks,
+                 uint8_t **docs, uint8_t **chunks);
+int ix_tomb_write(const char *dir, uint32_t id, uint64_t gen, uint32_t ndocs, uint32_t nchunks,
+                  const uint8_t *docs, const uint8_t *chunks);
+/* Bytes of a tombstone file. */
+uint64_t ix_tomb_file_size(uint32_t ndocs, uint32_t nchunks);
+
+/* ---- the index handle (index.c, writer.c, merge.c) -------------------- */
+
+/* A segment as the writer sees it: its current (uncommitted) tombstones. */
+typedef struct ix_wseg {
+	ix_segment *seg;
+	uint64_t file_len;
+	uint8_t *del_docs, *del_chunks;   /* NULL until something is deleted */
+	uint32_t n_del_docs, n_del_chunks;
+	int dirty;                        /* tombstones changed since commit */
+	int fresh;                        /* written since the last commit */
+} ix_wseg;
+
+typedef struct ix_pending ix_pending;
+
+struct ix_index {
+	char *dir;
+	unsigned flags;
+	int lock_fd;
+	ix_manifest man;
+	/* The committed snapshot, in manifest order. */
+	ix_segment **segs;
+	size_t nsegs;
+	uint64_t total_chunks;
+	uint64_t field_len_sum[FATHOM_NFIELDS];
+	/* Writer state. */
+	ix_wseg *w;
+	size_t nw, wcap;
+	ix_pending *pend;
+	size_t flush_budget;
+	unsigned merge_max_segments;
+	double merge_max_deleted;
+};
+
+/* Writer internals (writer.c). */
+int ix_pending_new(ix_pending **out);
+void ix_pending_free(ix_pending *p);
+int ix_pending_flush(ix_index *ix);   /* pending docs -> a fresh wseg */
+int ix_pending_lookup(ix_pending *p, const char *key, ix_doc_state *out);
+int ix_pending_delete(ix_pending *p, const char *key);
+int ix_pending_foreach(ix_pending *p, int (*cb)(void *ctx, const char *key), void *ctx);
+int ix_pending_empty(const ix_pending *p);
+
+/* index.c helpers shared with writer.c / merge.c. */
+int ix_wseg_append(ix_index *ix, ix_segment *seg, uint64_t file_len);
+int ix_wseg_delete_doc(ix_wseg *w, uint32_t doc);
+uint32_t ix_next_seg_id(ix_index *ix);
+
+/* Merge the live documents of in[0..n) into a new segment (merge.c).
+ * *out is NULL when nothing is live. */
+int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint64_t *file_len);
+
+/* Test hooks. */
+void ix_set_flush_budget(ix_index *ix, size_t bytes);
+void ix_set_merge_policy(ix_index *ix, unsigned max_segments, double max_deleted_share);
+
+#endif /* FATHOM_INDEX_INT_H */

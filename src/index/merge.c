@@ -1,0 +1,214 @@
+/*
+ * merge.c — merging segments: the live documents of several segments are
+ * written into one new segment and the tombstoned ones are dropped.
+ *
+ * Nothing is re-analysed. Documents are copied in input order (their text
+ * through the document store), which gives every live chunk its new id; then
+ * the term dictionaries are walked together in byte order and each term's
+ * postings are copied with the chunk ids mapped, deleted chunks skipped,
+ * term frequencies and positions as they were. Because inputs are taken in
+ * order and ids only grow within each, the mapped postings come out sorted.
+ */
+#include <stdio.h>
+
+#include "index/index_int.h"
+
+typedef struct merge_in {
+	const ix_segment *s;
+	const uint8_t *del_docs, *del_chunks;
+	uint32_t *map;           /* old chunk -> new chunk, IX_END when deleted */
+	ix_term_iter it;
+	int has_term;
+} merge_in;
+
+static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text)
+{
+	const ix_segment *s = m->s;
+	for (uint32_t c = 0; c < s->nchunks; c++)
+		m->map[c] = IX_END;
+	for (uint32_t d = 0; d < s->ndocs; d++) {
+		if (ix_bit_get(m->del_docs, d))
+			continue;
+		ix_doc_info di;
+		int rc = seg_doc(s, d, &di);
+		if (rc)
+			return rc;
+		/* The strings lie back to back from the key; find their end. */
+		const char *q = di.key;
+		for (uint32_t i = 0; i < 5 + di.n_tags + di.n_meta; i++)
+			q += strlen(q) + 1;
+		fbuf_reset(text);
+		if ((rc = seg_doc_text(s, d, 0, di.text_len, text)) != 0)
+			return rc;
+		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta };
+		rc = ix_segw_add_doc(w, &rec, di.key, (size_t)(q - di.key), (const char *)text->data,
+		                     text->len);
+		if (rc)
+			return rc;
+		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {
+			ix_chunk_info ci;
+			if ((rc = seg_chunk(s, c, &ci)) != 0)
+				return rc;
+			uint32_t fl[FATHOM_NFIELDS];
+			for (int f = 0; f < FATHOM_NFIELDS; f++)
+				fl[f] = ci.field_len[f];
+			rc = ix_segw_add_chunk(w, ci.line_start, ci.line_end, ci.byte_start, ci.byte_end,
+			                       ci.headings, ci.headings_len, fl);
+			if (rc)
+				return rc;
+			m->map[c] = (*next_chunk)++;
+		}
+	}
+	return 0;
+}
+
+static int copy_postings(ix_segw *w, merge_in *m, ix_postings *p, uint32_t *pos[FATHOM_NFIELDS])
+{
+	int rc = ix_post_open(p, m->s, &m->it.ti);
+	while (!rc && p->doc != IX_END) {
+		uint32_t nc = m->map[p->doc];
+		if (nc != IX_END) {
+			uint16_t tf[FATHOM_NFIELDS];
+			const uint32_t *cpos[FATHOM_NFIELDS];
+			ix_post_tf(p, tf);
+			for (int f = 0; f < FATHOM_NFIELDS && !rc; f++) {
+				uint32_t n = 0;
+				if (tf[f])
+					rc = ix_post_positions(p, f, pos[f], IX_MAX_TF, &n);
+				if (!rc && n != tf[f])
+					rc = fa_err(FATHOM_ECORRUPT, "%s: positions disagree with tf",
+					            seg_path(m->s));
+				cpos[f] = pos[f];
+			}
+			if (!rc)
+				rc = ix_segw_posting(w, nc, tf, cpos);
+		}
+		if (!rc)
+			rc = ix_post_next(p);
+	}
+	return rc ? rc : p->err;
+}
+
+static int advance_term(merge_in *m)
+{
+	int rc = ix_term_iter_next(&m->it);
+	if (rc < 0)
+		return rc;
+	m->has_term = rc == 1;
+	return 0;
+}
+
+static int term_less(const merge_in *a, const merge_in *b)
+{
+	int c = memcmp(a->it.term, b->it.term, FA_MIN(a->it.len, b->it.len));
+	return c < 0 || (c == 0 && a->it.len < b->it.len);
+}
+
+static int term_eq(const merge_in *a, const merge_in *b)
+{
+	return a->it.len == b->it.len && memcmp(a->it.term, b->it.term, a->it.len) == 0;
+}
+
+int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint64_t *file_len)
+{
+	*out = NULL;
+	*file_len = 0;
+	merge_in *m = fa_calloc(n ? n : 1, sizeof *m);
+	ix_postings *p = fa_malloc(sizeof *p);
+	uint32_t *pos[FATHOM_NFIELDS] = { NULL };
+	ix_segw *w = NULL;
+	char *path = NULL;
+	fbuf text;
+	fbuf_init(&text, 0);
+	int rc = 0;
+	if (!m || !p) {
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	uint64_t live = 0;
+	for (size_t k = 0; k < n; k++) {
+		m[k].s = in[k]->seg;
+		m[k].del_docs = in[k]->del_docs ? in[k]->del_docs : in[k]->seg->del_docs;
+		m[k].del_chunks = in[k]->del_chunks ? in[k]->del_chunks : in[k]->seg->del_chunks;
+		uint32_t ndel = in[k]->del_chunks ? in[k]->n_del_chunks : in[k]->seg->n_del_chunks;
+		live += m[k].s->nchunks - ndel;
+		if (live >= IX_END) {
+			rc = fa_err(FATHOM_ETOOBIG, "merge: too many chunks for one segment");
+			goto cleanup;
+		}
+		m[k].map = fa_malloc(((size_t)m[k].s->nchunks + 1) * sizeof(uint32_t));
+		if (!m[k].map) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	}
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (!(pos[f] = fa_malloc(IX_MAX_TF * sizeof(uint32_t)))) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+
+	uint32_t id = ix_next_seg_id(ix);
+	char name[64];
+	ix_seg_name(name, sizeof name, id);
+	if (!(path = fa_path_join(ix->dir, name))) {
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if ((rc = ix_segw_new(&w, id)) != 0 || (rc = ix_segw_open_file(w, path)) != 0)
+		goto cleanup;
+	uint32_t next_chunk = 0;
+	for (size_t k = 0; k < n && !rc; k++)
+		rc = copy_docs(w, &m[k], &next_chunk, &text);
+	if (rc)
+		goto cleanup;
+	if (ix_segw_ndocs(w) == 0)
+		goto cleanup;   /* nothing live: no segment */
+
+	for (size_t k = 0; k < n && !rc; k++) {
+		rc = ix_term_iter_seek(&m[k].it, m[k].s, 0);
+		if (!rc)
+			rc = advance_term(&m[k]);
+	}
+	while (!rc) {
+		merge_in *min = NULL;
+		for (size_t k = 0; k < n; k++)
+			if (m[k].has_term && (!min || term_less(&m[k], min)))
+				min = &m[k];
+		if (!min)
+			break;
+		unsigned char term[IX_MAX_TERM];
+		size_t tl = min->it.len;
+		memcpy(term, min->it.term, tl);
+		if ((rc = ix_segw_term_begin(w, (const char *)term, tl)) != 0)
+			break;
+		merge_in key = *min;
+		for (size_t k = 0; k < n && !rc; k++) {
+			if (!m[k].has_term || !term_eq(&m[k], &key))
+				continue;
+			rc = copy_postings(w, &m[k], p, pos);
+			if (!rc)
+				rc = advance_term(&m[k]);
+		}
+		if (!rc)
+			rc = ix_segw_term_end(w);
+	}
+	if (!rc)
+		rc = ix_segw_finish(w, file_len);
+	if (!rc && (rc = seg_open_file(out, path)) != 0)
+		remove(path);
+
+cleanup:
+	ix_segw_free(w);   /* removes the file unless finished */
+	if (rc)
+		*file_len = 0;
+	for (size_t k = 0; m && k < n; k++)
+		fa_free(m[k].map);
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		fa_free(pos[f]);
+	fbuf_free(&text);
+	fa_free(m);
+	fa_free(p);
+	fa_free(path);
+	return rc;
+}

@@ -1,0 +1,716 @@
+/*
+ * postings.c — the postings block codec and the postings cursor.
+ *
+ * A term's postings are blocks of IX_BLOCK (128) postings. A block holds the
+ * doc-id gaps and, for each field present in it, the term frequencies, each
+ * array bit-packed at the width of its largest value:
+ *
+ *   u8  doc_bits          width of the gaps (gap = doc - prev - 1)
+ *   u8  field_mask        fields with tf > 0 in some posting of the block
+ *   u8  full_mask         fields with tf > 0 in every posting: stored as tf-1,
+ *                         so a block where every tf is 1 spends no bits on it
+ *   u8  tf_bits[popcount(field_mask)]
+ *   gaps   (n * doc_bits bits, byte-padded)
+ *   tf[f]  (n * tf_bits[f] bits, byte-padded) for each f in field_mask
+ *
+ * Positions are a separate stream per block (see ix_pos_encode): for each
+ * posting, for each field with tf > 0, tf values, the first absolute and the
+ * rest deltas, bit-packed at one width with the few large values patched in
+ * from an exception list (PFor), which keeps the typical position, a small
+ * number, at a handful of bits.
+ *
+ * A term of more than one block starts with a block directory (IX_DIR_REC
+ * bytes per block: last doc, block offset, positions offset, ix_bound), so
+ * ix_post_shallow() can skip blocks by their bound without decoding them.
+ * A term of one block has no directory; its bound is the term's.
+ */
+#include "index/index_int.h"
+
+/* ---- the block codec ------------------------------------------------------ */
+
+int ix_block_encode(fbuf *out, const ix_block_in *b)
+{
+	uint32_t vals[IX_BLOCK];
+	unsigned char hdr[3 + FATHOM_NFIELDS];
+	uint32_t n = b->n, prev = b->prev_doc, maxgap = 0;
+	unsigned field_mask = 0, full_mask = 0, nh = 3;
+
+	if (n == 0 || n > IX_BLOCK)
+		return fa_err(FATHOM_EINVAL, "postings block of %u entries", n);
+	for (uint32_t i = 0; i < n; i++) {
+		/* prev = UINT32_MAX makes prev + 1 wrap to 0: the first doc is its own gap. */
+		uint32_t gap = b->docs[i] - prev - 1u;
+		if (i > 0 && b->docs[i] <= prev)
+			return fa_err(FATHOM_EINVAL, "postings out of order");
+		maxgap = gap > maxgap ? gap : maxgap;
+		prev = b->docs[i];
+	}
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		unsigned any = 0, all = 1;
+		for (uint32_t i = 0; i < n; i++) {
+			any |= b->tf[f][i] != 0;
+			all &= b->tf[f][i] != 0;
+		}
+		if (any)
+			field_mask |= 1u << f;
+		if (any && all)
+			full_mask |= 1u << f;
+	}
+	unsigned doc_bits = fa_bits_needed(maxgap);
+	hdr[0] = (unsigned char)doc_bits;
+	hdr[1] = (unsigned char)field_mask;
+	hdr[2] = (unsigned char)full_mask;
+	unsigned tf_bits[FATHOM_NFIELDS] = { 0 };
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(field_mask & (1u << f)))
+			continue;
+		uint32_t mx = 0, sub = (full_mask >> f) & 1;
+		for (uint32_t i = 0; i < n; i++)
+			mx = FA_MAX(mx, (uint32_t)b->tf[f][i] - sub);
+		tf_bits[f] = fa_bits_needed(mx);
+		hdr[nh++] = (unsigned char)tf_bits[f];
+	}
+	size_t need = nh + fa_bitpack_bytes(n, doc_bits);
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		need += fa_bitpack_bytes(n, tf_bits[f]);
+	int rc = fbuf_reserve(out, need);
+	if (rc)
+		return rc;
+	fbuf_append(out, hdr, nh);
+	prev = b->prev_doc;
+	for (uint32_t i = 0; i < n; i++) {
+		vals[i] = b->docs[i] - prev - 1u;
+		prev = b->docs[i];
+	}
+	fa_bitpack(out->data + out->len, vals, n, doc_bits);
+	out->len += fa_bitpack_bytes(n, doc_bits);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(field_mask & (1u << f)))
+			continue;
+		uint32_t sub = (full_mask >> f) & 1;
+		for (uint32_t i = 0; i < n; i++)
+			vals[i] = (uint32_t)b->tf[f][i] - sub;
+		fa_bitpack(out->data + out->len, vals, n, tf_bits[f]);
+		out->len += fa_bitpack_bytes(n, tf_bits[f]);
+	}
+	return 0;
+}
+
+/* Unpack n values of `bits` bits from [in, in+avail). With 8 bytes of slack
+ * past the packed array every value is one unaligned load and a shift, which
+ * is what keeps a block decode near 100 ns; near the end of the file the
+ * careful byte-at-a-time version is used. */
+static void unpack(uint32_t *out, const unsigned char *in, size_t avail, uint32_t n, unsigned bits)
+{
+	if (bits == 0) {
+		memset(out, 0, n * sizeof *out);
+		return;
+	}
+	if (avail < fa_bitpack_bytes(n, bits) + 8) {
+		fa_bitunpack(out, in, n, bits);
+		return;
+	}
+	if (n == IX_BLOCK) {
+		/* Full blocks: eight values of B bits fill B bytes, so within a
+		 * group of eight every load offset and shift is a constant. */
+		switch (bits) {
+#define UNPACK_ONE(B, J) \
+			o[J] = (uint32_t)((fa_load64(g + ((J) * (B) >> 3)) >> (((J) * (B)) & 7)) & \
+			                  (((uint64_t)1 << (B)) - 1));
+#define UNPACK_FULL(B) \
+		case B: \
+			for (uint32_t k = 0; k < IX_BLOCK / 8; k++) { \
+				const unsigned char *g = in + (size_t)k * (B); \
+				uint32_t *o = out + 8 * k; \
+				UNPACK_ONE(B, 0) UNPACK_ONE(B, 1) UNPACK_ONE(B, 2) UNPACK_ONE(B, 3) \
+				UNPACK_ONE(B, 4) UNPACK_ONE(B, 5) UNPACK_ONE(B, 6) UNPACK_ONE(B, 7) \
+			} \
+			return;
+		UNPACK_FULL(1) UNPACK_FULL(2) UNPACK_FULL(3) UNPACK_FULL(4) UNPACK_FULL(5)
+		UNPACK_FULL(6) UNPACK_FULL(7) UNPACK_FULL(8) UNPACK_FULL(9) UNPACK_FULL(10)
+		UNPACK_FULL(11) UNPACK_FULL(12) UNPACK_FULL(13) UNPACK_FULL(14) UNPACK_FULL(15)
+		UNPACK_FULL(16) UNPACK_FULL(17) UNPACK_FULL(18) UNPACK_FULL(19) UNPACK_FULL(20)
+		UNPACK_FULL(21) UNPACK_FULL(22) UNPACK_FULL(23) UNPACK_FULL(24) UNPACK_FULL(25)
+		UNPACK_FULL(26) UNPACK_FULL(27) UNPACK_FULL(28) UNPACK_FULL(29) UNPACK_FULL(30)
+		UNPACK_FULL(31) UNPACK_FULL(32)
+#undef UNPACK_FULL
+#undef UNPACK_ONE
+		default:
+			break;
+		}
+	}
+	uint64_t mask = ((uint64_t)1 << bits) - 1;
+	size_t bit = 0;
+	for (uint32_t i = 0; i < n; i++, bit += bits)
+		out[i] = (uint32_t)((fa_load64(in + (bit >> 3)) >> (bit & 7)) & mask);
+}
+
+int ix_block_decode(const unsigned char *p, const unsigned char *end,
+                    const unsigned char *readable, uint32_t n, uint32_t prev_doc, uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK],
+                    uint8_t *field_mask)
+{
+	uint32_t vals[IX_BLOCK];
+	if (n == 0 || n > IX_BLOCK || end - p < 3)
+		return FATHOM_ECORRUPT;
+	unsigned doc_bits = p[0], fm = p[1], full = p[2];
+	if (doc_bits > 32 || fm == 0 || fm >= (1u << FATHOM_NFIELDS) || (full & ~fm))
+		return FATHOM_ECORRUPT;
+	p += 3;
+	unsigned tf_bits[FATHOM_NFIELDS] = { 0 };
+	size_t need = fa_bitpack_bytes(n, doc_bits);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(fm & (1u << f)))
+			continue;
+		if (p >= end || *p > 16)
+			return FATHOM_ECORRUPT;
+		tf_bits[f] = *p++;
+		need += fa_bitpack_bytes(n, tf_bits[f]);
+	}
+	if ((size_t)(end - p) < need)
+		return FATHOM_ECORRUPT;
+
+	unpack(docs, p, (size_t)(readable - p), n, doc_bits);
+	p += fa_bitpack_bytes(n, doc_bits);
+	/* Sum in 64 bits so a hostile gap cannot wrap into a smaller doc. Starting
+	 * from UINT64_MAX when there is no previous doc wraps the first sum to
+	 * the first gap. */
+	uint64_t d = prev_doc == UINT32_MAX ? UINT64_MAX : prev_doc;
+	for (uint32_t i = 0; i < n; i++) {
+		d += (uint64_t)docs[i] + 1;
+		docs[i] = (uint32_t)d;
+	}
+	if (d >= IX_END)
+		return FATHOM_ECORRUPT;
+
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(fm & (1u << f))) {
+			/* *field_mask says which arrays may hold old values. */
+			if (*field_mask & (1u << f))
+				memset(tf[f], 0, IX_BLOCK * sizeof tf[f][0]);
+			continue;
+		}
+		unpack(vals, p, (size_t)(readable - p), n, tf_bits[f]);
+		p += fa_bitpack_bytes(n, tf_bits[f]);
+		uint32_t add = (full >> f) & 1;
+		if (add && tf_bits[f] == 16) {
+			/* tf-1 of 65535 would be 65536: keep it in range. */
+			for (uint32_t i = 0; i < n; i++)
+				tf[f][i] = (uint16_t)FA_MIN(vals[i] + 1, IX_MAX_TF);
+		} else {
+			for (uint32_t i = 0; i < n; i++)
+				tf[f][i] = (uint16_t)(vals[i] + add);
+		}
+	}
+	*field_mask = (uint8_t)fm;
+	return 0;
+}
+
+/* ---- positions (patched bit-packing) -------------------------------------
+ *   u8 hdr: bits 0-5 width b (0..32), bit 7 set when exceptions follow
+ *   [varint n_exc]
+ *   n values, low b bits each, bit-packed
+ *   n_exc times: varint gap (index = previous index + 1 + gap), varint high
+ *   (the value is low | high << b)
+ * n itself is not stored: it is the sum of the block's term frequencies.
+ */
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+int ix_pos_encode(fbuf *out, const uint32_t *vals, size_t n)
+{
+	uint64_t cnt[33] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		cnt[fa_bits_needed(vals[i])]++;
+	/* Pick the width that minimises packed bytes plus exception bytes. */
+	unsigned best = 32;
+	uint64_t best_cost = UINT64_MAX;
+	for (unsigned b = 0; b <= 32; b++) {
+		uint64_t cost = ((uint64_t)n * b + 7) / 8, nexc = 0;
+		for (unsigned w = b + 1; w <= 32; w++) {
+			cost += cnt[w] * (2 + (w - b > 7) + (w - b > 14));
+			nexc += cnt[w];
+		}
+		cost += nexc ? varint_len(nexc) : 0;
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = b;
+		}
+	}
+	uint64_t nexc = 0;
+	for (unsigned w = best + 1; w <= 32; w++)
+		nexc += cnt[w];
+	uint32_t mask = best == 32 ? UINT32_MAX : (1u << best) - 1;
+
+	int rc = fbuf_putc(out, (int)(best | (nexc ? 0x80u : 0u)));
+	if (nexc)
+		rc = fbuf_put_varint(out, nexc);
+	if (rc)
+		return rc;
+	size_t bytes = fa_bitpack_bytes(n, best);
+	if ((rc = fbuf_reserve(out, bytes)) != 0)
+		return rc;
+	/* Eight values of b bits fill exactly b bytes, so groups stay aligned. */
+	uint32_t tmp[8];
+	size_t i = 0;
+	unsigned char *o = out->data + out->len;
+	for (; i + 8 <= n; i += 8) {
+		for (int k = 0; k < 8; k++)
+			tmp[k] = vals[i + k] & mask;
+		fa_bitpack(o, tmp, 8, best);
+		o += best;
+	}
+	if (i < n) {
+		size_t k = n - i;
+		for (size_t j = 0; j < k; j++)
+			tmp[j] = vals[i + j] & mask;
+		fa_bitpack(o, tmp, k, best);
+	}
+	out->len += bytes;
+	if (nexc) {
+		uint64_t prev = UINT64_MAX;   /* so the first gap is its index */
+		for (size_t j = 0; j < n; j++) {
+			if (fa_bits_needed(vals[j]) <= best)
+				continue;
+			fbuf_put_varint(out, (uint64_t)j - prev - 1);
+			rc = fbuf_put_varint(out, (uint64_t)(vals[j] >> best));
+			prev = j;
+		}
+	}
+	return out->err ? out->err : rc;
+}
+
+/* Value i of a packed array of b-bit values in [base, base+nbytes). The
+ * caller has checked that the array fits. */
+static uint32_t get_bits(const unsigned char *base, uint64_t nbytes, uint64_t i, unsigned b)
+{
+	if (b == 0)
+		return 0;
+	uint64_t bit = i * b, byte = bit >> 3;
+	unsigned sh = (unsigned)(bit & 7);
+	uint64_t w;
+	if (byte + 8 <= nbytes) {
+		w = fa_load64(base + byte);
+	} else {
+		w = 0;
+		for (unsigned k = 0; k < 8 && byte + k < nbytes; k++)
+			w |= (uint64_t)base[byte + k] << (8 * k);
+	}
+	w >>= sh;
+	return (uint32_t)(w & (b == 32 ? 0xffffffffu : ((1u << b) - 1)));
+}
+
+/* ---- the cursor ------------------------------------------------------------ */
+
+static int post_corrupt(ix_postings *p, const char *what)
+{
+	p->doc = IX_END;
+	return p->err = fa_err(FATHOM_ECORRUPT, "%s: postings at offset %llu: %s",
+	                       seg_path(p->seg), (unsigned long long)p->ti.post_off, what);
+}
+
+static uint32_t block_len(const ix_postings *p, uint32_t b)
+{
+	return b + 1 < p->ti.n_blocks ? IX_BLOCK : p->ti.df - (p->ti.n_blocks - 1) * IX_BLOCK;
+}
+
+static void load_bound(ix_bound *bd, const unsigned char *r)
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		bd->max_tf[f] = fa_load16(r + 2 * f);
+		bd->min_len[f] = fa_load16(r + 10 + 2 * f);
+	}
+}
+
+/* Directory entry b of a multi-block term, range-checked. */
+static int dir_entry(ix_postings *p, uint32_t b, const unsigned char **rec)
+{
+	uint64_t off = p->ti.post_off + (uint64_t)b * IX_DIR_REC;
+	if (seg_check_range(p->seg, off, IX_DIR_REC)) {
+		p->doc = IX_END;
+		return p->err = FATHOM_ECORRUPT;
+	}
+	*rec = p->seg->data + off;
+	return 0;
+}
+
+/* Point the block meta (last doc, bound) at block b. */
+static int set_block_meta(ix_postings *p, uint32_t b)
+{
+	p->block = b;
+	if (p->ti.n_blocks == 1) {
+		p->block_last = p->block_decoded == 0 ? p->docs[p->n - 1] : IX_END;
+		p->block_bound = p->ti.bound;
+		return 0;
+	}
+	const unsigned char *r;
+	if (dir_entry(p, b, &r))
+		return p->err;
+	p->block_last = fa_load32(r);
+	load_bound(&p->block_bound, r + 12);
+	return 0;
+}
+
+static int decode_block(ix_postings *p, uint32_t b)
+{
+	const ix_segment *s = p->seg;
+	uint64_t start, end, pos_lo, pos_hi;
+	uint32_t prev = UINT32_MAX, last = IX_END;
+
+	if (p->ti.n_blocks == 1) {
+		start = p->ti.post_off;
+		end = start + p->ti.post_len;
+		pos_lo = p->ti.pos_off;
+		pos_hi = pos_lo + p->ti.pos_len;
+	} else {
+		const unsigned char *r;
+		uint64_t dir_len = (uint64_t)p->ti.n_blocks * IX_DIR_REC;
+		if (b > 0) {
+			if (dir_entry(p, b - 1, &r))
+				return p->err;
+			prev = fa_load32(r);
+		}
+		if (dir_entry(p, b, &r))
+			return p->err;
+		last = fa_load32(r);
+		uint64_t boff = fa_load32(r + 4), poff = fa_load32(r + 8), bend, pend;
+		if (b + 1 < p->ti.n_blocks) {
+			const unsigned char *nr;
+			if (dir_entry(p, b + 1, &nr))
+				return p->err;
+			bend = fa_load32(nr + 4);
+			pend = fa_load32(nr + 8);
+		} else {
+			bend = p->ti.post_len;
+			pend = p->ti.pos_len;
+		}
+		if (boff < dir_len || boff > bend || bend > p->ti.post_len || poff > pend ||
+		    pend > p->ti.pos_len)
+			return post_corrupt(p, "bad block directory");
+		start = p->ti.post_off + boff;
+		end = p->ti.post_off + bend;
+		pos_lo = p->ti.pos_off + poff;
+		pos_hi = p->ti.pos_off + pend;
+	}
+	if (end == start || seg_check_range(s, start, end - start)) {
+		p->doc = IX_END;
+		return p->err = end == start ? post_corrupt(p, "empty block") : FATHOM_ECORRUPT;
+	}
+	uint32_t n = block_len(p, b);
+	/* The whole map is readable: slack for the fast unpacking. */
+	if (ix_block_decode(s->data + start, s->data + end, s->data + s->len, n, prev, p->docs, p->tf,
+	                    &p->field_mask))
+		return post_corrupt(p, "bad block");
+	if (p->docs[n - 1] >= s->nchunks || (last != IX_END && p->docs[n - 1] != last))
+		return post_corrupt(p, "doc id out of range");
+	p->block_decoded = b;
+	p->n = n;
+	p->i = 0;
+	p->doc = p->docs[0];
+	p->pos_lo = pos_lo;
+	p->pos_hi = pos_hi;
+	p->pos_block = UINT32_MAX;
+	return set_block_meta(p, b);
+}
+
+int ix_post_open(ix_postings *p, const ix_segment *s, const ix_term_info *ti)
+{
+	p->seg = s;
+	p->ti = *ti;
+	p->block = 0;
+	p->block_decoded = UINT32_MAX;
+	p->i = p->n = 0;
+	p->doc = IX_END;
+	p->err = 0;
+	p->field_mask = (1u << FATHOM_NFIELDS) - 1;   /* the tf arrays hold garbage */
+	p->block_last = IX_END;
+	p->pos_block = UINT32_MAX;
+	p->pos_lo = p->pos_hi = 0;
+	uint64_t td_lo = s->sec_off[IX_SEC_TERMDATA], td_hi = td_lo + s->sec_len[IX_SEC_TERMDATA];
+	if (ti->df == 0 || ti->n_blocks != (ti->df - 1) / IX_BLOCK + 1 ||
+	    ti->post_off < td_lo || ti->post_len > td_hi - ti->post_off ||
+	    ti->pos_off < td_lo || ti->pos_len > td_hi - ti->pos_off ||
+	    (ti->n_blocks > 1 && ti->post_len < (uint64_t)ti->n_blocks * IX_DIR_REC))
+		return post_corrupt(p, "bad term entry");
+	return decode_block(p, 0);
+}
+
+int ix_post_next(ix_postings *p)
+{
+	if (p->err || p->doc == IX_END)
+		return p->err;
+	if (++p->i < p->n) {
+		p->doc = p->docs[p->i];
+		return 0;
+	}
+	if (p->block_decoded + 1 < p->ti.n_blocks)
+		return decode_block(p, p->block_decoded + 1);
+	p->doc = IX_END;
+	return 0;
+}
+
+/* First block b >= from whose last doc is >= target (galloping over the
+ * directory), or n_blocks. */
+static uint32_t find_block(ix_postings *p, uint32_t from, uint32_t target, uint32_t *last)
+{
+	uint32_t nb = p->ti.n_blocks, lo = from, step = 1, hi;
+	const unsigned char *r;
+	*last = IX_END;
+	/* Invariant: blocks before lo end before target. */
+	for (;;) {
+		hi = lo + step - 1;
+		if (hi >= nb)
+			hi = nb - 1;
+		if (dir_entry(p, hi, &r))
+			return nb;
+		if (fa_load32(r) >= target)
+			break;
+		if (hi == nb - 1)
+			return nb;
+		lo = hi + 1;
+		step *= 2;
+	}
+	/* lo..hi holds the answer (hi qualifies). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (dir_entry(p, mid, &r))
+			return nb;
+		if (fa_load32(r) >= target)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (dir_entry(p, lo, &r))
+		return nb;
+	*last = fa_load32(r);
+	return lo;
+}
+
+uint32_t ix_post_shallow(ix_postings *p, uint32_t target)
+{
+	if (p->err)
+		return IX_END;
+	if (p->ti.n_blocks == 1) {
+		if (p->block_decoded != 0 || p->docs[p->n - 1] < target)
+			return IX_END;
+		return p->block_last;
+	}
+	if (p->block < p->ti.n_blocks && p->block_last != IX_END && p->block_last >= target)
+		return p->block_last;
+	uint32_t from = p->block < p->ti.n_blocks ? p->block : p->ti.n_blocks;
+	if (from >= p->ti.n_blocks)
+		return IX_END;
+	uint32_t last, b = find_block(p, from, target, &last);
+	if (p->err)
+		return IX_END;
+	if (b >= p->ti.n_blocks) {
+		p->block = p->ti.n_blocks;
+		p->block_last = IX_END;
+		return IX_END;
+	}
+	if (set_block_meta(p, b))
+		return IX_END;
+	return p->block_last;
+}
+
+/* First index >= i in the decoded block with docs[index] >= target. */
+static uint32_t search_block(const ix_postings *p, uint32_t i, uint32_t target)
+{
+	uint32_t lo = i, hi = p->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (p->docs[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int ix_post_advance(ix_postings *p, uint32_t target)
+{
+	if (p->err || p->doc == IX_END)
+		return p->err;
+	if (p->doc >= target)
+		return 0;
+	if (p->docs[p->n - 1] >= target) {
+		p->i = search_block(p, p->i + 1, target);
+		p->doc = p->docs[p->i];
+		if (p->block != p->block_decoded)
+			return set_block_meta(p, p->block_decoded);
+		return 0;
+	}
+	if (p->ti.n_blocks == 1 || p->block_decoded + 1 >= p->ti.n_blocks) {
+		p->doc = IX_END;
+		return 0;
+	}
+	uint32_t from = p->block_decoded + 1, last;
+	/* After ix_post_shallow() the block it found is usually the answer:
+	 * confirm it with the one directory entry before it. */
+	if (p->block > from && p->block < p->ti.n_blocks && p->block_last != IX_END &&
+	    p->block_last >= target) {
+		const unsigned char *r;
+		if (dir_entry(p, p->block - 1, &r))
+			return p->err;
+		if (fa_load32(r) < target)
+			from = p->block;
+	}
+	uint32_t b = find_block(p, from, target, &last);
+	if (p->err)
+		return p->err;
+	if (b >= p->ti.n_blocks) {
+		p->doc = IX_END;
+		p->block = p->ti.n_blocks;
+		return 0;
+	}
+	if (decode_block(p, b))
+		return p->err;
+	p->i = search_block(p, 0, target);
+	if (p->i >= p->n)
+		return post_corrupt(p, "block directory disagrees with its block");
+	p->doc = p->docs[p->i];
+	return 0;
+}
+
+const ix_bound *ix_post_block_bound(const ix_postings *p)
+{
+	return &p->block_bound;
+}
+
+uint32_t ix_post_block_last(const ix_postings *p)
+{
+	return p->block_last;
+}
+
+void ix_post_tf(const ix_postings *p, uint16_t tf[FATHOM_NFIELDS])
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		tf[f] = (p->doc != IX_END && p->i < p->n) ? p->tf[f][p->i] : 0;
+}
+
+/* Set up the positions stream of the decoded block. */
+static int pos_reset(ix_postings *p)
+{
+	const ix_segment *s = p->seg;
+	p->pos_block = p->block_decoded;
+	p->pos_i = 0;
+	p->pos_idx = 0;
+	p->pos_total = 0;
+	for (uint32_t i = 0; i < p->n; i++)
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			p->pos_total += p->tf[f][i];
+	if (p->pos_hi <= p->pos_lo)
+		return post_corrupt(p, "no positions");
+	if (seg_check_range(s, p->pos_lo, p->pos_hi - p->pos_lo)) {
+		p->doc = IX_END;
+		return p->err = FATHOM_ECORRUPT;
+	}
+	const unsigned char *q = s->data + p->pos_lo, *end = s->data + p->pos_hi;
+	unsigned hdr = *q++, b = hdr & 0x3f;
+	uint64_t nexc = 0;
+	if (b > 32 || (hdr & 0x40) || ((hdr & 0x80) && fa_varint_get(&q, end, &nexc)))
+		return post_corrupt(p, "bad positions header");
+	uint64_t bytes = (p->pos_total * b + 7) / 8;
+	if ((uint64_t)(end - q) < bytes)
+		return post_corrupt(p, "positions truncated");
+	p->pos_bits = (uint8_t)b;
+	p->pos_packed = (uint64_t)(q - s->data);
+	p->pos_bytes = bytes;
+	p->exc_off = p->pos_packed + bytes;
+	p->exc_left = nexc;
+	p->exc_idx = UINT64_MAX;
+	p->exc_have = 0;
+	p->exc_from = 0;
+	return 0;
+}
+
+/* Decode the next exception into exc_idx/exc_high (exc_have = 0 at the end). */
+static int exc_next(ix_postings *p)
+{
+	p->exc_have = 0;
+	if (p->exc_left == 0)
+		return 0;
+	const unsigned char *q = p->seg->data + p->exc_off, *end = p->seg->data + p->pos_hi;
+	uint64_t gap, high;
+	if (fa_varint_get(&q, end, &gap) || fa_varint_get(&q, end, &high))
+		return post_corrupt(p, "bad positions exception");
+	uint64_t idx = p->exc_idx + gap + 1;   /* exc_idx starts at UINT64_MAX */
+	if ((p->exc_idx != UINT64_MAX && idx <= p->exc_idx) || idx >= p->pos_total)
+		return post_corrupt(p, "positions exception out of range");
+	if (p->pos_bits == 32 || high >> (32 - p->pos_bits))
+		return post_corrupt(p, "positions exception too large");
+	p->exc_off = (uint64_t)(q - p->seg->data);
+	p->exc_left--;
+	p->exc_idx = idx;
+	p->exc_high = high;
+	p->exc_have = 1;
+	return 0;
+}
+
+int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, uint32_t *n)
+{
+	*n = 0;
+	if (p->err)
+		return p->err;
+	if (field < 0 || field >= FATHOM_NFIELDS)
+		return fa_err(FATHOM_EINVAL, "no field %d", field);
+	if (p->doc == IX_END || p->i >= p->n)
+		return 0;
+	uint32_t tf = p->tf[field][p->i];
+	if (tf == 0)
+		return 0;
+	/* Walking forward through a block, as phrase matching does, continues
+	 * the running sums; going back starts the block over. */
+	if (p->pos_block != p->block_decoded || p->pos_i > p->i) {
+		if (pos_reset(p))
+			return p->err;
+	}
+	for (; p->pos_i < p->i; p->pos_i++)
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			p->pos_idx += p->tf[f][p->pos_i];
+	uint64_t start = p->pos_idx;
+	for (int f = 0; f < field; f++)
+		start += p->tf[f][p->i];
+	uint32_t want = tf < max ? tf : max;
+	/* Exceptions are consumed as requests move forward; asking again for
+	 * what an earlier request covered reads them from the start. */
+	if (start < p->exc_from) {
+		uint32_t keep_i = p->pos_i;
+		uint64_t keep_idx = p->pos_idx;
+		if (pos_reset(p))
+			return p->err;
+		p->pos_i = keep_i;
+		p->pos_idx = keep_idx;
+	}
+	p->exc_from = start + want;
+
+	const unsigned char *packed = p->seg->data + p->pos_packed;
+	unsigned b = p->pos_bits;
+	for (uint32_t k = 0; k < want; k++)
+		out[k] = get_bits(packed, p->pos_bytes, start + k, b);
+	/* Patch in the exceptions that fall in [start, start+want). */
+	if (!p->exc_have && exc_next(p))
+		return p->err;
+	while (p->exc_have && p->exc_idx < start + want) {
+		if (p->exc_idx >= start)
+			out[p->exc_idx - start] |= (uint32_t)(p->exc_high << b);
+		if (exc_next(p))
+			return p->err;
+	}
+	uint64_t acc = 0;
+	for (uint32_t k = 0; k < want; k++) {
+		acc += out[k];
+		if (acc > UINT32_MAX)
+			return post_corrupt(p, "position overflows");
+		out[k] = (uint32_t)acc;
+	}
+	*n = want;
+	return 0;
+}

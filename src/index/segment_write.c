@@ -1,0 +1,739 @@
+/*
+ * segment_write.c — writes one immutable segment file. The full byte-level
+ * specification is docs/FORMAT.md; this is its summary.
+ *
+ * All integers are little-endian; "varint" is LEB128. A segment file is
+ *
+ *   preamble   16 bytes: "FATHSEG\0", u32 version (1), u32 segment id
+ *   DOCSTORE   zstd frames of the documents' text, back to back
+ *   TERMDATA   per term, in term order: its postings (a block directory of
+ *              32-byte records when it has more than one block, then the
+ *              blocks, see postings.c), then its positions (per block)
+ *   DICT       the terms, in byte order, front-coded in blocks of 32:
+ *                varint shared, varint suffix_len, suffix, varint df,
+ *                varint post_len, varint pos_len, u8 bound_mask,
+ *                per field in bound_mask: varint max_tf, varint min_len
+ *              A term's postings start where the previous term's positions
+ *              end; its positions start after its postings.
+ *   DICT_INDEX one 16-byte record per block (u64 file offset of the block's
+ *              first postings, u32 offset in DICT, u32 offset of its first
+ *              term in the strings after the records), then the first terms
+ *              as u8 length + bytes
+ *   FRAMES     24 bytes per frame: u64 raw start, u64 offset in DOCSTORE,
+ *              u32 compressed length, u32 raw length (<= 64 KiB)
+ *   DOCS       72 bytes per document (text offset and length in the raw
+ *              document stream, size, mtime, content hash, strings offset and
+ *              length, first chunk, chunk count, tag and meta counts, kind)
+ *   DOC_STRINGS per document: key, path, title, url, lang, tags, meta, each
+ *              NUL-terminated
+ *   CHUNKS     38 bytes per chunk: doc, lines, bytes, headings offset and
+ *              length, five u16 field lengths
+ *   CHUNK_STRINGS heading trails
+ *   KEYS       12 bytes per document: u64 FNV-1a of the key, u32 doc;
+ *              sorted by hash, then key
+ *   page CRCs  u32 CRC32C of each 4 KiB page of [0, data_end)
+ *   footer     296 bytes: "FATHFTR\0", version, sizes, statistics, the
+ *              section table, the CRC of the page CRC table, its own CRC
+ *
+ * The file is written front to back in one pass: the document store first
+ * (merges stream it), then each term's postings as it is finished, then the
+ * tables that were collected in memory. Page CRCs are computed as the bytes
+ * go out. The file is fsynced before anything names it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "index/index_int.h"
+
+#define OUT_BUF (1u << 20)
+
+typedef struct key_ent {
+	uint64_t hash;
+	uint64_t str_off;
+	uint32_t len, doc;
+} key_ent;
+
+enum segw_state { SW_DOCS, SW_TERMS, SW_DONE };
+
+struct ix_segw {
+	uint32_t id;
+	enum segw_state state;
+	int err;                       /* sticky */
+	/* Tables, collected in memory. */
+	fbuf docs, doc_strs, chunks, chunk_strs;
+	key_ent *keys;
+	size_t nkeys, keys_cap;
+	ix_ds_writer ds;
+	uint64_t field_len_sum[FATHOM_NFIELDS];
+	uint64_t last_head_off;
+	uint32_t last_head_len;
+	int have_last_head;
+	/* The file. */
+	char *path;
+	int fd;
+	fbuf out;
+	uint64_t off;                  /* file offset of the next byte */
+	uint32_t page_crc, page_fill;
+	fbuf page_crcs;
+	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
+	/* The dictionary. */
+	fbuf dict, didx, didx_strs;
+	uint64_t nterms, ndict_blocks, post_bytes, pos_bytes;
+	unsigned char prev_term[IX_MAX_TERM];
+	size_t prev_len;
+	uint32_t in_block;
+	/* The term being written. */
+	unsigned char term[IX_MAX_TERM];
+	size_t term_len;
+	int in_term;
+	uint32_t df, last_doc;
+	ix_block_in blk;
+	uint32_t *bpos;
+	size_t nbpos, bpos_cap;
+	ix_bound bbound, tbound;
+	fbuf tdir, tblocks, tpos;
+};
+
+static int sw_fail(ix_segw *w, int rc)
+{
+	if (!w->err)
+		w->err = rc;
+	return w->err;
+}
+
+uint64_t ix_key_hash(const char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void bound_reset(ix_bound *b)
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		b->max_tf[f] = 0;
+		b->min_len[f] = UINT16_MAX;
+	}
+}
+
+/* Absent fields get min_len 0, so equal bounds encode equally. */
+static void bound_close(ix_bound *b)
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (b->max_tf[f] == 0)
+			b->min_len[f] = 0;
+}
+
+int ix_segw_new(ix_segw **out, uint32_t id)
+{
+	*out = NULL;
+	ix_segw *w = fa_calloc(1, sizeof *w);
+	if (!w)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	w->id = id;
+	w->fd = -1;
+	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->tdir,
+	                 &w->tblocks, &w->tpos };
+	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
+		fbuf_init(bufs[i], 0);
+	/* Chunk headings are addressed by u32 offsets. */
+	w->chunk_strs.max = UINT32_MAX;
+	int rc = ix_ds_init(&w->ds);
+	if (rc) {
+		fa_free(w);
+		return rc;
+	}
+	w->blk.prev_doc = UINT32_MAX;
+	w->last_doc = UINT32_MAX;
+	*out = w;
+	return 0;
+}
+
+void ix_segw_free(ix_segw *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		close(w->fd);
+		if (w->state != SW_DONE && w->path)
+			unlink(w->path);
+	}
+	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->tdir,
+	                 &w->tblocks, &w->tpos };
+	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
+		fbuf_free(bufs[i]);
+	ix_ds_free(&w->ds);
+	fa_free(w->keys);
+	fa_free(w->bpos);
+	fa_free(w->path);
+	fa_free(w);
+}
+
+void ix_segw_set_id(ix_segw *w, uint32_t id)
+{
+	w->id = id;
+}
+
+uint32_t ix_segw_ndocs(const ix_segw *w)
+{
+	return (uint32_t)(w->docs.len / IX_DOC_REC);
+}
+
+uint32_t ix_segw_nchunks(const ix_segw *w)
+{
+	return (uint32_t)(w->chunks.len / IX_CHUNK_REC);
+}
+
+size_t ix_segw_mem(const ix_segw *w)
+{
+	return w->docs.cap + w->doc_strs.cap + w->chunks.cap + w->chunk_strs.cap +
+	       w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
+	       IX_FRAME_RAW;
+}
+
+void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
+{
+	const unsigned char *r = w->docs.data + (size_t)doc * IX_DOC_REC;
+	out->size = fa_load64(r + 16);
+	out->mtime_ns = (int64_t)fa_load64(r + 24);
+	out->content_hash = fa_load64(r + 32);
+}
+
+/* ---- documents ------------------------------------------------------------- */
+
+static int drain_docstore(ix_segw *w);
+
+int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
+                    const char *text, size_t text_len)
+{
+	if (w->err)
+		return w->err;
+	if (w->state != SW_DOCS)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: document after terms"));
+	size_t want = 5 + (size_t)d->n_tags + d->n_meta, nul = 0;
+	for (size_t i = 0; i < strs_len; i++)
+		nul += strs[i] == '\0';
+	if (strs_len == 0 || strs[strs_len - 1] != '\0' || nul != want || d->n_tags > UINT16_MAX ||
+	    d->n_meta > UINT16_MAX || strs_len > UINT32_MAX)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: bad document strings"));
+	if (ix_segw_ndocs(w) >= UINT32_MAX - 1)
+		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: too many documents"));
+
+	unsigned char r[IX_DOC_REC] = { 0 };
+	fa_store64(r + 0, w->ds.raw_total);
+	fa_store64(r + 8, text_len);
+	fa_store64(r + 16, d->size);
+	fa_store64(r + 24, (uint64_t)d->mtime_ns);
+	fa_store64(r + 32, d->content_hash);
+	fa_store64(r + 40, w->doc_strs.len);
+	fa_store32(r + 48, (uint32_t)strs_len);
+	fa_store32(r + 52, ix_segw_nchunks(w));
+	fa_store32(r + 56, 0);
+	r[60] = (unsigned char)d->n_tags;
+	r[61] = (unsigned char)(d->n_tags >> 8);
+	r[62] = (unsigned char)d->n_meta;
+	r[63] = (unsigned char)(d->n_meta >> 8);
+	r[64] = d->kind;
+
+	int rc = fa_grow((void **)&w->keys, &w->keys_cap, w->nkeys + 1, sizeof *w->keys);
+	if (rc)
+		return sw_fail(w, rc);
+	size_t klen = strlen(strs);
+	w->keys[w->nkeys++] = (key_ent){ ix_key_hash(strs, klen), w->doc_strs.len, (uint32_t)klen,
+	                                  ix_segw_ndocs(w) };
+	fbuf_append(&w->docs, r, sizeof r);
+	fbuf_append(&w->doc_strs, strs, strs_len);
+	if ((rc = w->docs.err ? w->docs.err : w->doc_strs.err) != 0)
+		return sw_fail(w, rc);
+	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
+		return sw_fail(w, rc);
+	w->have_last_head = 0;
+	if (w->fd >= 0 && w->ds.comp.len >= OUT_BUF)
+		return drain_docstore(w);
+	return 0;
+}
+
+int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
+                      uint32_t byte_start, uint32_t byte_end,
+                      const char *headings, uint32_t headings_len,
+                      const uint32_t field_len[FATHOM_NFIELDS])
+{
+	if (w->err)
+		return w->err;
+	uint32_t ndocs = ix_segw_ndocs(w);
+	if (w->state != SW_DOCS || ndocs == 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: chunk without a document"));
+	unsigned char *dr = w->docs.data + (size_t)(ndocs - 1) * IX_DOC_REC;
+	if (byte_start > byte_end || byte_end > fa_load64(dr + 8))
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: chunk outside its document"));
+	if (ix_segw_nchunks(w) >= UINT32_MAX - 1)
+		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: too many chunks"));
+	/* Chunks of a section share their trail: store it once. */
+	uint64_t hoff = w->chunk_strs.len;
+	if (w->have_last_head && w->last_head_len == headings_len &&
+	    (headings_len == 0 ||
+	     memcmp(w->chunk_strs.data + w->last_head_off, headings, headings_len) == 0)) {
+		hoff = w->last_head_off;
+	} else if (headings_len) {
+		fbuf_append(&w->chunk_strs, headings, headings_len);
+	}
+	w->last_head_off = hoff;
+	w->last_head_len = headings_len;
+	w->have_last_head = 1;
+
+	unsigned char r[IX_CHUNK_REC];
+	fa_store32(r + 0, ndocs - 1);
+	fa_store32(r + 4, line_start);
+	fa_store32(r + 8, line_end);
+	fa_store32(r + 12, byte_start);
+	fa_store32(r + 16, byte_end);
+	fa_store32(r + 20, (uint32_t)hoff);
+	fa_store32(r + 24, headings_len);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		uint32_t l = field_len[f] > UINT16_MAX ? UINT16_MAX : field_len[f];
+		r[28 + 2 * f] = (unsigned char)l;
+		r[29 + 2 * f] = (unsigned char)(l >> 8);
+		w->field_len_sum[f] += field_len[f];
+	}
+	fbuf_append(&w->chunks, r, sizeof r);
+	fa_store32(dr + 56, fa_load32(dr + 56) + 1);
+	int rc = w->chunks.err ? w->chunks.err : w->chunk_strs.err;
+	return rc ? sw_fail(w, rc) : 0;
+}
+
+/* ---- the output file ------------------------------------------------------- */
+
+static int out_flush(ix_segw *w)
+{
+	const unsigned char *p = w->out.data;
+	size_t n = w->out.len;
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return sw_fail(w, fa_err(FATHOM_EIO, "%s: write: %s", w->path, strerror(errno)));
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	fbuf_reset(&w->out);
+	return 0;
+}
+
+/* Append bytes to the file; crc: whether they are page-checked. */
+static int out_raw(ix_segw *w, const void *data, size_t n, int crc)
+{
+	if (w->err)
+		return w->err;
+	const unsigned char *p = data;
+	if (crc) {
+		const unsigned char *q = p;
+		size_t left = n;
+		while (left) {
+			size_t k = FA_MIN(left, (size_t)(IX_PAGE - w->page_fill));
+			w->page_crc = fa_crc32c(w->page_crc, q, k);
+			w->page_fill += (uint32_t)k;
+			q += k;
+			left -= k;
+			if (w->page_fill == IX_PAGE) {
+				fbuf_put_u32(&w->page_crcs, w->page_crc);
+				w->page_crc = 0;
+				w->page_fill = 0;
+			}
+		}
+		if (w->page_crcs.err)
+			return sw_fail(w, w->page_crcs.err);
+	}
+	w->off += n;
+	while (n) {
+		size_t k = FA_MIN(n, (size_t)OUT_BUF - w->out.len);
+		int rc = fbuf_append(&w->out, p, k);
+		if (rc)
+			return sw_fail(w, rc);
+		p += k;
+		n -= k;
+		if (w->out.len >= OUT_BUF && out_flush(w))
+			return w->err;
+	}
+	return 0;
+}
+
+static int out_write(ix_segw *w, const void *data, size_t n)
+{
+	return out_raw(w, data, n, 1);
+}
+
+static int drain_docstore(ix_segw *w)
+{
+	int rc = out_write(w, w->ds.comp.data, w->ds.comp.len);
+	if (rc)
+		return rc;
+	w->ds.comp_base += w->ds.comp.len;
+	fbuf_reset(&w->ds.comp);
+	return 0;
+}
+
+int ix_segw_open_file(ix_segw *w, const char *path)
+{
+	if (w->err)
+		return w->err;
+	if (w->fd >= 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: file already open"));
+	w->path = fa_strdup(path);
+	if (!w->path)
+		return sw_fail(w, fa_err(FATHOM_ENOMEM, "out of memory"));
+	w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w->fd < 0)
+		return sw_fail(w, fa_err(errno == EEXIST ? FATHOM_EEXISTS : FATHOM_EIO, "%s: %s",
+		                         path, strerror(errno)));
+	unsigned char pre[IX_PREAMBLE_SIZE];
+	memcpy(pre, IX_SEG_MAGIC, 8);
+	fa_store32(pre + 8, IX_FORMAT_VERSION);
+	fa_store32(pre + 12, w->id);
+	if (out_write(w, pre, sizeof pre))
+		return w->err;
+	w->sec_off[IX_SEC_DOCSTORE] = w->off;
+	return drain_docstore(w);
+}
+
+/* Close the document store and open the term data. */
+static int start_terms(ix_segw *w)
+{
+	if (w->fd < 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: no file"));
+	int rc = ix_ds_finish(&w->ds);
+	if (rc)
+		return sw_fail(w, rc);
+	if (drain_docstore(w))
+		return w->err;
+	w->sec_len[IX_SEC_DOCSTORE] = w->off - w->sec_off[IX_SEC_DOCSTORE];
+	w->sec_off[IX_SEC_TERMDATA] = w->off;
+	w->state = SW_TERMS;
+	return 0;
+}
+
+/* ---- terms ---------------------------------------------------------------- */
+
+int ix_segw_term_begin(ix_segw *w, const char *term, size_t len)
+{
+	if (w->err)
+		return w->err;
+	if (w->state == SW_DOCS && start_terms(w))
+		return w->err;
+	if (w->state != SW_TERMS || w->in_term)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: term out of place"));
+	if (len == 0 || len > IX_MAX_TERM)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: term of %zu bytes", len));
+	if (w->nterms) {
+		size_t m = FA_MIN(len, w->prev_len);
+		int c = memcmp(term, w->prev_term, m);
+		if (c < 0 || (c == 0 && len <= w->prev_len))
+			return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: terms out of order"));
+	}
+	memcpy(w->term, term, len);
+	w->term_len = len;
+	w->in_term = 1;
+	w->df = 0;
+	w->last_doc = UINT32_MAX;
+	w->blk.n = 0;
+	w->blk.prev_doc = UINT32_MAX;
+	w->nbpos = 0;
+	bound_reset(&w->bbound);
+	bound_reset(&w->tbound);
+	fbuf_reset(&w->tdir);
+	fbuf_reset(&w->tblocks);
+	fbuf_reset(&w->tpos);
+	return 0;
+}
+
+static int flush_block(ix_segw *w)
+{
+	uint64_t boff = w->tblocks.len, poff = w->tpos.len;
+	if (boff > UINT32_MAX || poff > UINT32_MAX)
+		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB"));
+	int rc = ix_block_encode(&w->tblocks, &w->blk);
+	if (!rc)
+		rc = ix_pos_encode(&w->tpos, w->bpos, w->nbpos);
+	if (rc)
+		return sw_fail(w, rc);
+	bound_close(&w->bbound);
+	unsigned char r[IX_DIR_REC];
+	fa_store32(r + 0, w->blk.docs[w->blk.n - 1]);
+	fa_store32(r + 4, (uint32_t)boff);
+	fa_store32(r + 8, (uint32_t)poff);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		r[12 + 2 * f] = (unsigned char)w->bbound.max_tf[f];
+		r[13 + 2 * f] = (unsigned char)(w->bbound.max_tf[f] >> 8);
+		r[22 + 2 * f] = (unsigned char)w->bbound.min_len[f];
+		r[23 + 2 * f] = (unsigned char)(w->bbound.min_len[f] >> 8);
+	}
+	if ((rc = fbuf_append(&w->tdir, r, sizeof r)) != 0)
+		return sw_fail(w, rc);
+	w->blk.prev_doc = w->blk.docs[w->blk.n - 1];
+	w->blk.n = 0;
+	w->nbpos = 0;
+	bound_reset(&w->bbound);
+	return 0;
+}
+
+int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
+                    const uint32_t *const pos[FATHOM_NFIELDS])
+{
+	if (w->err)
+		return w->err;
+	if (!w->in_term)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: posting outside a term"));
+	if (chunk >= ix_segw_nchunks(w) || (w->last_doc != UINT32_MAX && chunk <= w->last_doc))
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: posting %u out of order", chunk));
+	size_t ntf = 0;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		ntf += tf[f];
+	if (ntf == 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: empty posting"));
+	size_t need;
+	if (fa_add(w->nbpos, ntf, &need))
+		return sw_fail(w, fa_err(FATHOM_ENOMEM, "too many positions"));
+	int rc = fa_grow((void **)&w->bpos, &w->bpos_cap, need, sizeof *w->bpos);
+	if (rc)
+		return sw_fail(w, rc);
+	const unsigned char *cr = w->chunks.data + (size_t)chunk * IX_CHUNK_REC;
+	uint32_t i = w->blk.n;
+	w->blk.docs[i] = chunk;
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		w->blk.tf[f][i] = tf[f];
+		if (!tf[f])
+			continue;
+		uint16_t flen = fa_load16(cr + 28 + 2 * f);
+		if (tf[f] > w->bbound.max_tf[f])
+			w->bbound.max_tf[f] = tf[f];
+		if (flen < w->bbound.min_len[f])
+			w->bbound.min_len[f] = flen;
+		if (tf[f] > w->tbound.max_tf[f])
+			w->tbound.max_tf[f] = tf[f];
+		if (flen < w->tbound.min_len[f])
+			w->tbound.min_len[f] = flen;
+		uint32_t prev = 0;
+		for (uint32_t k = 0; k < tf[f]; k++) {
+			if (pos[f][k] < prev)
+				return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: positions out of order"));
+			w->bpos[w->nbpos++] = pos[f][k] - prev;
+			prev = pos[f][k];
+		}
+	}
+	w->blk.n++;
+	w->df++;
+	w->last_doc = chunk;
+	if (w->blk.n == IX_BLOCK)
+		return flush_block(w);
+	return 0;
+}
+
+static void put_varint(fbuf *b, uint64_t v)
+{
+	fbuf_put_varint(b, v);
+}
+
+int ix_segw_term_end(ix_segw *w)
+{
+	if (w->err)
+		return w->err;
+	if (!w->in_term)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: no term to end"));
+	w->in_term = 0;
+	if (w->df == 0)
+		return 0;   /* every posting was deleted: the term goes */
+	if (w->blk.n && flush_block(w))
+		return w->err;
+	bound_close(&w->tbound);
+	uint64_t nblocks = w->tdir.len / IX_DIR_REC;
+	uint64_t post_off = w->off, dir_len = nblocks > 1 ? w->tdir.len : 0;
+	if (nblocks > 1) {
+		/* Block offsets were relative to the first block; the directory
+		 * comes first. */
+		for (uint64_t b = 0; b < nblocks; b++) {
+			unsigned char *r = w->tdir.data + b * IX_DIR_REC;
+			uint64_t v = fa_load32(r + 4) + dir_len;
+			if (v > UINT32_MAX)
+				return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB"));
+			fa_store32(r + 4, (uint32_t)v);
+		}
+		out_write(w, w->tdir.data, w->tdir.len);
+	}
+	out_write(w, w->tblocks.data, w->tblocks.len);
+	out_write(w, w->tpos.data, w->tpos.len);
+	if (w->err)
+		return w->err;
+	uint64_t post_len = dir_len + w->tblocks.len, pos_len = w->tpos.len;
+	w->post_bytes += post_len;
+	w->pos_bytes += pos_len;
+
+	size_t shared = 0;
+	if (w->in_block == 0) {
+		unsigned char r[IX_DIDX_REC];
+		if (w->dict.len > UINT32_MAX || w->didx_strs.len > UINT32_MAX)
+			return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: dictionary over 4 GiB"));
+		fa_store64(r, post_off);
+		fa_store32(r + 8, (uint32_t)w->dict.len);
+		fa_store32(r + 12, (uint32_t)w->didx_strs.len);
+		fbuf_append(&w->didx, r, sizeof r);
+		fbuf_putc(&w->didx_strs, (int)w->term_len);
+		fbuf_append(&w->didx_strs, w->term, w->term_len);
+		w->ndict_blocks++;
+	} else {
+		size_t m = FA_MIN(w->term_len, w->prev_len);
+		while (shared < m && w->term[shared] == w->prev_term[shared])
+			shared++;
+	}
+	fbuf *d = &w->dict;
+	put_varint(d, shared);
+	put_varint(d, w->term_len - shared);
+	fbuf_append(d, w->term + shared, w->term_len - shared);
+	put_varint(d, w->df);
+	put_varint(d, post_len);
+	put_varint(d, pos_len);
+	unsigned mask = 0;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		mask |= (w->tbound.max_tf[f] ? 1u : 0u) << f;
+	fbuf_putc(d, (int)mask);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(mask & (1u << f)))
+			continue;
+		put_varint(d, w->tbound.max_tf[f]);
+		put_varint(d, w->tbound.min_len[f]);
+	}
+	int rc = d->err ? d->err : w->didx.err ? w->didx.err : w->didx_strs.err;
+	if (rc)
+		return sw_fail(w, rc);
+	memcpy(w->prev_term, w->term, w->term_len);
+	w->prev_len = w->term_len;
+	w->nterms++;
+	if (++w->in_block == IX_DICT_BLOCK_TERMS)
+		w->in_block = 0;
+	return 0;
+}
+
+/* ---- finishing ---------------------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b, void *ctx)
+{
+	const key_ent *x = a, *y = b;
+	const unsigned char *sort_base = ctx;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	size_t m = FA_MIN(x->len, y->len);
+	int c = memcmp(sort_base + x->str_off, sort_base + y->str_off, m);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+static int write_section(ix_segw *w, int sec, const void *data, size_t len)
+{
+	w->sec_off[sec] = w->off;
+	w->sec_len[sec] = len;
+	return out_write(w, data, len);
+}
+
+int ix_segw_finish(ix_segw *w, uint64_t *file_len)
+{
+	if (w->err)
+		return w->err;
+	if (w->in_term)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: unfinished term"));
+	if (w->state == SW_DOCS && start_terms(w))
+		return w->err;
+	w->sec_len[IX_SEC_TERMDATA] = w->off - w->sec_off[IX_SEC_TERMDATA];
+	write_section(w, IX_SEC_DICT, w->dict.data, w->dict.len);
+	w->sec_off[IX_SEC_DICT_INDEX] = w->off;
+	out_write(w, w->didx.data, w->didx.len);
+	out_write(w, w->didx_strs.data, w->didx_strs.len);
+	w->sec_len[IX_SEC_DICT_INDEX] = w->didx.len + w->didx_strs.len;
+
+	w->sec_off[IX_SEC_FRAMES] = w->off;
+	for (size_t i = 0; i < w->ds.nframes; i++) {
+		unsigned char r[IX_FRAME_REC];
+		const ix_ds_frame *f = &w->ds.frames[i];
+		fa_store64(r, f->raw_start);
+		fa_store64(r + 8, f->comp_off);
+		fa_store32(r + 16, f->comp_len);
+		fa_store32(r + 20, f->raw_len);
+		out_write(w, r, sizeof r);
+	}
+	w->sec_len[IX_SEC_FRAMES] = w->off - w->sec_off[IX_SEC_FRAMES];
+	write_section(w, IX_SEC_DOCS, w->docs.data, w->docs.len);
+	write_section(w, IX_SEC_DOC_STRINGS, w->doc_strs.data, w->doc_strs.len);
+	write_section(w, IX_SEC_CHUNKS, w->chunks.data, w->chunks.len);
+	write_section(w, IX_SEC_CHUNK_STRINGS, w->chunk_strs.data, w->chunk_strs.len);
+
+	if (w->nkeys)
+		qsort_r(w->keys, w->nkeys, sizeof *w->keys, key_cmp, w->doc_strs.data);
+	w->sec_off[IX_SEC_KEYS] = w->off;
+	for (size_t i = 0; i < w->nkeys; i++) {
+		unsigned char r[IX_KEY_REC];
+		fa_store64(r, w->keys[i].hash);
+		fa_store32(r + 8, w->keys[i].doc);
+		out_write(w, r, sizeof r);
+	}
+	w->sec_len[IX_SEC_KEYS] = w->off - w->sec_off[IX_SEC_KEYS];
+	if (w->err)
+		return w->err;
+
+	uint64_t data_end = w->off;
+	if (w->page_fill) {
+		fbuf_put_u32(&w->page_crcs, w->page_crc);
+		w->page_fill = 0;
+	}
+	if (w->page_crcs.err)
+		return sw_fail(w, w->page_crcs.err);
+	uint32_t table_crc = fa_crc32c(0, w->page_crcs.data, w->page_crcs.len);
+	out_raw(w, w->page_crcs.data, w->page_crcs.len, 0);
+
+	unsigned char f[IX_FOOTER_SIZE] = { 0 };
+	memcpy(f, IX_FTR_MAGIC, 8);
+	fa_store32(f + 8, IX_FORMAT_VERSION);
+	fa_store32(f + 12, IX_FOOTER_SIZE);
+	fa_store32(f + 16, w->id);
+	fa_store32(f + 20, IX_PAGE);
+	fa_store32(f + 24, ix_segw_nchunks(w));
+	fa_store32(f + 28, ix_segw_ndocs(w));
+	fa_store64(f + 32, w->nterms);
+	fa_store64(f + 40, w->ndict_blocks);
+	fa_store32(f + 48, IX_DICT_BLOCK_TERMS);
+	fa_store32(f + 52, table_crc);
+	fa_store64(f + 56, w->ds.raw_total);
+	fa_store64(f + 64, w->post_bytes);
+	fa_store64(f + 72, w->pos_bytes);
+	fa_store64(f + 80, data_end);
+	for (int i = 0; i < FATHOM_NFIELDS; i++)
+		fa_store64(f + 88 + 8 * i, w->field_len_sum[i]);
+	for (int i = 0; i < IX_NSEC; i++) {
+		fa_store64(f + 128 + 16 * i, w->sec_off[i]);
+		fa_store64(f + 136 + 16 * i, w->sec_len[i]);
+	}
+	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
+	out_raw(w, f, sizeof f, 0);
+	if (w->err || out_flush(w))
+		return w->err;
+	if (fsync(w->fd) != 0)
+		return sw_fail(w, fa_err(FATHOM_EIO, "%s: fsync: %s", w->path, strerror(errno)));
+	int fd = w->fd;
+	w->fd = -1;
+	if (close(fd) != 0) {
+		unlink(w->path);
+		return sw_fail(w, fa_err(FATHOM_EIO, "%s: close: %s", w->path, strerror(errno)));
+	}
+	w->state = SW_DONE;
+	if (file_len)
+		*file_len = w->off;
+	return 0;
+}

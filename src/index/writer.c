@@ -1,0 +1,572 @@
+/*
+ * writer.c — the in-memory buffer of documents not yet written to a segment.
+ *
+ * Each distinct term gets a growing byte buffer that records its
+ * occurrences as they are analysed, in (chunk, field, position) order:
+ *
+ *   varint((chunk gap) << 3 | 7)        a new chunk (posting) starts
+ *   varint(zigzag(pos delta) << 3 | f)  an occurrence in field f; the delta
+ *                                       restarts from 0 at each new field
+ *
+ * which costs one or two bytes per token and no per-posting structure. The
+ * documents themselves (tables, strings, compressed text) go straight into a
+ * segment writer in memory. When the buffer passes its budget, or at commit,
+ * the terms are sorted and their buffers replayed into the segment writer as
+ * postings: that is a flush.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "index/index_int.h"
+
+#define F_PATH FATHOM_FIELD_PATH
+#define F_TITLE FATHOM_FIELD_TITLE
+#define F_HEADINGS FATHOM_FIELD_HEADINGS
+#define F_TAGS FATHOM_FIELD_TAGS
+#define F_BODY FATHOM_FIELD_BODY
+
+typedef struct pend_term {
+	unsigned char *buf;
+	uint32_t len, cap;
+	uint32_t last_chunk;    /* UINT32_MAX before the first posting */
+	uint32_t last_pos;
+	uint8_t last_field;     /* 0xff at the start of a posting */
+} pend_term;
+
+/* A token of a field analysed once per document (path, title, tags). */
+typedef struct tok_ref {
+	uint32_t term, pos;
+} tok_ref;
+
+typedef struct tok_cache {
+	tok_ref *v;
+	size_t n, cap;
+} tok_cache;
+
+struct ix_pending {
+	fa_strmap terms;        /* term -> index in tv */
+	pend_term *tv;
+	size_t ntv, tv_cap;
+	size_t term_bytes;
+	ix_segw *w;
+	fa_strmap keys;         /* key -> pending doc */
+	uint8_t *deleted;       /* per pending doc */
+	size_t deleted_cap;
+	uint32_t ndeleted;
+	fbuf strs;
+	tok_cache cache[FATHOM_NFIELDS];
+	/* The chunk being analysed. */
+	uint32_t chunk;
+	int field;
+	uint32_t field_len[FATHOM_NFIELDS];
+	tok_cache *into;        /* analysing into a cache instead */
+	int err;                /* sticky: the buffer is unusable until rollback */
+};
+
+int ix_pending_new(ix_pending **out)
+{
+	*out = NULL;
+	ix_pending *p = fa_calloc(1, sizeof *p);
+	if (!p)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	fa_strmap_init(&p->terms);
+	fa_strmap_init(&p->keys);
+	fbuf_init(&p->strs, 0);
+	int rc = ix_segw_new(&p->w, 0);
+	if (rc) {
+		ix_pending_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+void ix_pending_free(ix_pending *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->ntv; i++)
+		fa_free(p->tv[i].buf);
+	fa_free(p->tv);
+	fa_strmap_free(&p->terms);
+	fa_strmap_free(&p->keys);
+	fa_free(p->deleted);
+	fbuf_free(&p->strs);
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		fa_free(p->cache[f].v);
+	ix_segw_free(p->w);
+	fa_free(p);
+}
+
+int ix_pending_empty(const ix_pending *p)
+{
+	return ix_segw_ndocs(p->w) == 0;
+}
+
+static size_t pending_mem(const ix_pending *p)
+{
+	/* Term buffers, the term records, the map (load <= 1/2) and its keys. */
+	return p->term_bytes + p->ntv * (sizeof(pend_term) + 2 * sizeof(fa_strmap_slot) + 16) +
+	       ix_segw_mem(p->w) + p->keys.count * (2 * sizeof(fa_strmap_slot) + 32);
+}
+
+/* ---- recording occurrences ---------------------------------------------- */
+
+static int term_id(ix_pending *p, const char *term, size_t len, uint32_t *id)
+{
+	int is_new;
+	fa_strmap_slot *sl = fa_strmap_upsert(&p->terms, term, len, &is_new);
+	if (!sl)
+		return fa_err(FATHOM_ENOMEM, "out of memory (term map)");
+	if (is_new) {
+		int rc = fa_grow((void **)&p->tv, &p->tv_cap, p->ntv + 1, sizeof *p->tv);
+		if (rc)
+			return rc;
+		p->tv[p->ntv] = (pend_term){ NULL, 0, 0, UINT32_MAX, 0, 0xff };
+		sl->value = p->ntv++;
+	}
+	*id = (uint32_t)sl->value;
+	return 0;
+}
+
+static int add_occurrence(ix_pending *p, uint32_t id, int field, uint32_t pos)
+{
+	pend_term *t = &p->tv[id];
+	unsigned char tmp[24];
+	size_t n = 0;
+	if (t->last_chunk != p->chunk) {
+		/* UINT32_MAX before the first posting makes the gap chunk + 1. */
+		n += fa_varint_put(tmp, ((uint64_t)(uint32_t)(p->chunk - t->last_chunk) << 3) | 7);
+		t->last_chunk = p->chunk;
+		t->last_field = 0xff;
+	}
+	if (field != t->last_field) {
+		t->last_pos = 0;
+		t->last_field = (uint8_t)field;
+	}
+	int64_t delta = (int64_t)pos - (int64_t)t->last_pos;
+	uint64_t zz = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+	n += fa_varint_put(tmp + n, (zz << 3) | (uint64_t)field);
+	t->last_pos = pos;
+	if (t->len + n > t->cap) {
+		uint64_t ncap = t->cap ? (uint64_t)t->cap * 2 : 8;
+		while (ncap < (uint64_t)t->len + n)
+			ncap *= 2;
+		if (ncap > UINT32_MAX)
+			return fa_err(FATHOM_ETOOBIG, "a term occurs too often for one segment");
+		unsigned char *nb = fa_realloc(t->buf, (size_t)ncap);
+		if (!nb)
+			return fa_err(FATHOM_ENOMEM, "out of memory (postings buffer)");
+		p->term_bytes += (size_t)ncap - t->cap;
+		t->buf = nb;
+		t->cap = (uint32_t)ncap;
+	}
+	memcpy(t->buf + t->len, tmp, n);
+	t->len += (uint32_t)n;
+	return 0;
+}
+
+static int on_token(void *ctx, const text_token *tok)
+{
+	ix_pending *p = ctx;
+	if (tok->len == 0 || tok->len > IX_MAX_TERM)
+		return 0;
+	uint32_t id = 0;
+	int rc = term_id(p, tok->term, tok->len, &id);
+	if (rc)
+		return rc;
+	if (p->into) {
+		tok_cache *c = p->into;
+		if ((rc = fa_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) != 0)
+			return rc;
+		c->v[c->n++] = (tok_ref){ id, tok->pos };
+		return 0;
+	}
+	p->field_len[p->field]++;
+	return add_occurrence(p, id, p->field, tok->pos);
+}
+
+static int analyse_into(ix_pending *p, text_analyzer *an, const char *s, size_t n,
+                        uint32_t *pos, tok_cache *c)
+{
+	p->into = c;
+	int rc = n ? text_analyze(an, s, n, pos, on_token, p, NULL) : 0;
+	p->into = NULL;
+	return rc;
+}
+
+static int replay(ix_pending *p, int field)
+{
+	const tok_cache *c = &p->cache[field];
+	p->field_len[field] = (uint32_t)c->n;
+	for (size_t i = 0; i < c->n; i++) {
+		int rc = add_occurrence(p, c->v[i].term, field, c->v[i].pos);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- adding a document ---------------------------------------------------- */
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static int check_doc(const ix_doc_in *d)
+{
+	if (!d->key || !*d->key)
+		return fa_err(FATHOM_EINVAL, "a document needs a key");
+	if (d->text_len && !d->text)
+		return fa_err(FATHOM_EINVAL, "%s: text is NULL", d->key);
+	if (d->text_len > UINT32_MAX)
+		return fa_err(FATHOM_ETOOBIG, "%s: documents over 4 GiB are not supported", d->key);
+	if (d->n_tags > UINT16_MAX || d->n_meta > UINT16_MAX)
+		return fa_err(FATHOM_ETOOBIG, "%s: too many tags or metadata", d->key);
+	if (d->n_chunks && !d->chunks)
+		return fa_err(FATHOM_EINVAL, "%s: chunks is NULL", d->key);
+	for (size_t i = 0; i < d->n_chunks; i++) {
+		const ix_chunk_in *c = &d->chunks[i];
+		if (c->byte_start > c->byte_end || c->byte_end > d->text_len ||
+		    (c->headings_len && !c->headings))
+			return fa_err(FATHOM_EINVAL, "%s: chunk %zu is out of range", d->key, i);
+	}
+	for (size_t i = 0; i < d->n_tags; i++)
+		if (!d->tags[i])
+			return fa_err(FATHOM_EINVAL, "%s: tag %zu is NULL", d->key, i);
+	for (size_t i = 0; i < d->n_meta; i++)
+		if (!d->meta[i] || !strchr(d->meta[i], '='))
+			return fa_err(FATHOM_EINVAL, "%s: metadata %zu is not key=value", d->key, i);
+	return 0;
+}
+
+static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
+{
+	fbuf *s = &p->strs;
+	fbuf_reset(s);
+	const char *fixed[5] = { d->key, nz(d->path), nz(d->title), nz(d->url), nz(d->lang) };
+	for (int i = 0; i < 5; i++)
+		fbuf_append(s, fixed[i], strlen(fixed[i]) + 1);
+	for (size_t i = 0; i < d->n_tags; i++)
+		fbuf_append(s, d->tags[i], strlen(d->tags[i]) + 1);
+	for (size_t i = 0; i < d->n_meta; i++)
+		fbuf_append(s, d->meta[i], strlen(d->meta[i]) + 1);
+	if (s->err)
+		return s->err;
+
+	uint32_t doc = ix_segw_ndocs(p->w);
+	ix_doc_rec rec = { d->size, d->mtime_ns, d->content_hash, d->kind, (uint32_t)d->n_tags,
+	                   (uint32_t)d->n_meta };
+	int rc = ix_segw_add_doc(p->w, &rec, (const char *)s->data, s->len, d->text, d->text_len);
+	if (rc)
+		return rc;
+	if ((rc = fa_grow((void **)&p->deleted, &p->deleted_cap, (size_t)doc + 1, 1)) != 0)
+		return rc;
+	p->deleted[doc] = 0;
+	fa_strmap_slot *ks = fa_strmap_upsert(&p->keys, d->key, strlen(d->key), NULL);
+	if (!ks)
+		return fa_err(FATHOM_ENOMEM, "out of memory (key map)");
+	ks->value = doc;
+
+	/* Path, title and tags are the same for every chunk: analyse once. */
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		p->cache[f].n = 0;
+	uint32_t pos = 0;
+	if ((rc = analyse_into(p, an, fixed[1], strlen(fixed[1]), &pos, &p->cache[F_PATH])) != 0)
+		return rc;
+	pos = 0;
+	if ((rc = analyse_into(p, an, fixed[2], strlen(fixed[2]), &pos, &p->cache[F_TITLE])) != 0)
+		return rc;
+	pos = 0;
+	for (size_t i = 0; i < d->n_tags; i++) {
+		/* A gap between tags keeps a phrase from spanning two. */
+		if (i)
+			pos++;
+		rc = analyse_into(p, an, d->tags[i], strlen(d->tags[i]), &pos, &p->cache[F_TAGS]);
+		if (rc)
+			return rc;
+	}
+
+	for (size_t i = 0; i < d->n_chunks; i++) {
+		const ix_chunk_in *c = &d->chunks[i];
+		p->chunk = ix_segw_nchunks(p->w);
+		memset(p->field_len, 0, sizeof p->field_len);
+		if ((rc = replay(p, F_PATH)) != 0 || (rc = replay(p, F_TITLE)) != 0)
+			return rc;
+		p->field = F_HEADINGS;
+		pos = 0;
+		if (c->headings_len &&
+		    (rc = text_analyze(an, c->headings, c->headings_len, &pos, on_token, p, NULL)) != 0)
+			return rc;
+		if ((rc = replay(p, F_TAGS)) != 0)
+			return rc;
+		p->field = F_BODY;
+		pos = 0;
+		if (c->byte_end > c->byte_start &&
+		    (rc = text_analyze(an, d->text + c->byte_start, c->byte_end - c->byte_start, &pos,
+		                       on_token, p, NULL)) != 0)
+			return rc;
+		rc = ix_segw_add_chunk(p->w, c->line_start, c->line_end, c->byte_start, c->byte_end,
+		                       c->headings, c->headings_len, p->field_len);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Tombstone the live document with this key wherever it is (writer view). */
+static int delete_live(ix_index *ix, const char *key)
+{
+	int rc = ix_pending_delete(ix->pend, key);
+	if (rc != FATHOM_ENOTFOUND)
+		return rc;
+	for (size_t i = ix->nw; i-- > 0;) {
+		ix_wseg *w = &ix->w[i];
+		uint32_t doc;
+		const uint8_t *del = w->del_docs ? w->del_docs : w->seg->del_docs;
+		rc = seg_find_doc_live(w->seg, key, del, &doc);
+		if (rc == FATHOM_ENOTFOUND)
+			continue;
+		if (rc)
+			return rc;
+		if (ix_bit_get(del, doc))
+			continue;
+		return ix_wseg_delete_doc(w, doc);
+	}
+	return FATHOM_ENOTFOUND;
+}
+
+int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc)
+{
+	if (!(ix->flags & IX_WRITE))
+		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
+	ix_pending *p = ix->pend;
+	if (p->err)
+		return fa_err(p->err, "%s: an earlier add failed; roll back first", ix->dir);
+	int rc = check_doc(doc);
+	if (rc)
+		return rc;
+	rc = delete_live(ix, doc->key);
+	if (rc && rc != FATHOM_ENOTFOUND)
+		return rc;
+	fa_err_clear();
+	if ((rc = add_doc(p, an, doc)) != 0) {
+		/* Half a document is in the buffer: refuse more until rollback. */
+		p->err = rc;
+		return fa_err_wrap(rc, "%s", doc->key);
+	}
+	if (pending_mem(p) >= ix->flush_budget)
+		return ix_pending_flush(ix);
+	return 0;
+}
+
+/* ---- lookups ------------------------------------------------------------------- */
+
+static int pending_doc(ix_pending *p, const char *key, uint32_t *doc)
+{
+	fa_strmap_slot *ks = fa_strmap_find(&p->keys, key, strlen(key));
+	if (!ks || p->deleted[ks->value])
+		return FATHOM_ENOTFOUND;
+	*doc = (uint32_t)ks->value;
+	return 0;
+}
+
+int ix_pending_lookup(ix_pending *p, const char *key, ix_doc_state *out)
+{
+	uint32_t doc;
+	if (pending_doc(p, key, &doc))
+		return FATHOM_ENOTFOUND;
+	ix_segw_doc_state(p->w, doc, out);
+	return 0;
+}
+
+int ix_pending_delete(ix_pending *p, const char *key)
+{
+	uint32_t doc;
+	if (pending_doc(p, key, &doc))
+		return FATHOM_ENOTFOUND;
+	p->deleted[doc] = 1;
+	p->ndeleted++;
+	return 0;
+}
+
+int ix_pending_foreach(ix_pending *p, int (*cb)(void *ctx, const char *key), void *ctx)
+{
+	for (size_t i = 0; i < p->keys.cap; i++) {
+		const fa_strmap_slot *s = &p->keys.slots[i];
+		if (!s->key || p->deleted[s->value])
+			continue;
+		int rc = cb(ctx, s->key);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- flushing ------------------------------------------------------------------ */
+
+typedef struct term_ref {
+	const char *key;
+	uint32_t len, id;
+} term_ref;
+
+static int term_ref_cmp(const void *a, const void *b)
+{
+	const term_ref *x = a, *y = b;
+	int c = memcmp(x->key, y->key, FA_MIN(x->len, y->len));
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+typedef struct pos_buf {
+	uint32_t *v[FATHOM_NFIELDS];
+	size_t cap[FATHOM_NFIELDS];
+	uint32_t n[FATHOM_NFIELDS];
+} pos_buf;
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int emit_posting(ix_segw *w, uint32_t chunk, pos_buf *pb)
+{
+	uint16_t tf[FATHOM_NFIELDS];
+	const uint32_t *pos[FATHOM_NFIELDS];
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		uint32_t n = pb->n[f];
+		for (uint32_t k = 1; k < n; k++) {
+			if (pb->v[f][k] < pb->v[f][k - 1]) {
+				qsort(pb->v[f], n, sizeof(uint32_t), u32_cmp);
+				break;
+			}
+		}
+		tf[f] = (uint16_t)n;
+		pos[f] = pb->v[f];
+	}
+	return ix_segw_posting(w, chunk, tf, pos);
+}
+
+/* Replay one term's occurrence buffer as postings. */
+static int replay_term(ix_segw *w, const pend_term *t, pos_buf *pb)
+{
+	const unsigned char *q = t->buf, *end = t->buf + t->len;
+	uint32_t chunk = UINT32_MAX, last_pos = 0;
+	int have = 0, last_field = -1, rc;
+	while (q < end) {
+		uint64_t v;
+		if (fa_varint_get(&q, end, &v))
+			return fa_err(FATHOM_ECORRUPT, "writer: damaged postings buffer");
+		unsigned code = (unsigned)(v & 7);
+		if (code == 7) {
+			if (have && (rc = emit_posting(w, chunk, pb)) != 0)
+				return rc;
+			chunk += (uint32_t)(v >> 3);
+			memset(pb->n, 0, sizeof pb->n);
+			have = 1;
+			last_field = -1;
+			continue;
+		}
+		if (code >= FATHOM_NFIELDS || !have)
+			return fa_err(FATHOM_ECORRUPT, "writer: damaged postings buffer");
+		uint64_t zz = v >> 3;
+		int64_t delta = (int64_t)(zz >> 1) ^ -(int64_t)(zz & 1);
+		if ((int)code != last_field) {
+			last_pos = 0;
+			last_field = (int)code;
+		}
+		uint32_t pos = (uint32_t)((int64_t)last_pos + delta);
+		last_pos = pos;
+		/* tf saturates at 65535; so do the positions kept. */
+		if (pb->n[code] >= IX_MAX_TF)
+			continue;
+		if (pb->n[code] == pb->cap[code] &&
+		    (rc = fa_grow((void **)&pb->v[code], &pb->cap[code], (size_t)pb->n[code] + 1,
+		                  sizeof(uint32_t))) != 0)
+			return rc;
+		pb->v[code][pb->n[code]++] = pos;
+	}
+	return have ? emit_posting(w, chunk, pb) : 0;
+}
+
+int ix_pending_flush(ix_index *ix)
+{
+	ix_pending *p = ix->pend;
+	if (p->err)
+		return fa_err(p->err, "%s: an earlier add failed; roll back first", ix->dir);
+	if (ix_pending_empty(p))
+		return 0;
+	uint32_t id = ix_next_seg_id(ix);
+	char name[64];
+	ix_seg_name(name, sizeof name, id);
+	char *path = fa_path_join(ix->dir, name);
+	term_ref *refs = NULL;
+	pos_buf pb;
+	memset(&pb, 0, sizeof pb);
+	ix_segment *seg = NULL;
+	uint64_t file_len = 0;
+	int rc = 0;
+	if (!path || (p->ntv && !(refs = fa_malloc(p->ntv * sizeof *refs)))) {
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	/* The pending segment writer was created before its id was known. */
+	ix_segw_set_id(p->w, id);
+	if ((rc = ix_segw_open_file(p->w, path)) != 0)
+		goto cleanup;
+	size_t n = 0;
+	for (size_t i = 0; i < p->terms.cap; i++) {
+		const fa_strmap_slot *s = &p->terms.slots[i];
+		if (s->key)
+			refs[n++] = (term_ref){ s->key, s->len, (uint32_t)s->value };
+	}
+	qsort(refs, n, sizeof *refs, term_ref_cmp);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const pend_term *t = &p->tv[refs[i].id];
+		if (t->len == 0)
+			continue;   /* seen only in a field cache, never in a chunk */
+		rc = ix_segw_term_begin(p->w, refs[i].key, refs[i].len);
+		if (!rc)
+			rc = replay_term(p->w, t, &pb);
+		if (!rc)
+			rc = ix_segw_term_end(p->w);
+	}
+	if (!rc)
+		rc = ix_segw_finish(p->w, &file_len);
+	if (!rc)
+		rc = seg_open_file(&seg, path);
+	if (!rc)
+		rc = ix_wseg_append(ix, seg, file_len);
+	if (rc) {
+		seg_close(seg);
+		if (file_len)
+			remove(path);
+		goto cleanup;
+	}
+	{
+		ix_wseg *ws = &ix->w[ix->nw - 1];
+		uint32_t ndocs = seg_ndocs(seg);
+		for (uint32_t d = 0; d < ndocs && !rc; d++)
+			if (p->deleted[d])
+				rc = ix_wseg_delete_doc(ws, d);
+	}
+	if (!rc) {
+		/* Start a fresh buffer. */
+		ix_pending *np;
+		if ((rc = ix_pending_new(&np)) == 0) {
+			ix_pending_free(ix->pend);
+			ix->pend = np;
+		}
+	}
+cleanup:
+	if (rc)
+		p->err = rc;   /* the buffer is half written: only rollback helps */
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		fa_free(pb.v[f]);
+	fa_free(refs);
+	fa_free(path);
+	return rc;
+}

@@ -1,0 +1,235 @@
+/*
+ * match.c — one candidate chunk, start to finish: is it live and allowed,
+ * does it hold the required terms and phrases, what is its BM25F score,
+ * which bonuses does it earn. The pruned and the exhaustive paths both end
+ * here, so they cannot disagree on a score.
+ *
+ * Terms are summed in plan order and fields in field order, always, so the
+ * floating-point sum of a chunk is the same however it was found.
+ */
+#include "query/query_int.h"
+
+/* Positions of term t in field f of the current candidate, decoded once
+ * per candidate and field. */
+static int term_positions(q_ctx *c, uint32_t t, int f, const uint32_t **pos, uint32_t *n)
+{
+	uint64_t tag = (c->serial << 3) | (uint64_t)f;
+	if (c->pos_tag[t] != tag) {
+		q_cursor *qc = c->by_term[t];
+		uint32_t cap = c->plan->terms[t].max_tf;
+		c->pos_n[t] = 0;
+		int rc = ix_post_positions(&qc->p, f, c->pos[t], cap, &c->pos_n[t]);
+		if (rc)
+			return rc;
+		if (c->pos_n[t] > cap)
+			c->pos_n[t] = cap;
+		c->pos_tag[t] = tag;
+	}
+	*pos = c->pos[t];
+	*n = c->pos_n[t];
+	return 0;
+}
+
+static int has_position(const uint32_t *pos, uint32_t n, int64_t want)
+{
+	if (want < 0 || want > UINT32_MAX)
+		return 0;
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pos[mid] < (uint32_t)want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && pos[lo] == (uint32_t)want;
+}
+
+/* Does the phrase occur in field f? Anchored: starting at position 0.
+ * 1 yes, 0 no, < 0 an error. */
+static int phrase_in_field(q_ctx *c, const q_phrase *ph, int f, int anchored)
+{
+	uint32_t rarest = 0;
+	for (uint32_t i = 0; i < ph->n; i++) {
+		uint32_t t = ph->term[i];
+		if (!c->present[t] || c->tf[t][f] == 0)
+			return 0;
+		if (c->tf[t][f] < c->tf[ph->term[rarest]][f])
+			rarest = i;
+	}
+	const uint32_t *pos;
+	uint32_t n;
+	int rc;
+	if (anchored) {
+		int32_t min_off = 0;
+		for (uint32_t i = 0; i < ph->n; i++)
+			min_off = FA_MIN(min_off, ph->off[i]);
+		for (uint32_t i = 0; i < ph->n; i++) {
+			if ((rc = term_positions(c, ph->term[i], f, &pos, &n)))
+				return rc;
+			if (!has_position(pos, n, (int64_t)ph->off[i] - min_off))
+				return 0;
+		}
+		return 1;
+	}
+	const uint32_t *lead;
+	uint32_t nlead;
+	if ((rc = term_positions(c, ph->term[rarest], f, &lead, &nlead)))
+		return rc;
+	for (uint32_t k = 0; k < nlead; k++) {
+		int64_t start = (int64_t)lead[k] - ph->off[rarest];
+		uint32_t i;
+		for (i = 0; i < ph->n; i++) {
+			if (i == rarest)
+				continue;
+			if ((rc = term_positions(c, ph->term[i], f, &pos, &n)))
+				return rc;
+			if (!has_position(pos, n, start + ph->off[i]))
+				break;
+		}
+		if (i == ph->n)
+			return 1;
+	}
+	return 0;
+}
+
+static int phrase_anywhere(q_ctx *c, const q_phrase *ph)
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		int rc = phrase_in_field(c, ph, f, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Note term t as present at the cursor's doc. */
+static void gather(q_ctx *c, const q_cursor *qc, uint32_t t, uint64_t *may, uint64_t *title,
+                   uint64_t *head)
+{
+	ix_post_tf(&qc->p, c->tf[t]);
+	c->present[t] = 1;
+	*may |= qc->bit;
+	if (c->tf[t][FATHOM_FIELD_TITLE])
+		*title |= qc->bit;
+	if (c->tf[t][FATHOM_FIELD_HEADINGS])
+		*head |= qc->bit;
+}
+
+/* A bound of the candidate's score from its tfs alone: each field length is
+ * at least the smallest one in the posting's block (or list). */
+static double tf_bound(const q_ctx *c)
+{
+	if (q_topk_threshold(&c->top) == -HUGE_VAL)
+		return HUGE_VAL; /* nothing to prune against yet */
+	const q_plan *p = c->plan;
+	double ub = 0.0;
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		if (!c->present[t])
+			continue;
+		const ix_postings *pp = &c->by_term[t]->p;
+		const ix_bound *b = pp->block == pp->block_decoded ? ix_post_block_bound(pp) : &pp->ti.bound;
+		ub += q_saturate(&c->sc, p->terms[t].idf, q_tf_tilde(&c->sc, c->tf[t], b->min_len));
+	}
+	return ub;
+}
+
+int q_eval(q_ctx *c, uint32_t d, int prune)
+{
+	const q_plan *p = c->plan;
+	if (c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7))))
+		return 0;
+	if (seg_is_deleted(c->seg, d))
+		return 0;
+	/* First what the cursors already at d say; a cursor behind d may or
+	 * may not hold it. When even "may" cannot beat the threshold, nothing
+	 * is decoded. */
+	uint64_t may = 0, title = 0, head = 0, unknown = 0;
+	uint64_t unknown_title = 0, unknown_head = 0;
+	double unknown_ub = 0.0;
+	int rc;
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		q_cursor *qc = c->by_term[t];
+		c->present[t] = 0;
+		if (qc && !qc->stale && qc->p.doc == d) {
+			gather(c, qc, t, &may, &title, &head);
+		} else if (qc && q_cursor_doc(qc) <= d) {
+			unknown |= qc->bit;
+			unknown_title |= qc->title_bit;
+			unknown_head |= qc->head_bit;
+			unknown_ub += qc->ub;
+		} else if (p->terms[t].required) {
+			return 0;
+		}
+	}
+	if (unknown) {
+		if (prune && q_cannot_beat(tf_bound(c) + unknown_ub,
+		                           q_bonus_bound(c, may | unknown, title | unknown_title,
+		                                         head | unknown_head),
+		                           q_topk_threshold(&c->top)))
+			return 0;
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			q_cursor *qc = c->by_term[t];
+			if (!qc || !(unknown & qc->bit))
+				continue;
+			if ((rc = q_cursor_seek(qc, d)))
+				return rc;
+			if (qc->p.doc == d)
+				gather(c, qc, t, &may, &title, &head);
+			else if (p->terms[t].required)
+				return 0;
+		}
+	}
+	if (may == 0)
+		return 0;
+	double bonus_bound = q_bonus_bound(c, may, title, head);
+	if (prune && q_cannot_beat(tf_bound(c), bonus_bound, q_topk_threshold(&c->top)))
+		return 0; /* without reading the chunk's field lengths */
+
+	ix_chunk_info ci;
+	if ((rc = seg_chunk(c->seg, d, &ci)))
+		return rc;
+	double base = 0.0;
+	for (uint32_t t = 0; t < p->nterms; t++)
+		if (c->present[t])
+			base += q_saturate(&c->sc, p->terms[t].idf,
+			                   q_tf_tilde(&c->sc, c->tf[t], ci.field_len));
+	c->scored++;
+	if (prune && q_cannot_beat(base, bonus_bound, q_topk_threshold(&c->top)))
+		return 0;
+
+	c->serial++;
+	for (uint32_t i = 0; i < p->nphrases; i++) {
+		rc = phrase_anywhere(c, &p->phrases[i]);
+		if (rc <= 0)
+			return rc;
+	}
+	/* Formed in the order of q_bonus_bound, so the bound holds exactly. */
+	double bonus = 1.0;
+	if (p->seq.n >= 2 && c->phrase_bonus != 1.0) {
+		if ((rc = phrase_anywhere(c, &p->seq)) < 0)
+			return rc;
+		if (rc)
+			bonus *= c->phrase_bonus;
+	}
+	if (p->seq.n >= 1 && c->prefix_bonus != 1.0) {
+		if ((rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_TITLE, 1)) == 0)
+			rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_HEADINGS, 1);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			bonus *= c->prefix_bonus;
+	}
+	q_hitref h = { base * bonus, bonus, c->seg_index, d, 0 };
+	uint32_t slot = q_topk_push(&c->top, &h);
+	if (slot != UINT32_MAX && c->hit_tf) {
+		uint16_t (*keep)[FATHOM_NFIELDS] = c->hit_tf + (size_t)slot * p->nterms;
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			if (c->present[t])
+				memcpy(keep[t], c->tf[t], sizeof keep[t]);
+			else
+				memset(keep[t], 0, sizeof keep[t]);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,322 @@
+/*
+ * query_int.h — what the files of src/query share. Only src/query includes
+ * it; the rest of the library sees query.h.
+ *
+ * A search runs in five steps, one file each:
+ *   parse.c       the query string into clauses (words and "quoted phrases")
+ *   plan.c        clauses into analysed terms, required phrases and the
+ *                 matching mode (ALL / ANY / AUTO)
+ *   wand.c        retrieval with dynamic pruning: block-max WAND for ranked
+ *                 disjunctions, block-max conjunctions when terms are required
+ *   exhaustive.c  the slow reference: score every matching chunk
+ *   results.c     hits, receipts and snippets (snippet.c) for the top k
+ * Both retrieval paths call q_eval() (match.c), so a chunk gets the same
+ * score, bit for bit, whichever path finds it.
+ */
+#ifndef FATHOM_QUERY_INT_H
+#define FATHOM_QUERY_INT_H
+
+#include <math.h>
+
+#include "query/query.h"
+
+/* Limits that keep a hostile query from costing unbounded work. */
+#define Q_MAX_QUERY_BYTES 8192
+#define Q_MAX_CLAUSES 512
+#define Q_MAX_TERMS 64       /* distinct analysed terms: one bit each in a uint64_t */
+#define Q_MAX_ELEMS 256      /* elements of all phrases together */
+#define Q_MAX_K 100000
+/* Bounds are inflated by this relative margin so that floating-point
+ * rounding, which differs between a sum of bounds and a sum of scores,
+ * can never prune a chunk that would have entered the top k. */
+#define Q_BOUND_MARGIN (1.0 + 1e-9)
+
+/* ---- parse.c --------------------------------------------------------------- */
+
+enum q_clause_kind {
+	Q_CLAUSE_WORD = 0,   /* a whitespace-separated word */
+	Q_CLAUSE_PHRASE = 1  /* the text between double quotes */
+};
+
+typedef struct q_clause {
+	int kind;
+	const char *text;    /* into the query string, not NUL-terminated */
+	size_t len;
+} q_clause;
+
+/* Split query into clauses (allocated in a). An unterminated quote runs to
+ * the end of the query. FATHOM_ETOOBIG past Q_MAX_CLAUSES. */
+int q_parse(fa_arena *a, const char *query, size_t len, q_clause **out, size_t *n);
+
+/* ---- plan.c ------------------------------------------------------------------ */
+
+typedef struct q_term {
+	const char *text;    /* analysed form, NUL-terminated */
+	uint32_t len;
+	int required;        /* every match must contain it */
+	uint64_t df;         /* chunks containing it, summed over segments */
+	double idf;
+	uint32_t max_tf;     /* largest tf in any field and segment */
+} q_term;
+
+/* Terms that must occur at given relative positions in one field. */
+typedef struct q_phrase {
+	uint32_t n;
+	uint32_t *term;      /* term index of each element */
+	int32_t *off;        /* its position relative to element 0 */
+} q_phrase;
+
+typedef struct q_plan {
+	q_term *terms;
+	uint32_t nterms;
+	uint32_t nrequired;
+	q_phrase *phrases;   /* required phrases (quoted, identifier parts, CJK) */
+	uint32_t nphrases;
+	q_phrase seq;        /* the whole query in order: for the bonuses */
+} q_plan;
+
+/* Analyse clauses into a plan (allocated in a). Looks identifiers up in the
+ * index to decide between the whole and the phrase of its parts.
+ * FATHOM_EINVAL when no clause yields a term. */
+int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
+                 const q_clause *c, size_t nc, int match);
+
+/* ---- score.c: BM25F --------------------------------------------------------- */
+
+typedef struct q_scorer {
+	double w[FATHOM_NFIELDS];
+	double avg[FATHOM_NFIELDS];  /* average field length; 0 when unused */
+	double b_avg[FATHOM_NFIELDS]; /* b / avg, or 0 when unused */
+	double k1, b, one_minus_b;
+} q_scorer;
+
+void q_scorer_init(q_scorer *s, const fathom_search_opts *o, ix_index *ix);
+double q_idf(uint64_t n_chunks, uint64_t df);
+
+/* The length normalisation of one field: 1 - b + b * len / avg, with
+ * b / avg computed once (a field nobody uses normalises to 1). */
+static inline double q_field_norm(const q_scorer *s, int f, double len)
+{
+	if (s->avg[f] <= 0.0)
+		return 1.0;
+	return s->one_minus_b + len * s->b_avg[f];
+}
+
+/* tf~ of BM25F: sum over fields of w_f * tf_f / norm_f(len_f). The bound
+ * variant (max_tf with min_len) goes through the same expression, and
+ * every operation in it is monotonic under rounding, so tf~ <= U holds in
+ * floating point as it does on paper. */
+static inline double q_tf_tilde(const q_scorer *s, const uint16_t tf[FATHOM_NFIELDS],
+                                const uint16_t len[FATHOM_NFIELDS])
+{
+	double x = 0.0;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (tf[f])
+			x += s->w[f] * (double)tf[f] / q_field_norm(s, f, (double)len[f]);
+	return x;
+}
+
+/* idf * x * (k1 + 1) / (k1 + x), written as idf * ((k1+1) - (k1+1) k1 / (k1+x))
+ * so that it is monotonic in x under rounding too. */
+static inline double q_saturate(const q_scorer *s, double idf, double x)
+{
+	if (!(x > 0.0))
+		return 0.0;
+	double k1p1 = s->k1 + 1.0;
+	return idf * (k1p1 - k1p1 * s->k1 / (s->k1 + x));
+}
+
+/* Upper bound of one term's score over the postings a bound covers. */
+double q_term_bound(const q_scorer *s, double idf, const ix_bound *b);
+
+/* ---- topk.c: the k best chunks ---------------------------------------------- */
+
+typedef struct q_hitref {
+	double score;
+	double bonus;
+	uint32_t seg;        /* index in the snapshot */
+	uint32_t chunk;
+	uint32_t slot;       /* 0..k-1: where the hit's term frequencies are kept */
+} q_hitref;
+
+/* A min-heap whose root is the worst kept hit. Ties in score break by
+ * (segment index, chunk) ascending, so retrieval in id order makes a
+ * candidate equal to the root lose. */
+typedef struct q_topk {
+	q_hitref *h;
+	uint32_t n, k;
+} q_topk;
+
+int q_topk_init(q_topk *t, fa_arena *a, uint32_t k);
+/* The score a candidate must beat; -inf until k hits are held. */
+static inline double q_topk_threshold(const q_topk *t)
+{
+	return t->n < t->k ? -HUGE_VAL : t->h[0].score;
+}
+/* Offer r; returns the slot it now holds (r->slot is ignored), or
+ * UINT32_MAX when it did not make the top k. A slot is reused when its hit
+ * is pushed out. */
+uint32_t q_topk_push(q_topk *t, const q_hitref *r);
+/* Sort best first (destroys the heap order). */
+void q_topk_sort(q_topk *t);
+
+/* ---- filter.c ------------------------------------------------------------------ */
+
+typedef struct q_filter {
+	const char **keys;   /* metadata filters, NUL-terminated */
+	const char **values;
+	size_t n;
+	const char *glob;    /* NULL when unset */
+	int glob_base;       /* pattern has no '/': also try the base name */
+	const char *lang;    /* NULL when unset */
+	int active;
+} q_filter;
+
+int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o);
+int q_filter_doc(const q_filter *f, const ix_doc_info *d);
+/* The chunks of s that pass the filter, one bit each (bit set = allowed). */
+int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out);
+
+/* ---- match.c: evaluating one candidate --------------------------------------- */
+
+typedef struct q_cursor {
+	ix_postings p;
+	uint32_t term;       /* index in the plan */
+	int stale;           /* moved by ix_post_shallow or skipped past:
+	                      * p.doc is unspecified, and postings before lo
+	                      * no longer matter */
+	uint32_t lo;
+	double ub;           /* bound over this segment's whole list */
+	uint64_t bit;        /* 1 << term */
+	uint64_t title_bit, head_bit; /* bit, if the list has the term in the
+	                               * title / headings field */
+	/* The bound of block bb_block, kept because WAND asks for it on every
+	 * pivot while the block stays the same. */
+	uint32_t bb_block;
+	double bb;
+	uint64_t bb_title_bit, bb_head_bit;
+} q_cursor;
+
+typedef struct q_ctx {
+	ix_index *ix;
+	const fathom_search_opts *opts;
+	const q_plan *plan;
+	q_scorer sc;
+	q_topk top;
+	uint64_t scored;
+	double phrase_bonus, prefix_bonus;
+	uint64_t seq_mask;        /* the terms of plan->seq */
+	double seg_bonus;         /* largest bonus product in this segment */
+	ix_term_info *ti;         /* [seg * nterms + term] */
+	uint8_t *ti_found;
+	/* the segment being searched */
+	uint32_t seg_index;
+	ix_segment *seg;
+	const uint8_t *allowed;   /* filter bitmap, NULL when unfiltered */
+	q_cursor *cur;            /* cursors of the terms this segment holds */
+	uint32_t ncur;
+	q_cursor **by_term;       /* term index -> cursor or NULL */
+	/* scratch for one candidate */
+	uint16_t (*tf)[FATHOM_NFIELDS];  /* per term */
+	uint8_t *present;
+	uint32_t **pos;           /* per term: position buffer of max_tf entries */
+	uint32_t *pos_n;
+	uint64_t *pos_tag;        /* (serial, field) the buffer holds */
+	uint64_t serial;
+	/* The term frequencies of each kept hit, [slot * nterms + term], for the
+	 * receipts; NULL when k * nterms is too large to keep (they are then
+	 * read again from the postings). */
+	uint16_t (*hit_tf)[FATHOM_NFIELDS];
+} q_ctx;
+
+/* The largest bonus product of a chunk that can hold only the terms in
+ * `may`, of which those in `title` / `head` may occur in the title /
+ * headings field. The phrase bonus needs every term of the query sequence
+ * in the chunk, the prefix bonus every one in the title or every one in the
+ * headings; the product is formed as q_eval forms it. */
+static inline double q_bonus_bound(const q_ctx *c, uint64_t may, uint64_t title, uint64_t head)
+{
+	double bonus = 1.0;
+	if (c->plan->seq.n >= 2 && (c->seq_mask & ~may) == 0)
+		bonus *= c->phrase_bonus;
+	if ((c->seq_mask & ~(may & title)) == 0 || (c->seq_mask & ~(may & head)) == 0)
+		bonus *= c->prefix_bonus;
+	return bonus;
+}
+
+/* Can a chunk whose score parts are bounded by ub, with bonus at most
+ * bonus, not beat theta? */
+static inline int q_cannot_beat(double ub, double bonus, double theta)
+{
+	return ub * bonus * Q_BOUND_MARGIN <= theta;
+}
+
+/* Evaluate chunk d of the current segment: skip it if tombstoned, filtered
+ * out or not a match, else score it and offer it to the top k. With prune,
+ * a chunk whose score cannot enter the top k skips the phrase checks. */
+int q_eval(q_ctx *c, uint32_t d, int prune);
+
+/* The first doc the cursor may still yield. */
+static inline uint32_t q_cursor_doc(const q_cursor *qc)
+{
+	return qc->stale ? qc->lo : qc->p.doc;
+}
+
+/* Mark postings before target as not mattering, without decoding. */
+static inline void q_cursor_skip(q_cursor *qc, uint32_t target)
+{
+	if (!qc->stale) {
+		qc->stale = 1;
+		qc->lo = target;
+	} else if (qc->lo < target) {
+		qc->lo = target;
+	}
+}
+
+/* Move a cursor to its first posting >= d (>= lo for a stale one); a no-op
+ * when already there. */
+static inline int q_cursor_seek(q_cursor *qc, uint32_t d)
+{
+	if (qc->stale) {
+		qc->stale = 0;
+		return ix_post_advance(&qc->p, FA_MAX(d, qc->lo));
+	}
+	if (qc->p.doc < d)
+		return ix_post_advance(&qc->p, d);
+	return 0;
+}
+
+/* ---- wand.c / exhaustive.c ----------------------------------------------------- */
+
+int q_retrieve_pruned(q_ctx *c);
+int q_retrieve_exhaustive(q_ctx *c);
+
+/* ---- snippet.c ----------------------------------------------------------------- */
+
+typedef struct q_match {
+	uint32_t start, end, term;   /* a token of the text that is query term `term` */
+} q_match;
+
+/* Working memory of q_snippet, allocated once for all the hits. */
+typedef struct q_snip_work {
+	q_match *m;
+	uint32_t *src_end;
+	uint32_t *cnt;       /* per term */
+} q_snip_work;
+
+int q_snip_work_init(q_snip_work *w, fa_arena *a, uint32_t nterms);
+
+/* Pick the window of about target bytes of text holding the most distinct
+ * query terms and write it as one line into the arena a, with the byte
+ * ranges of the matched tokens relative to it. */
+int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
+              const char *text, size_t len, uint32_t target, const char **snippet,
+              fathom_span **hl, uint32_t *n_hl);
+
+/* ---- results.c ------------------------------------------------------------------- */
+
+/* Build the result set from the sorted top k: documents, receipts and
+ * snippets. scratch holds the working memory. */
+int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena *scratch);
+
+#endif /* FATHOM_QUERY_INT_H */

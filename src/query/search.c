@@ -1,0 +1,199 @@
+/*
+ * search.c — q_search: parse, plan, look the terms up in every segment,
+ * retrieve segment by segment into one top k, and build the hits.
+ *
+ * All per-query memory comes from one arena released at the end; the
+ * retrieval loops allocate nothing. Work is proportional to the query's
+ * postings, not to the corpus, except that filters walk each segment's
+ * document table once to build their bitmap.
+ */
+#include "query/query_int.h"
+
+/* Keep the term frequencies of the top k in memory up to this size. */
+#define Q_MAX_HIT_TF (8u << 20)
+
+static int check_opts(const fathom_search_opts *o)
+{
+	if (o->version != FATHOM_SEARCH_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
+		              o->version, FATHOM_SEARCH_OPTS_VERSION);
+	if (o->k == 0 || o->k > Q_MAX_K)
+		return fa_err(FATHOM_EINVAL, "k must be between 1 and %d", Q_MAX_K);
+	if (o->match < FATHOM_MATCH_AUTO || o->match > FATHOM_MATCH_ANY)
+		return fa_err(FATHOM_EINVAL, "unknown match mode %d", o->match);
+	if (!(o->k1 >= 0.0f && o->k1 <= 100.0f) || !(o->b >= 0.0f && o->b <= 1.0f))
+		return fa_err(FATHOM_EINVAL, "k1 must be in [0, 100] and b in [0, 1]");
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (!(o->field_weight[f] >= 0.0f && o->field_weight[f] <= 1000.0f))
+			return fa_err(FATHOM_EINVAL, "field weight %d must be in [0, 1000]", f);
+	/* Bonuses below 1 would let a bonus-free bound undercount. */
+	if (!(o->phrase_bonus >= 1.0f && o->phrase_bonus <= 100.0f) ||
+	    !(o->prefix_bonus >= 1.0f && o->prefix_bonus <= 100.0f))
+		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
+	return 0;
+}
+
+/* Look every term up in every segment; sum df, find the largest tf. */
+static int lookup_terms(q_ctx *c, fa_arena *a, q_plan *plan)
+{
+	size_t nseg = ix_nsegments(c->ix), cells;
+	if (fa_mul(nseg ? nseg : 1, plan->nterms, &cells))
+		return fa_err(FATHOM_ENOMEM, "term table");
+	c->ti = fa_arena_alloc(a, cells * sizeof *c->ti);
+	c->ti_found = fa_arena_calloc(a, cells, 1);
+	if (!c->ti || !c->ti_found)
+		return fa_err(FATHOM_ENOMEM, "term table");
+	for (uint32_t t = 0; t < plan->nterms; t++) {
+		q_term *qt = &plan->terms[t];
+		for (size_t s = 0; s < nseg; s++) {
+			ix_term_info *ti = &c->ti[s * plan->nterms + t];
+			int rc = seg_term(ix_segment_at(c->ix, s), qt->text, qt->len, ti);
+			if (rc == FATHOM_ENOTFOUND)
+				continue;
+			if (rc)
+				return rc;
+			c->ti_found[s * plan->nterms + t] = 1;
+			qt->df += ti->df;
+			for (int f = 0; f < FATHOM_NFIELDS; f++)
+				qt->max_tf = FA_MAX(qt->max_tf, (uint32_t)ti->bound.max_tf[f]);
+		}
+		qt->idf = q_idf(ix_total_chunks(c->ix), qt->df);
+		if (qt->max_tf == 0)
+			qt->max_tf = 1;
+	}
+	return 0;
+}
+
+static int alloc_scratch(q_ctx *c, fa_arena *a)
+{
+	uint32_t n = c->plan->nterms;
+	c->cur = fa_arena_alloc(a, (size_t)n * sizeof *c->cur);
+	c->by_term = fa_arena_calloc(a, n, sizeof *c->by_term);
+	c->tf = fa_arena_calloc(a, n, sizeof *c->tf);
+	c->present = fa_arena_calloc(a, n, 1);
+	c->pos = fa_arena_calloc(a, n, sizeof *c->pos);
+	c->pos_n = fa_arena_calloc(a, n, sizeof *c->pos_n);
+	c->pos_tag = fa_arena_calloc(a, n, sizeof *c->pos_tag);
+	if (!c->cur || !c->by_term || !c->tf || !c->present || !c->pos || !c->pos_n || !c->pos_tag)
+		return fa_err(FATHOM_ENOMEM, "query scratch");
+	size_t keep;
+	if (!fa_mul((size_t)c->top.k, (size_t)n * sizeof *c->hit_tf, &keep) && keep <= Q_MAX_HIT_TF)
+		c->hit_tf = fa_arena_alloc(a, keep ? keep : 1); /* NULL: read again later */
+	for (uint32_t t = 0; t < n; t++) {
+		c->pos[t] = fa_arena_alloc(a, (size_t)c->plan->terms[t].max_tf * sizeof **c->pos);
+		if (!c->pos[t])
+			return fa_err(FATHOM_ENOMEM, "position buffer");
+	}
+	return 0;
+}
+
+/* Open the cursors of segment s; none when a required term is missing. */
+static int open_segment(q_ctx *c, uint32_t s)
+{
+	const q_plan *p = c->plan;
+	uint64_t may = 0, title = 0, head = 0;
+	c->ncur = 0;
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		c->by_term[t] = NULL;
+		c->pos_tag[t] = 0;
+	}
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		size_t cell = (size_t)s * p->nterms + t;
+		if (!c->ti_found[cell] || c->ti[cell].df == 0) {
+			if (p->terms[t].required) {
+				c->ncur = 0;
+				return 0;
+			}
+			continue;
+		}
+		q_cursor *qc = &c->cur[c->ncur];
+		int rc = ix_post_open(&qc->p, c->seg, &c->ti[cell]);
+		if (rc)
+			return rc;
+		const ix_bound *b = &c->ti[cell].bound;
+		qc->term = t;
+		qc->stale = 0;
+		qc->ub = q_term_bound(&c->sc, p->terms[t].idf, b);
+		qc->bit = 1ull << t;
+		qc->title_bit = b->max_tf[FATHOM_FIELD_TITLE] ? qc->bit : 0;
+		qc->head_bit = b->max_tf[FATHOM_FIELD_HEADINGS] ? qc->bit : 0;
+		qc->bb_block = UINT32_MAX;
+		may |= qc->bit;
+		title |= qc->title_bit;
+		head |= qc->head_bit;
+		c->by_term[t] = qc;
+		c->ncur++;
+	}
+	c->seg_bonus = q_bonus_bound(c, may, title, head);
+	return 0;
+}
+
+int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
+             const char *query, const fathom_search_opts *opts)
+{
+	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
+	if (!out)
+		return fa_err(FATHOM_EINVAL, "no output for the results");
+	*out = NULL;
+	if (!ix || !an || !query)
+		return fa_err(FATHOM_EINVAL, "no index, analyser or query");
+	if (!opts)
+		opts = &def;
+	int rc = check_opts(opts);
+	if (rc)
+		return rc;
+
+	fa_arena work;
+	fa_arena_init(&work, 64 * 1024, 0);
+	q_clause *cl;
+	size_t ncl;
+	q_plan plan;
+	q_ctx c;
+	memset(&c, 0, sizeof c);
+	if ((rc = q_parse(&work, query, strlen(query), &cl, &ncl)))
+		goto cleanup;
+	if (ncl == 0) {
+		rc = fa_err(FATHOM_EINVAL, "empty query");
+		goto cleanup;
+	}
+	if ((rc = q_plan_build(&plan, &work, ix, an, cl, ncl, opts->match)))
+		goto cleanup;
+
+	c.ix = ix;
+	c.opts = opts;
+	c.plan = &plan;
+	q_scorer_init(&c.sc, opts, ix);
+	c.phrase_bonus = opts->phrase_bonus;
+	c.prefix_bonus = opts->prefix_bonus;
+	for (uint32_t i = 0; i < plan.seq.n; i++)
+		c.seq_mask |= 1ull << plan.seq.term[i];
+	if ((rc = lookup_terms(&c, &work, &plan)) || (rc = q_topk_init(&c.top, &work, opts->k)) ||
+	    (rc = alloc_scratch(&c, &work)))
+		goto cleanup;
+	q_filter filter;
+	if ((rc = q_filter_init(&filter, &work, opts)))
+		goto cleanup;
+
+	size_t nseg = ix_nsegments(ix);
+	for (size_t s = 0; s < nseg; s++) {
+		c.seg_index = (uint32_t)s;
+		c.seg = ix_segment_at(ix, s);
+		if ((rc = open_segment(&c, (uint32_t)s)))
+			goto cleanup;
+		if (c.ncur == 0)
+			continue;
+		uint8_t *allowed = NULL;
+		if ((rc = q_filter_bitmap(&filter, &work, c.seg, &allowed)))
+			goto cleanup;
+		c.allowed = allowed;
+		rc = opts->exhaustive ? q_retrieve_exhaustive(&c) : q_retrieve_pruned(&c);
+		if (rc)
+			goto cleanup;
+	}
+	q_topk_sort(&c.top);
+	rc = q_results_build(out, &c, an, &work);
+
+cleanup:
+	fa_arena_free(&work);
+	return rc;
+}

@@ -1,0 +1,899 @@
+/*
+ * test_index.c — the index folder end to end: write, commit, reopen;
+ * replace and delete through tombstones; merges that must keep every live
+ * posting; rollback; the writer lock; a writer killed at random instants;
+ * the document store; and damaged files (a byte flipped in every page,
+ * files cut short), which must give FATHOM_ECORRUPT naming the file.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "index/index_int.h"
+#include "test.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint32_t rnd_below(uint32_t n)
+{
+	return n ? (uint32_t)(rnd() % n) : 0;
+}
+
+static const char *words[] = {
+	"alpha", "beta", "gamma", "delta", "kernel", "memory", "scheduler", "lock", "mutex",
+	"getUserName", "snake_case_name", "page", "table", "index", "search", "engine",
+	"postings", "block", "segment", "merge", "the", "of", "and", "running", "runs",
+	"XMLHttpRequest", "v2.0.1", "0x1f", "interrupt", "driver", "network", "packet",
+};
+
+/* Random text of about n bytes, lines of a few words. */
+static char *random_text(size_t n, size_t *len)
+{
+	char *s = malloc(n + 64);
+	size_t o = 0;
+	while (o < n) {
+		const char *w = words[rnd_below(sizeof words / sizeof words[0])];
+		size_t l = strlen(w);
+		memcpy(s + o, w, l);
+		o += l;
+		s[o++] = rnd_below(8) == 0 ? '\n' : ' ';
+		if (rnd_below(50) == 0)
+			o += (size_t)sprintf(s + o, "id%u ", (unsigned)rnd_below(100000));
+	}
+	s[o] = '\0';
+	*len = o;
+	return s;
+}
+
+/* Add a doc with chunks of ~chunk bytes (cut at spaces). */
+static int add_doc(ix_index *ix, text_analyzer *an, const char *key, const char *text, size_t len,
+                   size_t chunk)
+{
+	ix_chunk_in ch[4096];
+	size_t nch = 0, at = 0;
+	uint32_t line = 1;
+	while (at < len && nch < 4096) {
+		size_t end = at + chunk < len ? at + chunk : len;
+		while (end < len && text[end] != ' ' && text[end] != '\n')
+			end++;
+		uint32_t l0 = line;
+		for (size_t i = at; i < end; i++)
+			line += text[i] == '\n';
+		ch[nch] = (ix_chunk_in){ (uint32_t)at, (uint32_t)end, l0, line, nch % 3 ? "Intro > Setup" : "",
+		                         nch % 3 ? 13 : 0 };
+		nch++;
+		at = end;
+	}
+	const char *tags[] = { "linux", "kernel docs" };
+	const char *meta[] = { "source=test", "lang=en" };
+	ix_doc_in d = { key, key, "A title of the kernel", "http://x/y", "text", DOC_TEXT, tags, 2,
+	                meta, 2, len, 12345, fa_hash64(text, len, 0), text, len, ch, nch };
+	return ix_add_doc(ix, an, &d);
+}
+
+static char *tmp_index(const char *tag)
+{
+	return test_tmpdir(tag);
+}
+
+/* Every posting of the live chunks of the committed snapshot, as sorted
+ * lines "term key#order tfs positions": a reference independent of chunk
+ * ids, to compare before and after a merge. */
+typedef struct post_dump {
+	char **lines;
+	size_t n, cap;
+	ix_segment *s;
+	ix_postings *p;
+	uint32_t *pos;
+	int err;
+} post_dump;
+
+static int dump_term(void *ctx, const char *term, size_t len, const ix_term_info *ti)
+{
+	post_dump *d = ctx;
+	int rc = ix_post_open(d->p, d->s, ti);
+	while (!rc && d->p->doc != IX_END) {
+		uint32_t c = d->p->doc;
+		if (!seg_is_deleted(d->s, c)) {
+			ix_chunk_info ci;
+			ix_doc_info di;
+			if (seg_chunk(d->s, c, &ci) || seg_doc(d->s, ci.doc, &di))
+				return d->err = 1;
+			fbuf b;
+			fbuf_init(&b, 0);
+			fbuf_printf(&b, "%.*s %s#%u", (int)len, term, di.key, ci.order);
+			uint16_t tf[FATHOM_NFIELDS];
+			ix_post_tf(d->p, tf);
+			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+				uint32_t n = 0;
+				fbuf_printf(&b, " f%d:%u:", f, tf[f]);
+				if (tf[f] && ix_post_positions(d->p, f, d->pos, IX_MAX_TF, &n))
+					return d->err = 1;
+				for (uint32_t k = 0; k < n; k++)
+					fbuf_printf(&b, "%u,", d->pos[k]);
+			}
+			if (d->n == d->cap) {
+				d->cap = d->cap ? d->cap * 2 : 1024;
+				d->lines = realloc(d->lines, d->cap * sizeof *d->lines);
+			}
+			d->lines[d->n++] = fbuf_detach(&b, NULL);
+		}
+		rc = ix_post_next(d->p);
+	}
+	if (rc)
+		d->err = 1;
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static post_dump dump_index(ix_index *ix)
+{
+	post_dump d;
+	memset(&d, 0, sizeof d);
+	d.p = malloc(sizeof *d.p);
+	d.pos = malloc(IX_MAX_TF * sizeof(uint32_t));
+	for (size_t i = 0; i < ix_nsegments(ix); i++) {
+		d.s = ix_segment_at(ix, i);
+		if (seg_terms(d.s, NULL, 0, dump_term, &d))
+			d.err = 1;
+	}
+	qsort(d.lines, d.n, sizeof *d.lines, str_cmp);
+	free(d.p);
+	free(d.pos);
+	return d;
+}
+
+static void dump_free(post_dump *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		fa_free(d->lines[i]);
+	free(d->lines);
+}
+
+static int dumps_equal(const post_dump *a, const post_dump *b)
+{
+	if (a->n != b->n) {
+		fprintf(stderr, "  %zu postings before, %zu after\n", a->n, b->n);
+		return 0;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->lines[i], b->lines[i]) != 0) {
+			fprintf(stderr, "  differ: %s | %s\n", a->lines[i], b->lines[i]);
+			return 0;
+		}
+	return 1;
+}
+
+static uint64_t live_docs(ix_index *ix)
+{
+	ix_sizes sz;
+	ix_sizes_get(ix, &sz);
+	return sz.docs_live;
+}
+
+/* Find a live doc by key in the committed snapshot. */
+static int find_live(ix_index *ix, const char *key, ix_segment **seg, uint32_t *doc)
+{
+	for (size_t i = 0; i < ix_nsegments(ix); i++) {
+		ix_segment *s = ix_segment_at(ix, i);
+		if (seg_find_doc(s, key, doc) == 0 && !seg_doc_is_deleted(s, *doc)) {
+			*seg = s;
+			return 0;
+		}
+	}
+	return FATHOM_ENOTFOUND;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+static text_analyzer *an;
+
+static void test_write_reopen(void)
+{
+	char *dir = tmp_index("ixw");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, "english"));
+	char *texts[20];
+	size_t lens[20];
+	for (int i = 0; i < 20; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "docs/file%02d.txt", i);
+		texts[i] = random_text(200 + rnd_below(5000), &lens[i]);
+		CHECK_OK(add_doc(ix, an, key, texts[i], lens[i], 700));
+	}
+	/* Pending documents are visible to lookups, not to readers. */
+	ix_doc_state st;
+	CHECK_OK(ix_doc_lookup(ix, "docs/file03.txt", &st));
+	CHECK_EQ(st.mtime_ns, 12345);
+	CHECK_EQ(ix_nsegments(ix), 0);
+	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK_EQ(ix_generation(ix), 1);
+	uint64_t chunks = ix_total_chunks(ix);
+	CHECK(chunks >= 20);
+	CHECK(ix_avg_field_len(ix, FATHOM_FIELD_BODY) > 10);
+	CHECK(ix_avg_field_len(ix, FATHOM_FIELD_TITLE) > 2);
+	ix_close(ix);
+
+	CHECK_OK(ix_open(&ix, dir, IX_READONLY, NULL));
+	CHECK_STR(ix_stem_language(ix), "english");
+	CHECK_EQ(ix_total_chunks(ix), chunks);
+	CHECK_OK(ix_verify(ix));
+	ix_segment *s = ix_segment_at(ix, 0);
+	for (int i = 0; i < 20; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "docs/file%02d.txt", i);
+		uint32_t doc;
+		CHECK_OK(seg_find_doc(s, key, &doc));
+		ix_doc_info di;
+		CHECK_OK(seg_doc(s, doc, &di));
+		CHECK_STR(di.key, key);
+		CHECK_STR(di.title, "A title of the kernel");
+		CHECK_STR(di.url, "http://x/y");
+		CHECK_EQ(di.n_tags, 2);
+		CHECK_STR(di.tags, "linux");
+		CHECK_STR(di.tags + strlen(di.tags) + 1, "kernel docs");
+		CHECK_STR(ix_doc_meta(&di, "source"), "test");
+		CHECK_STR(ix_doc_meta(&di, "lang"), "en");
+		CHECK(ix_doc_meta(&di, "sourc") == NULL);
+		CHECK_EQ(di.text_len, lens[i]);
+		fbuf b;
+		fbuf_init(&b, 0);
+		CHECK_OK(seg_doc_text(s, doc, 0, UINT64_MAX, &b));
+		CHECK(b.len == lens[i] && memcmp(b.data, texts[i], lens[i]) == 0);
+		/* Chunks point back at their text. */
+		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {
+			ix_chunk_info ci;
+			CHECK_OK(seg_chunk(s, c, &ci));
+			CHECK_EQ(ci.doc, doc);
+			CHECK_EQ(ci.order, c - di.first_chunk);
+			CHECK(ci.field_len[FATHOM_FIELD_TITLE] >= 3);
+			CHECK(ci.field_len[FATHOM_FIELD_TAGS] >= 3);
+			if (ci.order % 3)
+				CHECK(ci.headings_len == 13 && memcmp(ci.headings, "Intro > Setup", 13) == 0);
+		}
+		fbuf_free(&b);
+		free(texts[i]);
+	}
+	uint32_t doc;
+	CHECK_EQ(seg_find_doc(s, "nope", &doc), FATHOM_ENOTFOUND);
+	/* Field terms are there: "kernel" in the title and tags, the path. */
+	ix_term_info ti;
+	CHECK_OK(seg_term(s, "kernel", 6, &ti));
+	CHECK(ti.bound.max_tf[FATHOM_FIELD_TITLE] == 1 && ti.bound.max_tf[FATHOM_FIELD_TAGS] == 1);
+	CHECK_OK(seg_term(s, "file03.txt", 10, &ti));
+	CHECK_EQ(ti.bound.max_tf[FATHOM_FIELD_PATH], 1);
+	CHECK_OK(seg_term(s, "getusername", 11, &ti));
+	/* Prefix iteration. */
+	ix_sizes sz;
+	CHECK_OK(ix_sizes_get(ix, &sz));
+	CHECK_EQ(sz.docs_live, 20);
+	CHECK(sz.total > sz.docstore && sz.postings > 0 && sz.positions > 0 && sz.terms > 10);
+	/* A second writer is refused while the first holds the lock; a reader is not. */
+	ix_index *w1, *w2;
+	CHECK_OK(ix_open(&w1, dir, IX_WRITE, NULL));
+	int rc = ix_open(&w2, dir, IX_WRITE, NULL);
+	CHECK_EQ(rc, FATHOM_ELOCKED);
+	CHECK(strstr(fathom_errmsg(), "LOCK") != NULL);
+	ix_index *r2;
+	CHECK_OK(ix_open(&r2, dir, IX_READONLY, NULL));
+	ix_close(r2);
+	ix_close(w1);
+	CHECK_OK(ix_open(&w2, dir, IX_WRITE, NULL));
+	ix_close(w2);
+	CHECK_EQ(add_doc(ix, an, "x", "y", 1, 10), FATHOM_EREADONLY);
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static int count_prefix(void *ctx, const char *term, size_t len, const ix_term_info *ti)
+{
+	(void)ti;
+	int *n = ctx;
+	if (len < 2 || memcmp(term, "id", 2) != 0)
+		return 1;
+	(*n)++;
+	return 0;
+}
+
+static int collect_key(void *ctx, const char *key)
+{
+	int *n = ctx;
+	(void)key;
+	(*n)++;
+	return 0;
+}
+
+static void test_replace_delete(void)
+{
+	char *dir = tmp_index("ixd");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);   /* no merges here */
+	for (int i = 0; i < 10; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "k%d", i);
+		CHECK_OK(add_doc(ix, an, key, "alpha beta gamma", 16, 100));
+	}
+	CHECK_OK(ix_commit(ix));
+	/* Replace k1 (committed), delete k2, replace k3 twice before commit. */
+	CHECK_OK(add_doc(ix, an, "k1", "delta delta", 11, 100));
+	CHECK_OK(ix_delete_doc(ix, "k2"));
+	CHECK_EQ(ix_delete_doc(ix, "k2"), FATHOM_ENOTFOUND);
+	CHECK_EQ(ix_delete_doc(ix, "none"), FATHOM_ENOTFOUND);
+	CHECK_OK(add_doc(ix, an, "k3", "one", 3, 100));
+	CHECK_OK(add_doc(ix, an, "k3", "two words", 9, 100));
+	ix_doc_state st;
+	CHECK_EQ(ix_doc_lookup(ix, "k2", &st), FATHOM_ENOTFOUND);
+	CHECK_OK(ix_doc_lookup(ix, "k3", &st));
+	CHECK_EQ(st.size, 9);
+	int n = 0;
+	CHECK_OK(ix_foreach_live_key(ix, collect_key, &n));
+	CHECK_EQ(n, 9);
+	/* Readers still see the old snapshot until commit. */
+	ix_segment *s;
+	uint32_t doc;
+	CHECK_OK(find_live(ix, "k2", &s, &doc));
+	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(find_live(ix, "k2", &s, &doc), FATHOM_ENOTFOUND);
+	CHECK_OK(find_live(ix, "k1", &s, &doc));
+	ix_doc_info di;
+	CHECK_OK(seg_doc(s, doc, &di));
+	CHECK_EQ(di.text_len, 11);
+	CHECK_OK(find_live(ix, "k3", &s, &doc));
+	CHECK_OK(seg_doc(s, doc, &di));
+	CHECK_EQ(di.text_len, 9);
+	CHECK_EQ(live_docs(ix), 9);
+	ix_close(ix);
+
+	/* Reopened: tombstones were durable. */
+	CHECK_OK(ix_open(&ix, dir, IX_READONLY, NULL));
+	CHECK_EQ(live_docs(ix), 9);
+	CHECK_EQ(find_live(ix, "k2", &s, &doc), FATHOM_ENOTFOUND);
+	CHECK_OK(ix_verify(ix));
+	ix_sizes sz;
+	CHECK_OK(ix_sizes_get(ix, &sz));
+	CHECK(sz.chunks_deleted >= 3);
+	n = 0;
+	CHECK_OK(ix_foreach_live_key(ix, collect_key, &n));
+	CHECK_EQ(n, 9);
+	/* The deleted doc's chunk is marked in the first segment. */
+	s = ix_segment_at(ix, 0);
+	CHECK_OK(seg_find_doc(s, "k2", &doc));
+	CHECK(seg_doc_is_deleted(s, doc));
+	CHECK_OK(seg_doc(s, doc, &di));
+	CHECK(seg_is_deleted(s, di.first_chunk));
+	ix_close(ix);
+
+	/* Rollback drops adds and deletes, including flushed segments. */
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	ix_set_flush_budget(ix, 1);   /* flush after every document */
+	CHECK_OK(add_doc(ix, an, "new1", "fresh text", 10, 100));
+	CHECK_OK(add_doc(ix, an, "new2", "more fresh text", 15, 100));
+	CHECK_OK(ix_delete_doc(ix, "k4"));
+	CHECK_OK(ix_doc_lookup(ix, "new1", &st));
+	CHECK_OK(ix_rollback(ix));
+	CHECK_EQ(ix_doc_lookup(ix, "new1", &st), FATHOM_ENOTFOUND);
+	CHECK_OK(ix_doc_lookup(ix, "k4", &st));
+	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(live_docs(ix), 9);
+	ix_close(ix);
+	/* Only files the manifest names remain. */
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int stray = 0;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, ".tmp"))
+			stray++;
+	closedir(d);
+	CHECK_EQ(stray, 0);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_merge(void)
+{
+	char *dir = tmp_index("ixm");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 1000, 1.0);
+	ix_set_flush_budget(ix, 64 << 10);
+	int ndocs = 0;
+	for (int round = 0; round < 12; round++) {
+		for (int i = 0; i < 15; i++) {
+			char key[32];
+			size_t len;
+			snprintf(key, sizeof key, "m%d", (int)rnd_below(150));
+			char *t = random_text(100 + rnd_below(round == 5 ? 150000 : 3000), &len);
+			CHECK_OK(add_doc(ix, an, key, t, len, 500));
+			free(t);
+			ndocs++;
+		}
+		for (int i = 0; i < 3; i++) {
+			char key[32];
+			snprintf(key, sizeof key, "m%d", (int)rnd_below(150));
+			int rc = ix_delete_doc(ix, key);
+			CHECK(rc == 0 || rc == FATHOM_ENOTFOUND);
+		}
+		CHECK_OK(ix_commit(ix));
+	}
+	size_t nseg = ix_nsegments(ix);
+	CHECK(nseg > 8);
+	uint64_t live = live_docs(ix);
+	post_dump before = dump_index(ix);
+	CHECK(!before.err);
+	CHECK(before.n > 1000);
+	/* Texts before. */
+	fbuf tb;
+	fbuf_init(&tb, 0);
+	for (size_t i = 0; i < ix_nsegments(ix); i++) {
+		ix_segment *s = ix_segment_at(ix, i);
+		for (uint32_t d = 0; d < seg_ndocs(s); d++) {
+			if (seg_doc_is_deleted(s, d))
+				continue;
+			ix_doc_info di;
+			seg_doc(s, d, &di);
+			fbuf_printf(&tb, "%s:%llx;", di.key, (unsigned long long)di.content_hash);
+		}
+	}
+	/* Merge down to 8 with the default policy. */
+	ix_set_merge_policy(ix, 8, 0.3);
+	CHECK_OK(ix_commit(ix));
+	CHECK(ix_nsegments(ix) <= 8);
+	CHECK(ix_nsegments(ix) < nseg);
+	CHECK_EQ(live_docs(ix), live);
+	post_dump after = dump_index(ix);
+	CHECK(!after.err);
+	CHECK(dumps_equal(&before, &after));
+	dump_free(&after);
+	/* Everything into one. */
+	ix_set_merge_policy(ix, 1, 0.3);
+	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK_EQ(live_docs(ix), live);
+	after = dump_index(ix);
+	CHECK(dumps_equal(&before, &after));
+	ix_sizes sz;
+	CHECK_OK(ix_sizes_get(ix, &sz));
+	CHECK_EQ(sz.chunks_deleted, 0);
+	/* Every live doc's text survived, byte for byte (checked by hash). */
+	ix_segment *s = ix_segment_at(ix, 0);
+	size_t seen = 0;
+	for (uint32_t d = 0; d < seg_ndocs(s); d++) {
+		ix_doc_info di;
+		CHECK_OK(seg_doc(s, d, &di));
+		fbuf t;
+		fbuf_init(&t, 0);
+		CHECK_OK(seg_doc_text(s, d, 0, di.text_len, &t));
+		CHECK_EQ(fa_hash64(t.data, t.len, 0), di.content_hash);
+		char needle[64];
+		snprintf(needle, sizeof needle, "%s:%llx;", di.key, (unsigned long long)di.content_hash);
+		fbuf_putc(&tb, 0);
+		CHECK(strstr((const char *)tb.data, needle) != NULL);
+		tb.len--;
+		fbuf_free(&t);
+		seen++;
+	}
+	CHECK_EQ(seen, live);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	/* And after reopening. */
+	CHECK_OK(ix_open(&ix, dir, IX_READONLY, NULL));
+	post_dump again = dump_index(ix);
+	CHECK(dumps_equal(&before, &again));
+	int n = 0;
+	CHECK_OK(seg_terms(ix_segment_at(ix, 0), "id", 2, count_prefix, &n));
+	CHECK(n > 10);
+	ix_close(ix);
+	/* A segment with most of its docs deleted is rewritten alone. */
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	for (int i = 0; i < 150; i += 2) {
+		char key[32];
+		snprintf(key, sizeof key, "m%d", i);
+		ix_delete_doc(ix, key);
+	}
+	CHECK_OK(ix_commit(ix));
+	CHECK_OK(ix_sizes_get(ix, &sz));
+	CHECK_EQ(sz.chunks_deleted, 0);
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	fbuf_free(&tb);
+	dump_free(&before);
+	dump_free(&after);
+	dump_free(&again);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_docstore(void)
+{
+	char *dir = tmp_index("ixds");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	/* A mix of tiny docs sharing frames and big ones spanning several. */
+	enum { N = 30 };
+	char *t[N];
+	size_t len[N];
+	for (int i = 0; i < N; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "d%d", i);
+		size_t want = i % 7 == 0 ? 200000 + rnd_below(100000) : rnd_below(300);
+		t[i] = random_text(want, &len[i]);
+		if (i == 3)
+			len[i] = 0;   /* an empty document */
+		CHECK_OK(add_doc(ix, an, key, t[i], len[i], 2000));
+	}
+	CHECK_OK(ix_commit(ix));
+	ix_segment *s = ix_segment_at(ix, 0);
+	fbuf b;
+	fbuf_init(&b, 0);
+	for (int i = 0; i < N; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "d%d", i);
+		uint32_t doc;
+		CHECK_OK(seg_find_doc(s, key, &doc));
+		for (int k = 0; k < 20; k++) {
+			uint64_t off = rnd_below((uint32_t)len[i] + 1), n = rnd_below(k < 10 ? 100 : 150000);
+			fbuf_reset(&b);
+			CHECK_OK(seg_doc_text(s, doc, off, n, &b));
+			uint64_t want = FA_MIN(n, len[i] - off);
+			CHECK_EQ(b.len, want);
+			CHECK(memcmp(b.data, t[i] + off, want) == 0);
+		}
+		fbuf_reset(&b);
+		CHECK_EQ(seg_doc_text(s, doc, len[i] + 1, 1, &b), FATHOM_EINVAL);
+		free(t[i]);
+	}
+	/* A bounded buffer is respected. */
+	fbuf small;
+	fbuf_init(&small, 10);
+	uint32_t doc;
+	CHECK_OK(seg_find_doc(s, "d0", &doc));
+	CHECK_EQ(seg_doc_text(s, doc, 0, 1000, &small), FATHOM_ETOOBIG);
+	fbuf_free(&small);
+	fbuf_free(&b);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* ---- crash safety ------------------------------------------------------------ */
+
+/* The child commits batches of 10 docs (keys b<batch>-<i>) until killed. */
+static void crash_child(const char *dir)
+{
+	ix_index *ix;
+	if (ix_open(&ix, dir, IX_WRITE, NULL))
+		_exit(3);
+	ix_set_flush_budget(ix, 32 << 10);
+	ix_set_merge_policy(ix, 3, 0.3);
+	for (int batch = 1000;; batch++) {
+		for (int i = 0; i < 10; i++) {
+			char key[32];
+			size_t len;
+			snprintf(key, sizeof key, "b%d-%d", batch, i);
+			char *t = random_text(2000, &len);
+			if (add_doc(ix, an, key, t, len, 400))
+				_exit(4);
+			free(t);
+		}
+		/* Replace one doc of the previous batch, too. */
+		if (batch > 1000) {
+			char key[32];
+			snprintf(key, sizeof key, "b%d-0", batch - 1);
+			if (add_doc(ix, an, key, "replaced", 8, 100))
+				_exit(5);
+		}
+		if (ix_commit(ix))
+			_exit(6);
+	}
+}
+
+static int count_keys_cb(void *ctx, const char *key)
+{
+	int *n = ctx;
+	(void)key;
+	(*n)++;
+	return 0;
+}
+
+static void test_crash(void)
+{
+	char *dir = tmp_index("ixc");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_close(ix);
+	int last = 0;
+	for (int round = 0; round < 12; round++) {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0)
+			crash_child(dir);
+		usleep(50000 + rnd_below(400000));
+		kill(pid, SIGKILL);
+		int status;
+		waitpid(pid, &status, 0);
+		CHECK(WIFSIGNALED(status));
+		/* The index is at a commit: whole batches only, and it verifies. */
+		CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+		CHECK_OK(ix_verify(ix));
+		int n = 0;
+		CHECK_OK(ix_foreach_live_key(ix, count_keys_cb, &n));
+		CHECK_EQ(n % 10, 0);
+		CHECK(n >= last);
+		last = n;
+		ix_close(ix);
+		/* The writer removed what the dead one left: every segment file is named. */
+		ix_manifest m;
+		CHECK_OK(ix_manifest_read(&m, dir));
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		int files = 0;
+		while ((e = readdir(d)) != NULL)
+			if (strncmp(e->d_name, "seg-", 4) == 0)
+				files++;
+		closedir(d);
+		int named = 0;
+		for (uint32_t i = 0; i < m.nsegs; i++)
+			named += 1 + (m.segs[i].del_gen != 0);
+		CHECK_EQ(files, named);
+		ix_manifest_free(&m);
+		/* Keep the batch numbering going in the next child. */
+		if (n > 0)
+			(void)0;
+	}
+	printf("     crash rounds left %d live docs\n", last);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* ---- damaged files ------------------------------------------------------------- */
+
+static void join_path(char *out, size_t cap, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la + lb + 2 > cap) {
+		fprintf(stderr, "path too long\n");
+		exit(2);
+	}
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+}
+
+static int copy_dir(const char *from, const char *to)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", to, from, to);
+	return system(cmd);
+}
+
+/* Read everything through the read paths; the result code. */
+static int read_all(ix_index *ix)
+{
+	ix_postings *p = malloc(sizeof *p);
+	uint32_t *pos = malloc(IX_MAX_TF * sizeof(uint32_t));
+	int rc = 0;
+	for (size_t i = 0; i < ix_nsegments(ix) && !rc; i++) {
+		ix_segment *s = ix_segment_at(ix, i);
+		ix_term_iter it;
+		rc = ix_term_iter_seek(&it, s, 0);
+		int r;
+		while (!rc && (r = ix_term_iter_next(&it)) == 1) {
+			ix_term_info ti;
+			rc = seg_term(s, (const char *)it.term, it.len, &ti);
+			if (!rc)
+				rc = ix_post_open(p, s, &it.ti);
+			while (!rc && p->doc != IX_END) {
+				uint32_t n;
+				for (int f = 0; f < FATHOM_NFIELDS && !rc; f++)
+					rc = ix_post_positions(p, f, pos, IX_MAX_TF, &n);
+				if (!rc) {
+					ix_post_shallow(p, p->doc + 200);
+					rc = ix_post_advance(p, p->doc + 1);
+				}
+			}
+		}
+		if (!rc && r < 0)
+			rc = r;
+		for (uint32_t d = 0; d < seg_ndocs(s) && !rc; d++) {
+			ix_doc_info di;
+			fbuf b;
+			fbuf_init(&b, 0);
+			rc = seg_doc(s, d, &di);
+			if (!rc)
+				rc = seg_doc_text(s, d, 0, di.text_len, &b);
+			uint32_t doc;
+			if (!rc)
+				rc = seg_find_doc(s, di.key, &doc);
+			fbuf_free(&b);
+		}
+		for (uint32_t c = 0; c < seg_nchunks(s) && !rc; c++) {
+			ix_chunk_info ci;
+			rc = seg_chunk(s, c, &ci);
+		}
+	}
+	free(p);
+	free(pos);
+	return rc;
+}
+
+static int damaged_ok(int rc, const char *name)
+{
+	if (rc != FATHOM_ECORRUPT && rc != FATHOM_EVERSION) {
+		fprintf(stderr, "  %s: got %d (%s)\n", name, rc, fathom_errmsg());
+		return 0;
+	}
+	if (!strstr(fathom_errmsg(), name)) {
+		fprintf(stderr, "  %s: message does not name it: %s\n", name, fathom_errmsg());
+		return 0;
+	}
+	return 1;
+}
+
+/* Open, read and verify a damaged copy: each step must fail cleanly, and
+ * at the latest verify must notice. */
+static int check_damaged(const char *dir, const char *name)
+{
+	ix_index *ix;
+	int rc = ix_open(&ix, dir, IX_READONLY, NULL);
+	if (rc)
+		return damaged_ok(rc, name);
+	rc = read_all(ix);
+	if (rc && !damaged_ok(rc, name)) {
+		ix_close(ix);
+		return 0;
+	}
+	rc = ix_verify(ix);
+	ix_close(ix);
+	return damaged_ok(rc, name);
+}
+
+static void test_corruption(void)
+{
+	char *dir = tmp_index("ixx");
+	char work[600];
+	snprintf(work, sizeof work, "%s-work", dir);
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	for (int i = 0; i < 40; i++) {
+		char key[16];
+		size_t len;
+		snprintf(key, sizeof key, "c%d", i);
+		char *t = random_text(i == 5 ? 140000 : 1500, &len);
+		CHECK_OK(add_doc(ix, an, key, t, len, 600));
+		free(t);
+		if (i == 25)
+			CHECK_OK(ix_commit(ix));
+	}
+	CHECK_OK(ix_delete_doc(ix, "c3"));
+	CHECK_OK(ix_commit(ix));
+	CHECK_OK(read_all(ix));
+	ix_close(ix);
+
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char names[32][256];
+	int nn = 0;
+	while ((e = readdir(d)) != NULL && nn < 32)
+		if (e->d_name[0] != '.' && strcmp(e->d_name, "LOCK") != 0)
+			snprintf(names[nn++], 256, "%s", e->d_name);
+	closedir(d);
+	CHECK(nn >= 4);   /* MANIFEST, two segments, a tombstone file */
+	int flips = 0, bad = 0;
+	for (int f = 0; f < nn; f++) {
+		char path[4096];
+		join_path(path, sizeof path, work, names[f]);
+		char src[4096];
+		join_path(src, sizeof src, dir, names[f]);
+		struct stat st;
+		stat(src, &st);
+		size_t len = (size_t)st.st_size;
+		/* Three bytes flipped (one at a time) in every page, and each of
+		 * the last 8 bytes; each flip is undone after the check. */
+		copy_dir(dir, work);
+		for (size_t k = 0; k < 3 * ((len + 4095) / 4096) + 8; k++) {
+			size_t page = k / 3, at;
+			if (page * 4096 < len)
+				at = page * 4096 + rnd_below((uint32_t)FA_MIN(4096, len - page * 4096));
+			else
+				at = len - 1 - (k - 3 * ((len + 4095) / 4096));
+			if (at >= len)
+				continue;
+			int bit = 1 << rnd_below(8);
+			FILE *fp = fopen(path, "r+b");
+			fseek(fp, (long)at, SEEK_SET);
+			int c = fgetc(fp);
+			fseek(fp, (long)at, SEEK_SET);
+			fputc(c ^ bit, fp);
+			fclose(fp);
+			flips++;
+			if (!check_damaged(work, names[f])) {
+				fprintf(stderr, "  flip at %zu of %s\n", at, names[f]);
+				bad++;
+			}
+			fp = fopen(path, "r+b");
+			fseek(fp, (long)at, SEEK_SET);
+			fputc(c, fp);
+			fclose(fp);
+		}
+		/* Cut short at several lengths. */
+		size_t cuts[] = { 0, 1, 15, 16, len / 3, len / 2, len - 300, len - 4, len - 1 };
+		for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+			if (cuts[k] >= len)
+				continue;
+			copy_dir(dir, work);
+			CHECK(truncate(path, (off_t)cuts[k]) == 0);
+			if (!check_damaged(work, names[f])) {
+				fprintf(stderr, "  cut at %zu of %s\n", cuts[k], names[f]);
+				bad++;
+			}
+		}
+	}
+	printf("     %d byte flips over %d files\n", flips, nn);
+	CHECK_EQ(bad, 0);
+	/* A missing segment file. */
+	for (int f = 0; f < nn; f++) {
+		if (!strstr(names[f], ".fseg"))
+			continue;
+		copy_dir(dir, work);
+		char path[4096];
+		join_path(path, sizeof path, work, names[f]);
+		unlink(path);
+		ix_index *x;
+		CHECK_EQ(ix_open(&x, work, IX_READONLY, NULL), FATHOM_ECORRUPT);
+		CHECK(strstr(fathom_errmsg(), names[f]) != NULL);
+	}
+	/* An unknown manifest version. */
+	copy_dir(dir, work);
+	{
+		char path[4096];
+		snprintf(path, sizeof path, "%s/MANIFEST", work);
+		FILE *fp = fopen(path, "r+b");
+		fseek(fp, 8, SEEK_SET);
+		fputc(9, fp);
+		fclose(fp);
+		ix_index *x;
+		CHECK_EQ(ix_open(&x, work, IX_READONLY, NULL), FATHOM_EVERSION);
+	}
+	test_rmrf(work);
+	test_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	if (text_analyzer_new(&an, "english")) {
+		printf("no analyser: %s\n", fathom_errmsg());
+		return 1;
+	}
+	RUN(test_write_reopen);
+	RUN(test_replace_delete);
+	RUN(test_docstore);
+	RUN(test_merge);
+	RUN(test_crash);
+	RUN(test_corruption);
+	text_analyzer_free(an);
+	return TEST_DONE();
+}

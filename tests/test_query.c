@@ -1,0 +1,547 @@
+/*
+ * test_query.c — the query pipeline on small hand-made indexes: BM25F
+ * scores checked against the formula computed here, field weights, the
+ * ALL/ANY/AUTO modes, phrases, identifiers, filters, tombstones, snippets
+ * and the empty cases.
+ */
+#include <math.h>
+
+#include "test.h"
+#include "query/query.h"
+
+typedef struct tdoc {
+	const char *key;
+	const char *path;      /* NULL: "" */
+	const char *title;     /* NULL: "" */
+	const char *lang;      /* NULL: "text" */
+	const char *body;
+	const char *headings;  /* NULL: none */
+	const char *meta;      /* one "key=value" or NULL */
+	const char *tag;       /* one tag or NULL */
+} tdoc;
+
+static text_analyzer *an;
+
+static void add_doc(ix_index *ix, const tdoc *d)
+{
+	ix_chunk_in ch;
+	memset(&ch, 0, sizeof ch);
+	size_t len = strlen(d->body);
+	ch.byte_start = 0;
+	ch.byte_end = (uint32_t)len;
+	ch.line_start = 1;
+	ch.line_end = 1;
+	for (size_t i = 0; i < len; i++)
+		ch.line_end += d->body[i] == '\n';
+	ch.headings = d->headings;
+	ch.headings_len = d->headings ? (uint32_t)strlen(d->headings) : 0;
+	ix_doc_in in;
+	memset(&in, 0, sizeof in);
+	in.key = d->key;
+	in.path = d->path ? d->path : "";
+	in.title = d->title ? d->title : "";
+	in.url = "";
+	in.lang = d->lang ? d->lang : "text";
+	in.kind = DOC_TEXT;
+	in.tags = d->tag ? &d->tag : NULL;
+	in.n_tags = d->tag ? 1 : 0;
+	in.meta = d->meta ? &d->meta : NULL;
+	in.n_meta = d->meta ? 1 : 0;
+	in.size = len;
+	in.content_hash = fa_hash64(d->body, len, 0);
+	in.text = d->body;
+	in.text_len = len;
+	in.chunks = &ch;
+	in.n_chunks = 1;
+	CHECK_OK(ix_add_doc(ix, an, &in));
+}
+
+static ix_index *make_index(char **dir, const tdoc *docs, size_t n)
+{
+	*dir = test_tmpdir("query");
+	ix_index *ix = NULL;
+	CHECK_OK(ix_open(&ix, *dir, IX_CREATE | IX_WRITE, "english"));
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		add_doc(ix, &docs[i]);
+	CHECK_OK(ix_commit(ix));
+	return ix;
+}
+
+static void drop_index(ix_index *ix, char *dir)
+{
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static fathom_results *run(ix_index *ix, const char *q, const fathom_search_opts *o)
+{
+	fathom_results *r = NULL;
+	CHECK_OK(q_search(&r, ix, an, q, o));
+	if (!r)
+		return NULL;
+	/* Every query is also checked against the exhaustive reference. */
+	fathom_search_opts ex = *o;
+	ex.exhaustive = 1;
+	fathom_results *r2 = NULL;
+	CHECK_OK(q_search(&r2, ix, an, q, &ex));
+	if (r2) {
+		CHECK_EQ(fathom_results_count(r), fathom_results_count(r2));
+		for (size_t i = 0; i < fathom_results_count(r) && i < fathom_results_count(r2); i++) {
+			CHECK(fathom_results_hit(r, i)->chunk_id == fathom_results_hit(r2, i)->chunk_id);
+			CHECK(fathom_results_hit(r, i)->score == fathom_results_hit(r2, i)->score);
+		}
+		fathom_results_free(r2);
+	}
+	return r;
+}
+
+static const char *hit_key(const fathom_results *r, size_t i)
+{
+	const fathom_hit *h = fathom_results_hit(r, i);
+	return h ? h->doc_id : "(none)";
+}
+
+static int has_key(const fathom_results *r, const char *key)
+{
+	for (size_t i = 0; i < fathom_results_count(r); i++)
+		if (strcmp(fathom_results_hit(r, i)->doc_id, key) == 0)
+			return 1;
+	return 0;
+}
+
+static int close_to(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b));
+}
+
+/* The textbook BM25 of one term in the body field only. */
+static double bm25_body(double N, double df, double tf, double len, double avg,
+                        double w, double k1, double b)
+{
+	double idf = log(1.0 + (N - df + 0.5) / (df + 0.5));
+	double x = w * tf / (1.0 - b + b * len / avg);
+	return idf * x * (k1 + 1.0) / (k1 + x);
+}
+
+static void test_bm25f_hand_computed(void)
+{
+	tdoc docs[] = {
+		{ "d1", NULL, NULL, NULL, "apple banana apple", NULL, NULL, NULL },
+		{ "d2", NULL, NULL, NULL, "apple cherry cherry cherry", NULL, NULL, NULL },
+		{ "d3", NULL, NULL, NULL, "banana cherry", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 3);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	double avg = (3.0 + 4.0 + 2.0) / 3.0;
+	fathom_results *r = run(ix, "apple", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_STR(hit_key(r, 0), "d1");
+	CHECK_STR(hit_key(r, 1), "d2");
+	/* k1 and b are floats in the options: 1.2f is not 1.2. */
+	double k1 = o.k1, b = o.b;
+	double s1 = bm25_body(3, 2, 2, 3, avg, 1.0, k1, b);
+	double s2 = bm25_body(3, 2, 1, 4, avg, 1.0, k1, b);
+	if (fathom_results_count(r) == 2) {
+		const fathom_hit *h = fathom_results_hit(r, 0);
+		CHECK(close_to(h->score, s1));
+		CHECK(close_to(h->field_score[FATHOM_FIELD_BODY], s1));
+		CHECK(h->field_score[FATHOM_FIELD_TITLE] == 0.0);
+		CHECK(h->bonus == 1.0);
+		CHECK_EQ(h->n_matched[FATHOM_FIELD_BODY], 1);
+		CHECK_EQ(h->n_matched[FATHOM_FIELD_TITLE], 0);
+		CHECK(close_to(fathom_results_hit(r, 1)->score, s2));
+	}
+	CHECK_EQ(fathom_results_nterms(r), 1);
+	int req = -1;
+	CHECK_STR(fathom_results_term(r, 0, &req), "appl"); /* stemmed */
+	CHECK_EQ(req, 1);
+	CHECK(fathom_results_term(r, 1, NULL) == NULL);
+	fathom_results_free(r);
+
+	/* Two terms, disjunctive: the sum of both terms' scores. */
+	o.match = FATHOM_MATCH_ANY;
+	o.k1 = 2.0f;
+	o.b = 0.5f;
+	r = run(ix, "banana cherry", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	double d3 = bm25_body(3, 2, 1, 2, avg, 1.0, 2.0, 0.5) * 2; /* one each */
+	double d2 = bm25_body(3, 2, 3, 4, avg, 1.0, 2.0, 0.5);
+	double d1 = bm25_body(3, 2, 1, 3, avg, 1.0, 2.0, 0.5);
+	/* d3 holds "banana cherry" adjacent: the phrase bonus applies. */
+	CHECK_STR(hit_key(r, 0), "d3");
+	if (fathom_results_count(r) == 3) {
+		CHECK(close_to(fathom_results_hit(r, 0)->score, d3 * o.phrase_bonus));
+		CHECK(close_to(fathom_results_hit(r, 0)->bonus, o.phrase_bonus));
+		CHECK_STR(hit_key(r, 1), d2 > d1 ? "d2" : "d1");
+		CHECK(close_to(fathom_results_hit(r, 1)->score, fmax(d1, d2)));
+		CHECK(close_to(fathom_results_hit(r, 2)->score, fmin(d1, d2)));
+	}
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_field_weights(void)
+{
+	tdoc docs[] = {
+		{ "a", NULL, "a guide to the zebra", NULL, "lorem ipsum dolor sit amet", NULL, NULL, NULL },
+		{ "b", NULL, "notes", NULL, "zebra lorem ipsum dolor zebra", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 2);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	o.field_weight[FATHOM_FIELD_TITLE] = 10.0f;
+	fathom_results *r = run(ix, "zebra", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_STR(hit_key(r, 0), "a");
+	if (fathom_results_count(r) == 2) {
+		const fathom_hit *h = fathom_results_hit(r, 0);
+		CHECK(h->field_score[FATHOM_FIELD_TITLE] > 0.0);
+		CHECK(h->field_score[FATHOM_FIELD_BODY] == 0.0);
+		CHECK_EQ(h->n_matched[FATHOM_FIELD_TITLE], 1);
+		CHECK_STR(h->matched[FATHOM_FIELD_TITLE][0], "zebra");
+	}
+	fathom_results_free(r);
+	o.field_weight[FATHOM_FIELD_TITLE] = 0.1f;
+	o.field_weight[FATHOM_FIELD_BODY] = 5.0f;
+	r = run(ix, "zebra", &o);
+	CHECK_STR(hit_key(r, 0), "b");
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_match_modes(void)
+{
+	tdoc docs[] = {
+		{ "rg", NULL, NULL, NULL, "red green", NULL, NULL, NULL },
+		{ "rb", NULL, NULL, NULL, "red blue", NULL, NULL, NULL },
+		{ "gb", NULL, NULL, NULL, "green blue", NULL, NULL, NULL },
+		{ "th", NULL, NULL, NULL, "the of orange", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 4);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "red green", &o); /* AUTO, 2 keywords: all */
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "rg");
+	fathom_results_free(r);
+
+	o.match = FATHOM_MATCH_ANY;
+	r = run(ix, "red green", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	CHECK_STR(hit_key(r, 0), "rg"); /* both terms */
+	int req = 1;
+	fathom_results_term(r, 0, &req);
+	CHECK_EQ(req, 0);
+	fathom_results_free(r);
+
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, "red blue", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "rb");
+	fathom_results_free(r);
+
+	/* AUTO: a stopword is optional... */
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "the red", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK(has_key(r, "rg") && has_key(r, "rb"));
+	fathom_results_free(r);
+	/* ...but ALL requires it. */
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, "the red", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+
+	/* AUTO, a long query: ranked disjunction. */
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "red green blue yellow purple", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	fathom_results_free(r);
+	/* AUTO, stopwords only: all required. */
+	r = run(ix, "the of", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "th");
+	fathom_results_free(r);
+	r = run(ix, "of red", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_phrases(void)
+{
+	tdoc docs[] = {
+		{ "qbf", NULL, NULL, NULL, "the quick brown fox", NULL, NULL, NULL },
+		{ "bqf", NULL, NULL, NULL, "brown quick fox", NULL, NULL, NULL },
+		{ "qfb", NULL, NULL, NULL, "quick fox brown", NULL, NULL, NULL },
+		{ "ttl", NULL, "quick brown guide", NULL, "nothing here", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 4);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "\"quick brown\"", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK(has_key(r, "qbf") && has_key(r, "ttl"));
+	fathom_results_free(r);
+	r = run(ix, "\"brown fox\"", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "qbf");
+	fathom_results_free(r);
+	/* A quoted phrase stays required in ANY mode. */
+	o.match = FATHOM_MATCH_ANY;
+	r = run(ix, "quick \"fox brown\"", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "qfb");
+	fathom_results_free(r);
+
+	/* Unquoted: all three body docs match; the adjacent one gets the
+	 * phrase bonus, the title that starts with the query the prefix one. */
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "quick brown", &o);
+	CHECK_EQ(fathom_results_count(r), 4);
+	for (size_t i = 0; i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		if (strcmp(h->doc_id, "qbf") == 0)
+			CHECK(close_to(h->bonus, o.phrase_bonus));
+		else if (strcmp(h->doc_id, "ttl") == 0)
+			CHECK(close_to(h->bonus, (double)o.phrase_bonus * o.prefix_bonus));
+		else
+			CHECK(h->bonus == 1.0);
+	}
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_identifiers(void)
+{
+	tdoc prose[] = {
+		{ "prose", NULL, NULL, NULL, "first we get user name from the db", NULL, NULL, NULL },
+		{ "apart", NULL, NULL, NULL, "get the name of the user", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, prose, 2);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	/* No segment holds "getusername": the phrase of its parts. */
+	fathom_results *r = run(ix, "getUserName", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "prose");
+	CHECK_EQ(fathom_results_nterms(r), 3);
+	fathom_results_free(r);
+	/* Now an identifier: the whole is the term. */
+	tdoc code = { "code", "src/user.c", NULL, "c", "name = getUserName(id);", NULL, NULL, NULL };
+	add_doc(ix, &code);
+	CHECK_OK(ix_commit(ix));
+	r = run(ix, "getUserName", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "code");
+	CHECK_EQ(fathom_results_nterms(r), 1);
+	CHECK_STR(fathom_results_term(r, 0, NULL), "getusername");
+	/* The highlight covers the identifier. */
+	if (fathom_results_count(r) == 1) {
+		const fathom_hit *h = fathom_results_hit(r, 0);
+		CHECK_EQ(h->n_highlights, 1);
+		if (h->n_highlights == 1)
+			CHECK(strncmp(h->snippet + h->highlights[0].start, "getUserName",
+			              h->highlights[0].len) == 0 && h->highlights[0].len == 11);
+	}
+	fathom_results_free(r);
+	/* A quoted identifier is the phrase of its parts: all three forms. */
+	r = run(ix, "\"getUserName\"", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK(has_key(r, "code") && has_key(r, "prose"));
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_filters(void)
+{
+	tdoc docs[] = {
+		{ "src/net/sock.c", "src/net/sock.c", NULL, "c", "socket buffer code", NULL, "team=net", NULL },
+		{ "src/fs/inode.c", "src/fs/inode.c", NULL, "c", "inode buffer code", NULL, "team=fs", NULL },
+		{ "docs/buffer.md", "docs/buffer.md", NULL, "markdown", "about the buffer", NULL, "team=net", NULL },
+		{ "j1", NULL, NULL, NULL, "a buffer in json", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 4);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 4);
+	fathom_results_free(r);
+
+	const char *f1[] = { "team=net" };
+	o.filters = f1;
+	o.n_filters = 1;
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK(has_key(r, "src/net/sock.c") && has_key(r, "docs/buffer.md"));
+	fathom_results_free(r);
+
+	o.lang = "c";
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "src/net/sock.c");
+	fathom_results_free(r);
+
+	o.filters = NULL;
+	o.n_filters = 0;
+	o.lang = NULL;
+	o.path_glob = "*.c"; /* no '/': the base name */
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	fathom_results_free(r);
+	o.path_glob = "src/fs/*";
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "src/fs/inode.c");
+	fathom_results_free(r);
+	o.path_glob = "inode.c";
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	fathom_results_free(r);
+	o.path_glob = "fs/*.c"; /* with '/': the whole path must match */
+	r = run(ix, "buffer", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+
+	o.path_glob = NULL;
+	const char *bad[] = { "novalue" };
+	o.filters = bad;
+	o.n_filters = 1;
+	r = NULL;
+	CHECK_EQ(q_search(&r, ix, an, "buffer", &o), FATHOM_EINVAL);
+	CHECK(r == NULL);
+	drop_index(ix, dir);
+}
+
+static void test_tombstones(void)
+{
+	tdoc docs[] = {
+		{ "keep", NULL, NULL, NULL, "walrus one", NULL, NULL, NULL },
+		{ "gone", NULL, NULL, NULL, "walrus walrus walrus", NULL, NULL, NULL },
+		{ "repl", NULL, NULL, NULL, "walrus walrus", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 3);
+	if (!ix)
+		return;
+	CHECK_OK(ix_delete_doc(ix, "gone"));
+	tdoc repl = { "repl", NULL, NULL, NULL, "no more of the animal", NULL, NULL, NULL };
+	add_doc(ix, &repl);
+	CHECK_OK(ix_commit(ix));
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "walrus", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "keep");
+	fathom_results_free(r);
+	r = run(ix, "animal", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "repl");
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_snippets(void)
+{
+	char body[4096];
+	snprintf(body, sizeof body,
+	         "Introduction paragraph that talks about nothing much at all.\n\n"
+	         "Filler words keep coming here and there, over and over again.\n"
+	         "More filler to push the match away from the start of the text.\n"
+	         "Then   the   kernel\n\tscheduler is running tasks on every CPU.\n"
+	         "Trailing words that are not interesting either, and some more.\n");
+	tdoc docs[] = {
+		{ "s", NULL, NULL, NULL, body, NULL, NULL, NULL },
+		{ "o", NULL, NULL, NULL, "an unrelated scheduler note", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 2);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	o.snippet_bytes = 80;
+	fathom_results *r = run(ix, "kernel scheduler runs", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	if (fathom_results_count(r) == 1) {
+		const fathom_hit *h = fathom_results_hit(r, 0);
+		CHECK(strchr(h->snippet, '\n') == NULL);
+		CHECK(strstr(h->snippet, "  ") == NULL);
+		CHECK(strstr(h->snippet, "kernel scheduler is running") != NULL);
+		CHECK(strlen(h->snippet) <= 80 + 24);
+		CHECK_EQ(h->n_highlights, 3);
+		const char *want[] = { "kernel", "scheduler", "running" };
+		for (uint32_t i = 0; i < h->n_highlights && i < 3; i++) {
+			const fathom_span *s = &h->highlights[i];
+			CHECK(s->start + s->len <= strlen(h->snippet));
+			CHECK_EQ(s->len, strlen(want[i]));
+			CHECK(strncmp(h->snippet + s->start, want[i], s->len) == 0);
+		}
+		CHECK_EQ(h->line_start, 1);
+		CHECK_EQ(h->line_end, 8); /* as add_doc counted */
+		CHECK_EQ(h->byte_start, 0);
+		CHECK_EQ(h->byte_end, strlen(body));
+	}
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+static void test_empty_and_none(void)
+{
+	tdoc docs[] = { { "x", NULL, NULL, NULL, "something", NULL, NULL, NULL } };
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 1);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "nothingmatchesthis", &o);
+	CHECK(r != NULL);
+	CHECK_EQ(fathom_results_count(r), 0);
+	CHECK(fathom_results_hit(r, 0) == NULL);
+	fathom_results_free(r);
+	r = NULL;
+	CHECK_EQ(q_search(&r, ix, an, "", &o), FATHOM_EINVAL);
+	CHECK(strlen(fathom_errmsg()) > 0);
+	CHECK_EQ(q_search(&r, ix, an, "   \t ", &o), FATHOM_EINVAL);
+	CHECK_EQ(q_search(&r, ix, an, "\"\"", &o), FATHOM_EINVAL);
+	CHECK_EQ(q_search(&r, ix, an, "-- !!", &o), FATHOM_EINVAL);
+	CHECK(r == NULL);
+	o.k = 0;
+	CHECK_EQ(q_search(&r, ix, an, "something", &o), FATHOM_EINVAL);
+	drop_index(ix, dir);
+	fathom_results_free(NULL);
+	CHECK_EQ(fathom_results_count(NULL), 0);
+}
+
+int main(void)
+{
+	if (text_analyzer_new(&an, "english") != 0) {
+		printf("cannot make an analyser: %s\n", fathom_errmsg());
+		return 1;
+	}
+	RUN(test_bm25f_hand_computed);
+	RUN(test_field_weights);
+	RUN(test_match_modes);
+	RUN(test_phrases);
+	RUN(test_identifiers);
+	RUN(test_filters);
+	RUN(test_tombstones);
+	RUN(test_snippets);
+	RUN(test_empty_and_none);
+	text_analyzer_free(an);
+	return TEST_DONE();
+}
