@@ -168,8 +168,12 @@ def main():
     md.append(f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}")
     md.append(f"- machine: {os.cpu_count()} CPUs ({cpu_model()}), {mem_gib()} RAM, "
               f"{platform.system()} {platform.release()}")
-    md.append(f"- command: `{a.command}` (bench/run.sh), {a.elapsed // 60} min {a.elapsed % 60} s in all")
-    md.append(f"- versions: fathom {version([a.fathom, '--version'])}; "
+    via = " (bench/run.sh)" if a.command.endswith("make bench") else ""
+    md.append(f"- command: `{a.command}`{via}, {a.elapsed // 60} min {a.elapsed % 60} s in all")
+    fathom_version = version([a.fathom, "--version"])
+    if fathom_version.startswith("fathom "):
+        fathom_version = fathom_version[len("fathom "):]
+    md.append(f"- versions: fathom {fathom_version}; "
               f"SQLite {version(['sqlite3', '--version']).split(' ')[0]}; "
               f"Xapian {version(['xapian-config', '--version']).split(' ')[-1]}; "
               f"{version(['/usr/lib/postgresql/15/bin/postgres', '--version'])}")

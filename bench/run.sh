@@ -14,7 +14,7 @@
 # Every engine builds its index from the same JSONL and runs the same
 # queries, one engine at a time so they do not compete for the 2 cores.
 # Raw figures go to bench/work/results/, the table to stdout and to
-# bench/results/latest.md.
+# bench/results/latest.md (latest-quick.md with BENCH_QUICK=1).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +22,8 @@ root=$(cd "$here/.." && pwd)
 work=$here/work
 bin=$work/bin
 res=$work/results
+# shellcheck disable=SC2034 # read as ${!v} where the command is written down
+FATHOM_GIVEN=${FATHOM:-} SCIFACT_GIVEN=${SCIFACT:-}
 FATHOM=${FATHOM:-$root/build/fathom}
 case $FATHOM in /*) ;; *) FATHOM=$root/$FATHOM ;; esac
 SCIFACT=${SCIFACT:-$root/../shared/data/scifact}
@@ -160,7 +162,15 @@ case " $CORPORA " in *" kernel "*)
 ;; esac
 
 # --- the table -----------------------------------------------------------------
-cmd="${BENCH_QUICK:+BENCH_QUICK=$BENCH_QUICK }make bench"
+# a quick check does not overwrite the figures of the last full run
+out_name=latest.md
+if [ "${BENCH_QUICK:-0}" = 1 ]; then out_name=latest-quick.md; fi
+# the command as given: make or the script, with the settings that change a run
+cmd=bench/run.sh
+if [ -n "${MAKELEVEL:-}" ]; then cmd="make bench"; fi
+for v in BENCH_QUICK BENCH_ENGINES BENCH_CORPORA SCIFACT_GIVEN FATHOM_GIVEN; do
+	if [ -n "${!v:-}" ]; then printf -v val '%q' "${!v}"; cmd="${v%_GIVEN}=$val $cmd"; fi
+done
 python3 "$here/report.py" --results "$res" --command "$cmd" \
 	--elapsed "$(($(date +%s) - started))" --fathom "$FATHOM" \
-	--quick "${BENCH_QUICK:-0}" --out "$here/results/latest.md"
+	--quick "${BENCH_QUICK:-0}" --out "$here/results/$out_name"

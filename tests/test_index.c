@@ -245,6 +245,7 @@ static void test_write_reopen(void)
 		ix_doc_info di;
 		CHECK_OK(seg_doc(s, doc, &di));
 		CHECK_STR(di.key, key);
+		CHECK_STR(di.path, key);
 		CHECK_STR(di.title, "A title of the kernel");
 		CHECK_STR(di.url, "http://x/y");
 		CHECK_EQ(di.n_tags, 2);
@@ -333,6 +334,14 @@ static void test_replace_delete(void)
 		snprintf(key, sizeof key, "k%d", i);
 		CHECK_OK(add_doc(ix, an, key, "alpha beta gamma", 16, 100));
 	}
+	{
+		const char *tags[] = { "t1" };
+		const char *meta[] = { "a=b" };
+		ix_chunk_in ch = { 0, 5, 1, 1, NULL, 0 };
+		ix_doc_in d = { "json-7", "", "Json doc", "", "text", DOC_TEXT, tags, 1, meta, 1, 5, 0, 1,
+		                "hello", 5, &ch, 1 };
+		CHECK_OK(ix_add_doc(ix, an, &d));
+	}
 	CHECK_OK(ix_commit(ix));
 	/* Replace k1 (committed), delete k2, replace k3 twice before commit. */
 	CHECK_OK(add_doc(ix, an, "k1", "delta delta", 11, 100));
@@ -347,7 +356,7 @@ static void test_replace_delete(void)
 	CHECK_EQ(st.size, 9);
 	int n = 0;
 	CHECK_OK(ix_foreach_live_key(ix, collect_key, &n));
-	CHECK_EQ(n, 9);
+	CHECK_EQ(n, 10);
 	/* Readers still see the old snapshot until commit. */
 	ix_segment *s;
 	uint32_t doc;
@@ -361,6 +370,14 @@ static void test_replace_delete(void)
 	CHECK_OK(find_live(ix, "k3", &s, &doc));
 	CHECK_OK(seg_doc(s, doc, &di));
 	CHECK_EQ(di.text_len, 9);
+	CHECK_EQ(live_docs(ix), 10);
+	CHECK_OK(find_live(ix, "json-7", &s, &doc));
+	CHECK_OK(seg_doc(s, doc, &di));
+	CHECK_STR(di.path, "");
+	CHECK_STR(di.tags, "t1");
+	CHECK_STR(ix_doc_meta(&di, "a"), "b");
+	CHECK_OK(ix_delete_doc(ix, "json-7"));
+	CHECK_OK(ix_commit(ix));
 	CHECK_EQ(live_docs(ix), 9);
 	ix_close(ix);
 
@@ -484,6 +501,8 @@ static void test_merge(void)
 		fbuf_init(&t, 0);
 		CHECK_OK(seg_doc_text(s, d, 0, di.text_len, &t));
 		CHECK_EQ(fa_hash64(t.data, t.len, 0), di.content_hash);
+		CHECK_STR(di.path, di.key);
+		CHECK_STR(di.lang, "text");
 		char needle[64];
 		snprintf(needle, sizeof needle, "%s:%llx;", di.key, (unsigned long long)di.content_hash);
 		fbuf_putc(&tb, 0);

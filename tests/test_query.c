@@ -209,6 +209,32 @@ static void test_field_weights(void)
 		CHECK_STR(h->matched[FATHOM_FIELD_TITLE][0], "zebra");
 	}
 	fathom_results_free(r);
+
+	/* A large k with many terms reads the receipts back from the postings
+	 * instead of keeping them: the same numbers either way. */
+	const char *many = "zebra lorem ipsum dolor sit amet guide notes the";
+	o.match = FATHOM_MATCH_ANY;
+	r = run(ix, many, &o);
+	o.k = 100000;
+	fathom_results *big = run(ix, many, &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_EQ(fathom_results_count(big), 2);
+	for (size_t i = 0; i < 2 && fathom_results_count(r) == 2 && fathom_results_count(big) == 2; i++) {
+		const fathom_hit *a = fathom_results_hit(r, i), *b = fathom_results_hit(big, i);
+		CHECK(a->chunk_id == b->chunk_id && a->score == b->score);
+		for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			CHECK(a->field_score[f] == b->field_score[f]);
+			CHECK_EQ(a->n_matched[f], b->n_matched[f]);
+		}
+		double sum = 0.0;
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			sum += a->field_score[f];
+		CHECK(close_to(sum * a->bonus, a->score));
+	}
+	fathom_results_free(r);
+	fathom_results_free(big);
+	o.k = 10;
+	o.match = FATHOM_MATCH_AUTO;
 	o.field_weight[FATHOM_FIELD_TITLE] = 0.1f;
 	o.field_weight[FATHOM_FIELD_BODY] = 5.0f;
 	r = run(ix, "zebra", &o);
@@ -496,6 +522,26 @@ static void test_snippets(void)
 		CHECK_EQ(h->byte_start, 0);
 		CHECK_EQ(h->byte_end, strlen(body));
 	}
+	fathom_results_free(r);
+
+	/* Control characters (a NUL even) never reach a snippet. */
+	static const char ctl[] = "alpha\0beta\x01gamma\x7f delta";
+	ix_doc_in in;
+	ix_chunk_in ch = { 0, sizeof ctl - 1, 1, 1, NULL, 0 };
+	memset(&in, 0, sizeof in);
+	in.key = "ctl";
+	in.path = in.title = in.url = "";
+	in.lang = "text";
+	in.text = ctl;
+	in.text_len = sizeof ctl - 1;
+	in.chunks = &ch;
+	in.n_chunks = 1;
+	CHECK_OK(ix_add_doc(ix, an, &in));
+	CHECK_OK(ix_commit(ix));
+	r = run(ix, "gamma", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	if (fathom_results_count(r) == 1)
+		CHECK_STR(fathom_results_hit(r, 0)->snippet, "alpha beta gamma delta");
 	fathom_results_free(r);
 	drop_index(ix, dir);
 }

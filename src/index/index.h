@@ -182,7 +182,9 @@ int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, 
 
 /* Per-field upper bounds for scoring: the largest tf, and the smallest field
  * length among chunks where tf > 0. With these a BM25F upper bound holds for
- * any weights, k1 and b chosen at query time. */
+ * any weights, k1 and b chosen at query time. Block bounds are exact; a
+ * term's min_len is stored in one byte and may be rounded down (still a
+ * valid lower bound). A field the term never occurs in has 0 and 0. */
 typedef struct ix_bound {
 	uint16_t max_tf[FATHOM_NFIELDS];
 	uint16_t min_len[FATHOM_NFIELDS];

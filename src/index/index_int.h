@@ -34,6 +34,7 @@
 #define IX_DIDX_REC 16u             /* dictionary index record */
 #define IX_DIR_REC 32u              /* postings block directory record */
 #define IX_MAX_TF 65535u
+#define IX_DOC_PATH_IS_KEY 1u       /* doc flag: path stored empty, equals key */
 
 /* Sections of a segment file, in file order. */
 enum ix_section {
@@ -49,6 +50,29 @@ enum ix_section {
 	IX_SEC_KEYS,           /* key index: (FNV-1a 64 of key, doc), sorted */
 	IX_NSEC
 };
+
+/* A field length as one byte, rounded down (exact below 64, then 5
+ * significant bits): what the dictionary stores as a term's min_len. A
+ * smaller min_len is still a valid lower bound, so scoring bounds hold. */
+static inline unsigned ix_len_code(uint32_t len)
+{
+	if (len < 64)
+		return len;
+	if (len > 0xffff)
+		len = 0xffff;
+	unsigned k = 31u - (unsigned)__builtin_clz(len);
+	return 64 + (k - 6) * 16 + ((len >> (k - 4)) - 16);
+}
+/* The length a code stands for; UINT32_MAX for a code no writer makes. */
+static inline uint32_t ix_len_value(unsigned code)
+{
+	if (code < 64)
+		return code;
+	if (code > 223)
+		return UINT32_MAX;
+	unsigned k = (code - 64) / 16 + 6;
+	return ((code - 64) % 16 + 16) << (k - 4);
+}
 
 /* FNV-1a, 64 bits: the key index hash. Specified by the format, so it must
  * never change (unlike fa_hash64, which is free to). */
@@ -128,6 +152,7 @@ typedef struct ix_term_iter {
 	uint64_t next_off;          /* postings offset of the next term */
 	unsigned char term[IX_MAX_TERM + 1];
 	size_t len;
+	size_t shared;              /* prefix kept from the previous term */
 	ix_term_info ti;
 } ix_term_iter;
 

@@ -21,7 +21,7 @@ typedef struct merge_in {
 	int has_term;
 } merge_in;
 
-static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text)
+static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, fbuf *strs)
 {
 	const ix_segment *s = m->s;
 	for (uint32_t c = 0; c < s->nchunks; c++)
@@ -33,16 +33,24 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text)
 		int rc = seg_doc(s, d, &di);
 		if (rc)
 			return rc;
-		/* The strings lie back to back from the key; find their end. */
-		const char *q = di.key;
-		for (uint32_t i = 0; i < 5 + di.n_tags + di.n_meta; i++)
+		/* The five named strings, then the tags and meta, which lie back
+		 * to back after lang. */
+		fbuf_reset(strs);
+		const char *fixed[5] = { di.key, di.path, di.title, di.url, di.lang };
+		for (int i = 0; i < 5; i++)
+			fbuf_append(strs, fixed[i], strlen(fixed[i]) + 1);
+		const char *q = di.lang + strlen(di.lang) + 1, *rest = q;
+		for (uint32_t i = 0; i < di.n_tags + di.n_meta; i++)
 			q += strlen(q) + 1;
+		fbuf_append(strs, rest, (size_t)(q - rest));
+		if (strs->err)
+			return strs->err;
 		fbuf_reset(text);
 		if ((rc = seg_doc_text(s, d, 0, di.text_len, text)) != 0)
 			return rc;
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta };
-		rc = ix_segw_add_doc(w, &rec, di.key, (size_t)(q - di.key), (const char *)text->data,
-		                     text->len);
+		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
+		                     (const char *)text->data, text->len);
 		if (rc)
 			return rc;
 		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {
@@ -118,8 +126,9 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	uint32_t *pos[FATHOM_NFIELDS] = { NULL };
 	ix_segw *w = NULL;
 	char *path = NULL;
-	fbuf text;
+	fbuf text, strs;
 	fbuf_init(&text, 0);
+	fbuf_init(&strs, 0);
 	int rc = 0;
 	if (!m || !p) {
 		rc = fa_err(FATHOM_ENOMEM, "out of memory");
@@ -159,7 +168,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 		goto cleanup;
 	uint32_t next_chunk = 0;
 	for (size_t k = 0; k < n && !rc; k++)
-		rc = copy_docs(w, &m[k], &next_chunk, &text);
+		rc = copy_docs(w, &m[k], &next_chunk, &text, &strs);
 	if (rc)
 		goto cleanup;
 	if (ix_segw_ndocs(w) == 0)
@@ -207,6 +216,7 @@ cleanup:
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		fa_free(pos[f]);
 	fbuf_free(&text);
+	fbuf_free(&strs);
 	fa_free(m);
 	fa_free(p);
 	fa_free(path);

@@ -1,23 +1,31 @@
 /*
  * postings.c — the postings block codec and the postings cursor.
  *
- * A term's postings are blocks of IX_BLOCK (128) postings. A block holds the
- * doc-id gaps and, for each field present in it, the term frequencies, each
- * array bit-packed at the width of its largest value:
+ * A term's postings are blocks of IX_BLOCK (128) postings. A block of n > 1
+ * postings holds the doc-id gaps and, for each field present in it, the
+ * term frequencies:
  *
- *   u8  doc_bits          width of the gaps (gap = doc - prev - 1)
  *   u8  field_mask        fields with tf > 0 in some posting of the block
  *   u8  full_mask         fields with tf > 0 in every posting: stored as tf-1,
  *                         so a block where every tf is 1 spends no bits on it
- *   u8  tf_bits[popcount(field_mask)]
- *   gaps   (n * doc_bits bits, byte-padded)
- *   tf[f]  (n * tf_bits[f] bits, byte-padded) for each f in field_mask
+ *   pfor(gaps)            gap = doc - previous doc - 1
+ *   pfor(tf[f])           for each f in field_mask, in field order
+ *
+ * where pfor(x) is n values patched-frame-of-reference coded:
+ *
+ *   u8  width | 0x80 when exceptions follow (width 0..32)
+ *   [u8 n_exc]            1..n
+ *   n values, low `width` bits each, bit-packed (byte-padded)
+ *   n_exc times: u8 index (ascending), varint high (value = low | high << width)
+ *
+ * The width is the one that makes the array smallest, so a few large gaps
+ * (or the odd large tf) do not widen the other 127. A block of one posting
+ * (most terms of a code base occur once) is just u8 field_mask, varint gap,
+ * varint tf per field.
  *
  * Positions are a separate stream per block (see ix_pos_encode): for each
  * posting, for each field with tf > 0, tf values, the first absolute and the
- * rest deltas, bit-packed at one width with the few large values patched in
- * from an exception list (PFor), which keeps the typical position, a small
- * number, at a handful of bits.
+ * rest deltas.
  *
  * A term of more than one block starts with a block directory (IX_DIR_REC
  * bytes per block: last doc, block offset, positions offset, ix_bound), so
@@ -26,74 +34,61 @@
  */
 #include "index/index_int.h"
 
-/* ---- the block codec ------------------------------------------------------ */
+/* ---- patched frame of reference for one block's array ---------------------- */
 
-int ix_block_encode(fbuf *out, const ix_block_in *b)
+static size_t varint_len(uint64_t v)
 {
-	uint32_t vals[IX_BLOCK];
-	unsigned char hdr[3 + FATHOM_NFIELDS];
-	uint32_t n = b->n, prev = b->prev_doc, maxgap = 0;
-	unsigned field_mask = 0, full_mask = 0, nh = 3;
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
 
-	if (n == 0 || n > IX_BLOCK)
-		return fa_err(FATHOM_EINVAL, "postings block of %u entries", n);
+static void pfor_encode(fbuf *out, const uint32_t *v, uint32_t n)
+{
+	uint32_t cnt[33] = { 0 };
+	unsigned maxw = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		/* prev = UINT32_MAX makes prev + 1 wrap to 0: the first doc is its own gap. */
-		uint32_t gap = b->docs[i] - prev - 1u;
-		if (i > 0 && b->docs[i] <= prev)
-			return fa_err(FATHOM_EINVAL, "postings out of order");
-		maxgap = gap > maxgap ? gap : maxgap;
-		prev = b->docs[i];
+		unsigned w = fa_bits_needed(v[i]);
+		cnt[w]++;
+		maxw = w > maxw ? w : maxw;
 	}
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		unsigned any = 0, all = 1;
-		for (uint32_t i = 0; i < n; i++) {
-			any |= b->tf[f][i] != 0;
-			all &= b->tf[f][i] != 0;
+	unsigned best = maxw;
+	size_t best_cost = SIZE_MAX;
+	for (unsigned b = 0; b <= maxw; b++) {
+		size_t cost = fa_bitpack_bytes(n, b), nexc = 0;
+		for (unsigned w = b + 1; w <= maxw; w++) {
+			cost += cnt[w] * (1 + (w - b + 6) / 7);
+			nexc += cnt[w];
 		}
-		if (any)
-			field_mask |= 1u << f;
-		if (any && all)
-			full_mask |= 1u << f;
+		cost += nexc ? 1 : 0;
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = b;
+		}
 	}
-	unsigned doc_bits = fa_bits_needed(maxgap);
-	hdr[0] = (unsigned char)doc_bits;
-	hdr[1] = (unsigned char)field_mask;
-	hdr[2] = (unsigned char)full_mask;
-	unsigned tf_bits[FATHOM_NFIELDS] = { 0 };
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		if (!(field_mask & (1u << f)))
-			continue;
-		uint32_t mx = 0, sub = (full_mask >> f) & 1;
-		for (uint32_t i = 0; i < n; i++)
-			mx = FA_MAX(mx, (uint32_t)b->tf[f][i] - sub);
-		tf_bits[f] = fa_bits_needed(mx);
-		hdr[nh++] = (unsigned char)tf_bits[f];
-	}
-	size_t need = nh + fa_bitpack_bytes(n, doc_bits);
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		need += fa_bitpack_bytes(n, tf_bits[f]);
-	int rc = fbuf_reserve(out, need);
-	if (rc)
-		return rc;
-	fbuf_append(out, hdr, nh);
-	prev = b->prev_doc;
+	uint32_t nexc = 0, low[IX_BLOCK];
+	uint32_t mask = best == 32 ? UINT32_MAX : (1u << best) - 1;
 	for (uint32_t i = 0; i < n; i++) {
-		vals[i] = b->docs[i] - prev - 1u;
-		prev = b->docs[i];
+		low[i] = v[i] & mask;
+		nexc += fa_bits_needed(v[i]) > best;
 	}
-	fa_bitpack(out->data + out->len, vals, n, doc_bits);
-	out->len += fa_bitpack_bytes(n, doc_bits);
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		if (!(field_mask & (1u << f)))
+	fbuf_putc(out, (int)(best | (nexc ? 0x80u : 0u)));
+	if (nexc)
+		fbuf_putc(out, (int)nexc);
+	size_t bytes = fa_bitpack_bytes(n, best);
+	if (fbuf_reserve(out, bytes))
+		return;
+	fa_bitpack(out->data + out->len, low, n, best);
+	out->len += bytes;
+	for (uint32_t i = 0; nexc && i < n; i++) {
+		if (fa_bits_needed(v[i]) <= best)
 			continue;
-		uint32_t sub = (full_mask >> f) & 1;
-		for (uint32_t i = 0; i < n; i++)
-			vals[i] = (uint32_t)b->tf[f][i] - sub;
-		fa_bitpack(out->data + out->len, vals, n, tf_bits[f]);
-		out->len += fa_bitpack_bytes(n, tf_bits[f]);
+		fbuf_putc(out, (int)i);
+		fbuf_put_varint(out, v[i] >> best);
 	}
-	return 0;
 }
 
 /* Unpack n values of `bits` bits from [in, in+avail). With 8 bytes of slack
@@ -145,32 +140,130 @@ static void unpack(uint32_t *out, const unsigned char *in, size_t avail, uint32_
 		out[i] = (uint32_t)((fa_load64(in + (bit >> 3)) >> (bit & 7)) & mask);
 }
 
-int ix_block_decode(const unsigned char *p, const unsigned char *end,
-                    const unsigned char *readable, uint32_t n, uint32_t prev_doc, uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK],
-                    uint8_t *field_mask)
+/* Decode one pfor array; values must not exceed maxv. */
+static int pfor_decode(const unsigned char **pp, const unsigned char *end,
+                       const unsigned char *readable, uint32_t n, uint32_t *out, uint32_t maxv)
+{
+	const unsigned char *p = *pp;
+	if (p >= end)
+		return FATHOM_ECORRUPT;
+	unsigned hdr = *p++, b = hdr & 0x3f, nexc = 0;
+	if (b > 32 || (hdr & 0x40) || fa_bits_needed(maxv) < b)
+		return FATHOM_ECORRUPT;
+	if (hdr & 0x80) {
+		if (p >= end || (nexc = *p++) == 0 || nexc > n || b == 32)
+			return FATHOM_ECORRUPT;
+	}
+	size_t bytes = fa_bitpack_bytes(n, b);
+	if ((size_t)(end - p) < bytes)
+		return FATHOM_ECORRUPT;
+	unpack(out, p, (size_t)(readable - p), n, b);
+	p += bytes;
+	int prev = -1;
+	for (unsigned e = 0; e < nexc; e++) {
+		uint64_t high;
+		if (p >= end)
+			return FATHOM_ECORRUPT;
+		int idx = *p++;
+		if (idx <= prev || (uint32_t)idx >= n || fa_varint_get(&p, end, &high) ||
+		    high > ((uint64_t)maxv >> b))
+			return FATHOM_ECORRUPT;
+		out[idx] |= (uint32_t)(high << b);
+		prev = idx;
+	}
+	*pp = p;
+	return 0;
+}
+
+/* ---- the block codec ------------------------------------------------------ */
+
+int ix_block_encode(fbuf *out, const ix_block_in *b)
 {
 	uint32_t vals[IX_BLOCK];
-	if (n == 0 || n > IX_BLOCK || end - p < 3)
-		return FATHOM_ECORRUPT;
-	unsigned doc_bits = p[0], fm = p[1], full = p[2];
-	if (doc_bits > 32 || fm == 0 || fm >= (1u << FATHOM_NFIELDS) || (full & ~fm))
-		return FATHOM_ECORRUPT;
-	p += 3;
-	unsigned tf_bits[FATHOM_NFIELDS] = { 0 };
-	size_t need = fa_bitpack_bytes(n, doc_bits);
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		if (!(fm & (1u << f)))
-			continue;
-		if (p >= end || *p > 16)
-			return FATHOM_ECORRUPT;
-		tf_bits[f] = *p++;
-		need += fa_bitpack_bytes(n, tf_bits[f]);
-	}
-	if ((size_t)(end - p) < need)
-		return FATHOM_ECORRUPT;
+	uint32_t n = b->n, prev = b->prev_doc;
+	unsigned field_mask = 0, full_mask = 0;
 
-	unpack(docs, p, (size_t)(readable - p), n, doc_bits);
-	p += fa_bitpack_bytes(n, doc_bits);
+	if (n == 0 || n > IX_BLOCK)
+		return fa_err(FATHOM_EINVAL, "postings block of %u entries", n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i > 0 && b->docs[i] <= prev)
+			return fa_err(FATHOM_EINVAL, "postings out of order");
+		/* prev = UINT32_MAX makes prev + 1 wrap to 0: the first doc is its own gap. */
+		vals[i] = b->docs[i] - prev - 1u;
+		prev = b->docs[i];
+	}
+	if (b->docs[n - 1] >= IX_END)
+		return fa_err(FATHOM_EINVAL, "doc id out of range");
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		unsigned any = 0, all = 1;
+		for (uint32_t i = 0; i < n; i++) {
+			any |= b->tf[f][i] != 0;
+			all &= b->tf[f][i] != 0;
+		}
+		if (any)
+			field_mask |= 1u << f;
+		if (any && all)
+			full_mask |= 1u << f;
+	}
+	if (!field_mask)
+		return fa_err(FATHOM_EINVAL, "postings without any term frequency");
+	fbuf_putc(out, (int)field_mask);
+	if (n == 1) {
+		fbuf_put_varint(out, vals[0]);
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			if (field_mask & (1u << f))
+				fbuf_put_varint(out, b->tf[f][0]);
+		return out->err;
+	}
+	fbuf_putc(out, (int)full_mask);
+	pfor_encode(out, vals, n);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(field_mask & (1u << f)))
+			continue;
+		uint32_t sub = (full_mask >> f) & 1;
+		for (uint32_t i = 0; i < n; i++)
+			vals[i] = (uint32_t)b->tf[f][i] - sub;
+		pfor_encode(out, vals, n);
+	}
+	return out->err;
+}
+
+int ix_block_decode(const unsigned char *p, const unsigned char *end,
+                    const unsigned char *readable, uint32_t n, uint32_t prev_doc,
+                    uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK], uint8_t *field_mask)
+{
+	uint32_t vals[IX_BLOCK];
+	if (n == 0 || n > IX_BLOCK || p >= end)
+		return FATHOM_ECORRUPT;
+	unsigned fm = *p++, full = 0;
+	if (fm == 0 || fm >= (1u << FATHOM_NFIELDS))
+		return FATHOM_ECORRUPT;
+	if (n == 1) {
+		uint64_t gap, t;
+		if (fa_varint_get(&p, end, &gap))
+			return FATHOM_ECORRUPT;
+		uint64_t d = (prev_doc == UINT32_MAX ? 0 : (uint64_t)prev_doc + 1) + gap;
+		if (gap >= IX_END || d >= IX_END)
+			return FATHOM_ECORRUPT;
+		docs[0] = (uint32_t)d;
+		for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			if (!(fm & (1u << f))) {
+				tf[f][0] = 0;
+				continue;
+			}
+			if (fa_varint_get(&p, end, &t) || t == 0 || t > IX_MAX_TF)
+				return FATHOM_ECORRUPT;
+			tf[f][0] = (uint16_t)t;
+		}
+		/* A one-posting block is the last of its term: no later block
+		 * relies on the rest of the arrays being clear. */
+		*field_mask = (uint8_t)fm;
+		return 0;
+	}
+	if (p >= end || ((full = *p++) & ~fm))
+		return FATHOM_ECORRUPT;
+	if (pfor_decode(&p, end, readable, n, docs, UINT32_MAX))
+		return FATHOM_ECORRUPT;
 	/* Sum in 64 bits so a hostile gap cannot wrap into a smaller doc. Starting
 	 * from UINT64_MAX when there is no previous doc wraps the first sum to
 	 * the first gap. */
@@ -189,17 +282,11 @@ int ix_block_decode(const unsigned char *p, const unsigned char *end,
 				memset(tf[f], 0, IX_BLOCK * sizeof tf[f][0]);
 			continue;
 		}
-		unpack(vals, p, (size_t)(readable - p), n, tf_bits[f]);
-		p += fa_bitpack_bytes(n, tf_bits[f]);
 		uint32_t add = (full >> f) & 1;
-		if (add && tf_bits[f] == 16) {
-			/* tf-1 of 65535 would be 65536: keep it in range. */
-			for (uint32_t i = 0; i < n; i++)
-				tf[f][i] = (uint16_t)FA_MIN(vals[i] + 1, IX_MAX_TF);
-		} else {
-			for (uint32_t i = 0; i < n; i++)
-				tf[f][i] = (uint16_t)(vals[i] + add);
-		}
+		if (pfor_decode(&p, end, readable, n, vals, IX_MAX_TF - add))
+			return FATHOM_ECORRUPT;
+		for (uint32_t i = 0; i < n; i++)
+			tf[f][i] = (uint16_t)(vals[i] + add);
 	}
 	*field_mask = (uint8_t)fm;
 	return 0;
@@ -214,27 +301,21 @@ int ix_block_decode(const unsigned char *p, const unsigned char *end,
  * n itself is not stored: it is the sum of the block's term frequencies.
  */
 
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 int ix_pos_encode(fbuf *out, const uint32_t *vals, size_t n)
 {
 	uint64_t cnt[33] = { 0 };
-	for (size_t i = 0; i < n; i++)
-		cnt[fa_bits_needed(vals[i])]++;
+	unsigned maxw = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned w = fa_bits_needed(vals[i]);
+		cnt[w]++;
+		maxw = w > maxw ? w : maxw;
+	}
 	/* Pick the width that minimises packed bytes plus exception bytes. */
-	unsigned best = 32;
+	unsigned best = maxw;
 	uint64_t best_cost = UINT64_MAX;
-	for (unsigned b = 0; b <= 32; b++) {
+	for (unsigned b = 0; b <= maxw; b++) {
 		uint64_t cost = ((uint64_t)n * b + 7) / 8, nexc = 0;
-		for (unsigned w = b + 1; w <= 32; w++) {
+		for (unsigned w = b + 1; w <= maxw; w++) {
 			cost += cnt[w] * (2 + (w - b > 7) + (w - b > 14));
 			nexc += cnt[w];
 		}

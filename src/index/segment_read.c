@@ -339,7 +339,9 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	if (q != end)
 		return corrupt(s, "document strings too long");
 	out->key = strs[0];
-	out->path = strs[1];
+	out->path = (r[65] & IX_DOC_PATH_IS_KEY) ? strs[0] : strs[1];
+	if (r[65] & ~IX_DOC_PATH_IS_KEY)
+		return corrupt(s, "unknown document flags");
 	out->title = strs[2];
 	out->url = strs[3];
 	out->lang = strs[4];
@@ -463,6 +465,16 @@ int seg_find_doc_live(const ix_segment *s, const char *key, const uint8_t *del_d
 
 /* ---- the term dictionary ---------------------------------------------------- */
 
+/* Most dictionary varints are one byte: decode those inline. */
+static inline int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	if (FA_LIKELY(*p < end && **p < 0x80)) {
+		*v = *(*p)++;
+		return 0;
+	}
+	return fa_varint_get(p, end, v);
+}
+
 static int dict_corrupt(const ix_segment *s, uint64_t block, const char *what)
 {
 	return fa_err(FATHOM_ECORRUPT, "%s: dictionary block %llu: %s", s->path,
@@ -541,31 +553,47 @@ int ix_term_iter_next(ix_term_iter *it)
 			return rc;
 	}
 	const unsigned char *p = it->p, *end = it->end;
-	uint64_t shared, suffix, df, post_len, pos_len;
-	if (fa_varint_get(&p, end, &shared) || fa_varint_get(&p, end, &suffix))
+	uint64_t shared, suffix, dfm, df, post_len, pos_len;
+	if (p >= end)
 		return dict_corrupt(s, it->block, "truncated entry");
+	shared = *p >> 4;
+	suffix = *p++ & 15;
+	/* A length of 15 or more continues in a varint (bounded below). */
+	uint64_t more = 0;
+	if (shared == 15 && (get_varint(&p, end, &more) || more > IX_MAX_TERM))
+		return dict_corrupt(s, it->block, "truncated entry");
+	shared += more;
+	more = 0;
+	if (suffix == 15 && (get_varint(&p, end, &more) || more > IX_MAX_TERM))
+		return dict_corrupt(s, it->block, "truncated entry");
+	suffix += more;
 	if (shared > it->len || suffix == 0 || suffix > IX_MAX_TERM - shared ||
 	    suffix > (uint64_t)(end - p))
 		return dict_corrupt(s, it->block, "bad term length");
 	/* Terms ascend strictly: the first new byte must exceed the old one. */
 	if (shared < it->len && p[0] <= it->term[shared])
 		return dict_corrupt(s, it->block, "terms out of order");
-	memcpy(it->term + shared, p, suffix);
+	/* Suffixes are short: a loop beats memcpy's setup here. */
+	for (uint64_t i = 0; i < suffix; i++)
+		it->term[shared + i] = p[i];
 	it->len = shared + suffix;
+	it->shared = shared;
 	p += suffix;
-	if (fa_varint_get(&p, end, &df) || fa_varint_get(&p, end, &post_len) ||
-	    fa_varint_get(&p, end, &pos_len) || p >= end)
+	if (get_varint(&p, end, &dfm) || get_varint(&p, end, &post_len) ||
+	    get_varint(&p, end, &pos_len))
 		return dict_corrupt(s, it->block, "truncated entry");
-	unsigned mask = *p++;
-	if (df == 0 || df >= IX_END || post_len == 0 || mask >= (1u << FATHOM_NFIELDS))
+	unsigned mask = (unsigned)(dfm & ((1u << FATHOM_NFIELDS) - 1));
+	df = dfm >> FATHOM_NFIELDS;
+	if (df == 0 || df >= IX_END || post_len == 0 || mask == 0)
 		return dict_corrupt(s, it->block, "bad term entry");
 	memset(&it->ti.bound, 0, sizeof it->ti.bound);
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
 		if (!(mask & (1u << f)))
 			continue;
-		uint64_t mt, ml;
-		if (fa_varint_get(&p, end, &mt) || fa_varint_get(&p, end, &ml) || mt == 0 ||
-		    mt > IX_MAX_TF || ml > UINT16_MAX)
+		uint64_t mt;
+		uint32_t ml;
+		if (get_varint(&p, end, &mt) || mt == 0 || mt > IX_MAX_TF || p >= end ||
+		    (ml = ix_len_value(*p++)) == UINT32_MAX)
 			return dict_corrupt(s, it->block, "bad term bound");
 		it->ti.bound.max_tf[f] = (uint16_t)mt;
 		it->ti.bound.min_len[f] = (uint16_t)ml;
@@ -629,15 +657,26 @@ int seg_term(const ix_segment *s, const char *term, size_t len, ix_term_info *ou
 	ix_term_iter it;
 	if ((rc = ix_term_iter_seek(&it, s, (uint64_t)b)) != 0)
 		return rc;
+	/* match: how much of the query the current term shares. Terms ascend,
+	 * so an entry keeping less of its predecessor than that has passed the
+	 * query, and one keeping more is still below it: only entries keeping
+	 * exactly `match` bytes need comparing. */
+	size_t match = 0;
 	while (it.left) {
 		if ((rc = ix_term_iter_next(&it)) < 0)
 			return rc;
-		int c = term_cmp(it.term, it.len, t, len);
-		if (c == 0) {
+		if (it.shared < match)
+			break;
+		if (it.shared > match)
+			continue;
+		while (match < it.len && match < len && it.term[match] == t[match])
+			match++;
+		if (match == len && match == it.len) {
 			*out = it.ti;
 			return 0;
 		}
-		if (c > 0)
+		/* Past the query: it is a prefix of the term, or the term's byte is larger. */
+		if (match == len || (match < it.len && it.term[match] > t[match]))
 			break;
 	}
 	return FATHOM_ENOTFOUND;

@@ -10,9 +10,11 @@
  *              32-byte records when it has more than one block, then the
  *              blocks, see postings.c), then its positions (per block)
  *   DICT       the terms, in byte order, front-coded in blocks of 32:
- *                varint shared, varint suffix_len, suffix, varint df,
- *                varint post_len, varint pos_len, u8 bound_mask,
- *                per field in bound_mask: varint max_tf, varint min_len
+ *                u8 min(shared,15) << 4 | min(suffix_len,15), the excess of
+ *                each over 15 as a varint when it is 15 or more, suffix,
+ *                varint df << 5 | bound_mask, varint post_len,
+ *                varint pos_len, per field in bound_mask: varint max_tf,
+ *                u8 min_len code (rounded down, see ix_len_code)
  *              A term's postings start where the previous term's positions
  *              end; its positions start after its postings.
  *   DICT_INDEX one 16-byte record per block (u64 file offset of the block's
@@ -23,7 +25,8 @@
  *              u32 compressed length, u32 raw length (<= 64 KiB)
  *   DOCS       72 bytes per document (text offset and length in the raw
  *              document stream, size, mtime, content hash, strings offset and
- *              length, first chunk, chunk count, tag and meta counts, kind)
+ *              length, first chunk, chunk count, tag and meta counts, kind,
+ *              flags: 1 = the path is the key and is stored empty)
  *   DOC_STRINGS per document: key, path, title, url, lang, tags, meta, each
  *              NUL-terminated
  *   CHUNKS     38 bytes per chunk: doc, lines, bytes, headings offset and
@@ -226,6 +229,13 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	if (ix_segw_ndocs(w) >= UINT32_MAX - 1)
 		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: too many documents"));
 
+	/* Files are keyed by their path: store it once (flag 1: path = key). */
+	size_t klen = strlen(strs), plen = strlen(strs + klen + 1), skip = 0;
+	unsigned flags = 0;
+	if (plen && plen == klen && memcmp(strs, strs + klen + 1, klen) == 0) {
+		flags |= IX_DOC_PATH_IS_KEY;
+		skip = plen;
+	}
 	unsigned char r[IX_DOC_REC] = { 0 };
 	fa_store64(r + 0, w->ds.raw_total);
 	fa_store64(r + 8, text_len);
@@ -233,7 +243,7 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	fa_store64(r + 24, (uint64_t)d->mtime_ns);
 	fa_store64(r + 32, d->content_hash);
 	fa_store64(r + 40, w->doc_strs.len);
-	fa_store32(r + 48, (uint32_t)strs_len);
+	fa_store32(r + 48, (uint32_t)(strs_len - skip));
 	fa_store32(r + 52, ix_segw_nchunks(w));
 	fa_store32(r + 56, 0);
 	r[60] = (unsigned char)d->n_tags;
@@ -241,15 +251,16 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	r[62] = (unsigned char)d->n_meta;
 	r[63] = (unsigned char)(d->n_meta >> 8);
 	r[64] = d->kind;
+	r[65] = (unsigned char)flags;
 
 	int rc = fa_grow((void **)&w->keys, &w->keys_cap, w->nkeys + 1, sizeof *w->keys);
 	if (rc)
 		return sw_fail(w, rc);
-	size_t klen = strlen(strs);
 	w->keys[w->nkeys++] = (key_ent){ ix_key_hash(strs, klen), w->doc_strs.len, (uint32_t)klen,
 	                                  ix_segw_ndocs(w) };
 	fbuf_append(&w->docs, r, sizeof r);
-	fbuf_append(&w->doc_strs, strs, strs_len);
+	fbuf_append(&w->doc_strs, strs, klen + 1);
+	fbuf_append(&w->doc_strs, strs + klen + 1 + skip, strs_len - klen - 1 - skip);
 	if ((rc = w->docs.err ? w->docs.err : w->doc_strs.err) != 0)
 		return sw_fail(w, rc);
 	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
@@ -593,21 +604,24 @@ int ix_segw_term_end(ix_segw *w)
 			shared++;
 	}
 	fbuf *d = &w->dict;
-	put_varint(d, shared);
-	put_varint(d, w->term_len - shared);
-	fbuf_append(d, w->term + shared, w->term_len - shared);
-	put_varint(d, w->df);
-	put_varint(d, post_len);
-	put_varint(d, pos_len);
+	size_t suffix = w->term_len - shared;
+	fbuf_putc(d, (int)(FA_MIN(shared, 15u) << 4 | FA_MIN(suffix, 15u)));
+	if (shared >= 15)
+		put_varint(d, shared - 15);
+	if (suffix >= 15)
+		put_varint(d, suffix - 15);
+	fbuf_append(d, w->term + shared, suffix);
 	unsigned mask = 0;
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		mask |= (w->tbound.max_tf[f] ? 1u : 0u) << f;
-	fbuf_putc(d, (int)mask);
+	put_varint(d, (uint64_t)w->df << FATHOM_NFIELDS | mask);
+	put_varint(d, post_len);
+	put_varint(d, pos_len);
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
 		if (!(mask & (1u << f)))
 			continue;
 		put_varint(d, w->tbound.max_tf[f]);
-		put_varint(d, w->tbound.min_len[f]);
+		fbuf_putc(d, (int)ix_len_code(w->tbound.min_len[f]));
 	}
 	int rc = d->err ? d->err : w->didx.err ? w->didx.err : w->didx_strs.err;
 	if (rc)

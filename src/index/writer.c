@@ -31,7 +31,16 @@ typedef struct pend_term {
 	uint32_t last_chunk;    /* UINT32_MAX before the first posting */
 	uint32_t last_pos;
 	uint8_t last_field;     /* 0xff at the start of a posting */
+	uint8_t keylen;
+	char key[];             /* the term, next to what every token updates */
 } pend_term;
+
+/* The term table: open addressing over 8-byte slots (hash, index + 1), so
+ * the table stays small enough to sit in cache; the term bytes live in the
+ * record the token is about to update anyway. */
+typedef struct term_slot {
+	uint32_t hash, idx;
+} term_slot;
 
 /* A token of a field analysed once per document (path, title, tags). */
 typedef struct tok_ref {
@@ -44,8 +53,10 @@ typedef struct tok_cache {
 } tok_cache;
 
 struct ix_pending {
-	fa_strmap terms;        /* term -> index in tv */
-	pend_term *tv;
+	term_slot *slots;
+	size_t slot_cap;        /* a power of two, or 0 */
+	fa_arena recs;          /* the pend_term records */
+	pend_term **tv;         /* by term id */
 	size_t ntv, tv_cap;
 	size_t term_bytes;
 	ix_segw *w;
@@ -69,7 +80,7 @@ int ix_pending_new(ix_pending **out)
 	ix_pending *p = fa_calloc(1, sizeof *p);
 	if (!p)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
-	fa_strmap_init(&p->terms);
+	fa_arena_init(&p->recs, 1 << 20, 0);
 	fa_strmap_init(&p->keys);
 	fbuf_init(&p->strs, 0);
 	int rc = ix_segw_new(&p->w, 0);
@@ -86,9 +97,10 @@ void ix_pending_free(ix_pending *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->ntv; i++)
-		fa_free(p->tv[i].buf);
+		fa_free(p->tv[i]->buf);
 	fa_free(p->tv);
-	fa_strmap_free(&p->terms);
+	fa_free(p->slots);
+	fa_arena_free(&p->recs);
 	fa_strmap_free(&p->keys);
 	fa_free(p->deleted);
 	fbuf_free(&p->strs);
@@ -106,32 +118,74 @@ int ix_pending_empty(const ix_pending *p)
 static size_t pending_mem(const ix_pending *p)
 {
 	/* Term buffers, the term records, the map (load <= 1/2) and its keys. */
-	return p->term_bytes + p->ntv * (sizeof(pend_term) + 2 * sizeof(fa_strmap_slot) + 16) +
+	return p->term_bytes + p->recs.total + p->slot_cap * sizeof(term_slot) +
+	       p->tv_cap * sizeof(pend_term *) +
 	       ix_segw_mem(p->w) + p->keys.count * (2 * sizeof(fa_strmap_slot) + 32);
 }
 
 /* ---- recording occurrences ---------------------------------------------- */
 
+static int grow_slots(ix_pending *p)
+{
+	size_t ncap = p->slot_cap ? p->slot_cap * 2 : 1024;
+	term_slot *ns = fa_calloc(ncap, sizeof *ns);
+	if (!ns)
+		return fa_err(FATHOM_ENOMEM, "out of memory (term table of %zu slots)", ncap);
+	for (size_t i = 0; i < p->slot_cap; i++) {
+		term_slot sl = p->slots[i];
+		if (!sl.idx)
+			continue;
+		size_t j = sl.hash & (ncap - 1);
+		while (ns[j].idx)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = sl;
+	}
+	fa_free(p->slots);
+	p->slots = ns;
+	p->slot_cap = ncap;
+	return 0;
+}
+
 static int term_id(ix_pending *p, const char *term, size_t len, uint32_t *id)
 {
-	int is_new;
-	fa_strmap_slot *sl = fa_strmap_upsert(&p->terms, term, len, &is_new);
-	if (!sl)
-		return fa_err(FATHOM_ENOMEM, "out of memory (term map)");
-	if (is_new) {
-		int rc = fa_grow((void **)&p->tv, &p->tv_cap, p->ntv + 1, sizeof *p->tv);
-		if (rc)
-			return rc;
-		p->tv[p->ntv] = (pend_term){ NULL, 0, 0, UINT32_MAX, 0, 0xff };
-		sl->value = p->ntv++;
+	int rc;
+	/* Load factor at most 1/2 keeps probes short. */
+	if ((p->ntv + 1) * 2 > p->slot_cap && (rc = grow_slots(p)) != 0)
+		return rc;
+	uint32_t h = (uint32_t)fa_hash64(term, len, 0);
+	size_t mask = p->slot_cap - 1, i = h & mask;
+	for (;;) {
+		term_slot *sl = &p->slots[i];
+		if (!sl->idx)
+			break;
+		if (sl->hash == h) {
+			const pend_term *t = p->tv[sl->idx - 1];
+			if (t->keylen == len && memcmp(t->key, term, len) == 0) {
+				*id = sl->idx - 1;
+				return 0;
+			}
+		}
+		i = (i + 1) & mask;
 	}
-	*id = (uint32_t)sl->value;
+	if (p->ntv >= UINT32_MAX - 1)
+		return fa_err(FATHOM_ETOOBIG, "too many distinct terms for one segment");
+	if ((rc = fa_grow((void **)&p->tv, &p->tv_cap, p->ntv + 1, sizeof *p->tv)) != 0)
+		return rc;
+	pend_term *t = fa_arena_alloc(&p->recs, sizeof *t + len + 1);
+	if (!t)
+		return fa_err(FATHOM_ENOMEM, "out of memory (terms)");
+	*t = (pend_term){ NULL, 0, 0, UINT32_MAX, 0, 0xff, (uint8_t)len };
+	memcpy(t->key, term, len);
+	t->key[len] = '\0';
+	p->tv[p->ntv] = t;
+	p->slots[i] = (term_slot){ h, (uint32_t)++p->ntv };
+	*id = (uint32_t)(p->ntv - 1);
 	return 0;
 }
 
 static int add_occurrence(ix_pending *p, uint32_t id, int field, uint32_t pos)
 {
-	pend_term *t = &p->tv[id];
+	pend_term *t = p->tv[id];
 	unsigned char tmp[24];
 	size_t n = 0;
 	if (t->last_chunk != p->chunk) {
@@ -518,14 +572,11 @@ int ix_pending_flush(ix_index *ix)
 	if ((rc = ix_segw_open_file(p->w, path)) != 0)
 		goto cleanup;
 	size_t n = 0;
-	for (size_t i = 0; i < p->terms.cap; i++) {
-		const fa_strmap_slot *s = &p->terms.slots[i];
-		if (s->key)
-			refs[n++] = (term_ref){ s->key, s->len, (uint32_t)s->value };
-	}
+	for (size_t i = 0; i < p->ntv; i++)
+		refs[n++] = (term_ref){ p->tv[i]->key, p->tv[i]->keylen, (uint32_t)i };
 	qsort(refs, n, sizeof *refs, term_ref_cmp);
 	for (size_t i = 0; i < n && !rc; i++) {
-		const pend_term *t = &p->tv[refs[i].id];
+		const pend_term *t = p->tv[refs[i].id];
 		if (t->len == 0)
 			continue;   /* seen only in a field cache, never in a chunk */
 		rc = ix_segw_term_begin(p->w, refs[i].key, refs[i].len);

@@ -87,19 +87,40 @@ static int token_is_stopword(const q_clause *c, const q_tok *t, fbuf *scratch)
 	return text_is_stopword((const char *)scratch->data, scratch->len);
 }
 
-/* df of a term summed over the committed segments. */
-static int term_df(ix_index *ix, const char *term, size_t len, uint64_t *df)
+int q_plan_lookup(q_plan *p, fa_arena *a, ix_index *ix, const char *term, uint32_t len,
+                  const q_lookup **out)
 {
-	*df = 0;
-	for (size_t i = 0; i < ix_nsegments(ix); i++) {
-		ix_term_info ti;
-		int rc = seg_term(ix_segment_at(ix, i), term, len, &ti);
+	for (uint32_t i = 0; i < p->nlookups; i++) {
+		if (p->lookups[i].len == len && memcmp(p->lookups[i].text, term, len) == 0) {
+			*out = &p->lookups[i];
+			return 0;
+		}
+	}
+	/* Past the cache's size (a query of many identifiers), the last entry
+	 * is reused: correct, only slower. */
+	q_lookup *l = &p->lookups[p->nlookups < Q_MAX_LOOKUPS ? p->nlookups++ : Q_MAX_LOOKUPS - 1];
+	size_t nseg = ix_nsegments(ix);
+	l->text = term;
+	l->len = len;
+	l->df = 0;
+	l->ti = fa_arena_alloc(a, (nseg ? nseg : 1) * sizeof *l->ti);
+	l->found = fa_arena_calloc(a, nseg ? nseg : 1, 1);
+	if (!l->ti || !l->found) {
+		l->len = UINT32_MAX; /* never matches */
+		return fa_err(FATHOM_ENOMEM, "term lookup");
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		int rc = seg_term(ix_segment_at(ix, i), term, len, &l->ti[i]);
 		if (rc == FATHOM_ENOTFOUND)
 			continue;
-		if (rc)
+		if (rc) {
+			l->len = UINT32_MAX;
 			return rc;
-		*df += ti.df;
+		}
+		l->found[i] = 1;
+		l->df += l->ti[i].df;
 	}
+	*out = l;
 	return 0;
 }
 
@@ -233,7 +254,11 @@ static void decide_required(q_unit *u, size_t nu, int match)
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
                  const q_clause *c, size_t nc, int match)
 {
-	memset(p, 0, sizeof *p);
+	p->nlookups = 0;
+	p->terms = NULL;
+	p->nterms = p->nrequired = p->nphrases = 0;
+	p->phrases = NULL;
+	memset(&p->seq, 0, sizeof p->seq);
 	tok_list tl = { a, NULL, 0, 0, 0 };
 	tl.t = fa_arena_alloc(a, Q_MAX_TOKENS * sizeof *tl.t);
 	p->terms = fa_arena_alloc(a, Q_MAX_TERMS * sizeof *p->terms);
@@ -264,10 +289,10 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
 		x->use_phrase = x->whole < 0;
 		if (x->kind == U_IDENT && x->nelems >= 1) {
 			const q_tok *w = &tl.t[x->whole];
-			uint64_t df;
-			if ((rc = term_df(ix, w->term, w->len, &df)))
+			const q_lookup *lk;
+			if ((rc = q_plan_lookup(p, a, ix, w->term, w->len, &lk)))
 				return rc;
-			if (df == 0) {
+			if (lk->df == 0) {
 				if (x->nelems == 1)
 					x->whole = (int32_t)x->elems[0];
 				else

@@ -66,7 +66,20 @@ typedef struct q_phrase {
 	int32_t *off;        /* its position relative to element 0 */
 } q_phrase;
 
+/* One term looked up in every segment, cached for the query. */
+typedef struct q_lookup {
+	const char *text;
+	uint32_t len;
+	uint64_t df;         /* summed over segments */
+	ix_term_info *ti;    /* per segment */
+	uint8_t *found;      /* per segment */
+} q_lookup;
+
+#define Q_MAX_LOOKUPS (2 * Q_MAX_TERMS)
+
 typedef struct q_plan {
+	q_lookup lookups[Q_MAX_LOOKUPS];
+	uint32_t nlookups;
 	q_term *terms;
 	uint32_t nterms;
 	uint32_t nrequired;
@@ -80,6 +93,11 @@ typedef struct q_plan {
  * FATHOM_EINVAL when no clause yields a term. */
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
                  const q_clause *c, size_t nc, int match);
+
+/* Look term up in every segment of ix, once per query: a second call for
+ * the same term answers from the plan's cache. *out lives in a. */
+int q_plan_lookup(q_plan *p, fa_arena *a, ix_index *ix, const char *term, uint32_t len,
+                  const q_lookup **out);
 
 /* ---- score.c: BM25F --------------------------------------------------------- */
 

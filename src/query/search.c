@@ -45,15 +45,17 @@ static int lookup_terms(q_ctx *c, fa_arena *a, q_plan *plan)
 		return fa_err(FATHOM_ENOMEM, "term table");
 	for (uint32_t t = 0; t < plan->nterms; t++) {
 		q_term *qt = &plan->terms[t];
+		const q_lookup *lk;
+		int rc = q_plan_lookup(plan, a, c->ix, qt->text, qt->len, &lk);
+		if (rc)
+			return rc;
+		qt->df = lk->df;
 		for (size_t s = 0; s < nseg; s++) {
-			ix_term_info *ti = &c->ti[s * plan->nterms + t];
-			int rc = seg_term(ix_segment_at(c->ix, s), qt->text, qt->len, ti);
-			if (rc == FATHOM_ENOTFOUND)
+			if (!lk->found[s])
 				continue;
-			if (rc)
-				return rc;
+			const ix_term_info *ti = &lk->ti[s];
+			c->ti[s * plan->nterms + t] = *ti;
 			c->ti_found[s * plan->nterms + t] = 1;
-			qt->df += ti->df;
 			for (int f = 0; f < FATHOM_NFIELDS; f++)
 				qt->max_tf = FA_MAX(qt->max_tf, (uint32_t)ti->bound.max_tf[f]);
 		}
@@ -99,13 +101,13 @@ static int open_segment(q_ctx *c, uint32_t s)
 	}
 	for (uint32_t t = 0; t < p->nterms; t++) {
 		size_t cell = (size_t)s * p->nterms + t;
-		if (!c->ti_found[cell] || c->ti[cell].df == 0) {
-			if (p->terms[t].required) {
-				c->ncur = 0;
-				return 0;
-			}
+		if (p->terms[t].required && (!c->ti_found[cell] || c->ti[cell].df == 0))
+			return 0; /* before decoding anything */
+	}
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		size_t cell = (size_t)s * p->nterms + t;
+		if (!c->ti_found[cell] || c->ti[cell].df == 0)
 			continue;
-		}
 		q_cursor *qc = &c->cur[c->ncur];
 		int rc = ix_post_open(&qc->p, c->seg, &c->ti[cell]);
 		if (rc)

@@ -4,8 +4,9 @@
  * tokens whose analysed form is a query term (stemmed forms included). The
  * window of about `target` bytes with the most distinct query terms wins
  * (then the most matches, then the earliest); its ends are moved to word
- * boundaries when one is near, and always to UTF-8 boundaries. Whitespace
- * runs collapse to one space, so a snippet is one line.
+ * boundaries when one is near, and always to UTF-8 boundaries. Runs of
+ * whitespace and control characters collapse to one space, so a snippet is
+ * one line of plain text.
  */
 #include <stdlib.h>
 
@@ -51,9 +52,11 @@ static int cmp_match(const void *a, const void *b)
 	return (x->end > y->end) - (x->end < y->end);
 }
 
+/* Whitespace and the other ASCII control characters (a NUL would cut the
+ * snippet short for a C caller): all become one space. */
 static int is_space(unsigned char ch)
 {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+	return ch <= ' ' || ch == 0x7f;
 }
 
 /* The run of matches [*bi, *bj) with the most distinct terms that fits in
