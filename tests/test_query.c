@@ -276,11 +276,16 @@ static void test_match_modes(void)
 	CHECK_STR(hit_key(r, 0), "rb");
 	fathom_results_free(r);
 
-	/* AUTO: a stopword is optional... */
+	/* AUTO: a stop word marks natural language, ranked disjunctively;
+	 * every chunk with either word is a hit. */
 	o.match = FATHOM_MATCH_AUTO;
 	r = run(ix, "the red", &o);
-	CHECK_EQ(fathom_results_count(r), 2);
-	CHECK(has_key(r, "rg") && has_key(r, "rb"));
+	CHECK_EQ(fathom_results_count(r), 3);
+	CHECK(has_key(r, "rg") && has_key(r, "rb") && has_key(r, "th"));
+	fathom_results_free(r);
+	/* So does sentence punctuation at the end. */
+	r = run(ix, "red green.", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
 	fathom_results_free(r);
 	/* ...but ALL requires it. */
 	o.match = FATHOM_MATCH_ALL;
@@ -299,7 +304,7 @@ static void test_match_modes(void)
 	CHECK_STR(hit_key(r, 0), "th");
 	fathom_results_free(r);
 	r = run(ix, "of red", &o);
-	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_EQ(fathom_results_count(r), 3);
 	fathom_results_free(r);
 	drop_index(ix, dir);
 }

@@ -207,10 +207,21 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 	/* Formed in the order of q_bonus_bound, so the bound holds exactly. */
 	double bonus = 1.0;
 	if (p->seq.n >= 2 && c->phrase_bonus != 1.0) {
-		if ((rc = phrase_anywhere(c, &p->seq)) < 0)
-			return rc;
-		if (rc)
-			bonus *= c->phrase_bonus;
+		uint32_t pairs = 0, term[2];
+		int32_t off[2];
+		q_phrase pair = { 2, term, off };
+		for (uint32_t i = 0; i + 1 < p->seq.n; i++) {
+			if (!c->present[p->seq.term[i]] || !c->present[p->seq.term[i + 1]])
+				continue;
+			term[0] = p->seq.term[i];
+			term[1] = p->seq.term[i + 1];
+			off[0] = 0;
+			off[1] = p->seq.off[i + 1] - p->seq.off[i];
+			if ((rc = phrase_anywhere(c, &pair)) < 0)
+				return rc;
+			pairs += rc > 0;
+		}
+		bonus *= q_phrase_share(c, pairs);
 	}
 	if (p->seq.n >= 1 && c->prefix_bonus != 1.0) {
 		if ((rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_TITLE, 1)) == 0)

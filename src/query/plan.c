@@ -14,10 +14,14 @@
  * Positions run on across clauses, so the whole query is also one sequence
  * (plan->seq) that the phrase and prefix bonuses look for.
  *
- * Matching modes: ALL requires every unit, ANY none, AUTO every keyword
- * (non-stopword) unit of a short query (<= 4 keywords) and nothing of a
- * longer one. A query of stopwords only requires them all. Quoted phrases
- * are always required. A required phrase requires its terms too.
+ * Matching modes: ALL requires every unit, ANY none. AUTO tells keyword
+ * queries from natural language: a query of at most 4 keywords (non-stopword
+ * units) with no stop word among them and no sentence punctuation at its end
+ * is a keyword query and requires every keyword; anything else (a question,
+ * a claim, a sentence) ranks disjunctively, as BM25 baselines do, because
+ * requiring every word of a sentence answers almost nothing. A query of
+ * stopwords only requires them all. Quoted phrases are always required. A
+ * required phrase requires its terms too.
  */
 #include "query/query_int.h"
 
@@ -51,6 +55,7 @@ typedef struct q_unit {
 	uint32_t *elems;      /* tokens of the phrase form */
 	uint32_t nelems;
 	int use_phrase;       /* decided: the phrase form (else the whole) */
+	int also_whole;       /* with the parts, the whole too (optional units) */
 } q_unit;
 
 static int collect_token(void *ctx, const text_token *tok)
@@ -229,12 +234,19 @@ static void phrase_add(q_phrase *ph, uint32_t term, uint32_t pos, uint32_t pos0)
 	ph->n++;
 }
 
-static void decide_required(q_unit *u, size_t nu, int match)
+static void decide_required(q_unit *u, size_t nu, int match, int sentence)
 {
-	size_t keywords = 0;
-	for (size_t i = 0; i < nu; i++)
-		if (u[i].kind != U_QUOTED && !u[i].stopword)
+	size_t keywords = 0, stopwords = 0;
+	for (size_t i = 0; i < nu; i++) {
+		if (u[i].kind == U_QUOTED)
+			continue;
+		if (u[i].stopword)
+			stopwords++;
+		else
 			keywords++;
+	}
+	if (keywords && (stopwords || sentence))
+		keywords += Q_AUTO_MAX_KEYWORDS + 1; /* natural language: rank, don't require */
 	for (size_t i = 0; i < nu; i++) {
 		if (u[i].kind == U_QUOTED)
 			u[i].required = 1;
@@ -252,7 +264,7 @@ static void decide_required(q_unit *u, size_t nu, int match)
 }
 
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
-                 const q_clause *c, size_t nc, int match)
+                 const q_clause *c, size_t nc, int match, int sentence)
 {
 	p->nlookups = 0;
 	p->terms = NULL;
@@ -282,6 +294,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
 	if (nu == 0)
 		return fa_err(FATHOM_EINVAL, "the query has no searchable terms");
 
+	decide_required(u, nu, match, sentence);
 	/* An identifier nobody indexed falls back to the phrase of its parts. */
 	size_t total_elems = 0;
 	for (size_t i = 0; i < nu; i++) {
@@ -298,12 +311,19 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
 				else
 					x->use_phrase = 1;
 			}
+			/* Ranked (optional) identifiers score by their parts,
+			 * as BM25 tokenizers split them, so "fast-twitch" also
+			 * meets "fast twitch"; the whole, when indexed, adds the
+			 * exact spelling on top. Required ones stay exact. */
+			if (!x->required && x->nelems >= 2) {
+				x->use_phrase = 1;
+				x->also_whole = lk->df > 0;
+			}
 		}
 		total_elems += x->use_phrase ? x->nelems : 1;
 	}
 	if (total_elems > Q_MAX_ELEMS)
 		return fa_err(FATHOM_ETOOBIG, "query has more than %d terms", Q_MAX_ELEMS);
-	decide_required(u, nu, match);
 
 	size_t nph = 0;
 	for (size_t i = 0; i < nu; i++)
@@ -335,6 +355,10 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
 				return rc;
 		}
 		uint32_t pos0 = tl.t[x->elems[0]].pos;
+		if (x->also_whole) {
+			if ((rc = intern_term(p, &tl.t[x->whole], 0, &idx)))
+				return rc;
+		}
 		for (uint32_t j = 0; j < x->nelems; j++) {
 			const q_tok *t = &tl.t[x->elems[j]];
 			if ((rc = intern_term(p, t, x->required, &idx)))

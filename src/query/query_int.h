@@ -92,7 +92,7 @@ typedef struct q_plan {
  * index to decide between the whole and the phrase of its parts.
  * FATHOM_EINVAL when no clause yields a term. */
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
-                 const q_clause *c, size_t nc, int match);
+                 const q_clause *c, size_t nc, int match, int sentence);
 
 /* Look term up in every segment of ix, once per query: a second call for
  * the same term answers from the plan's cache. *out lives in a. */
@@ -252,11 +252,32 @@ typedef struct q_ctx {
  * headings field. The phrase bonus needs every term of the query sequence
  * in the chunk, the prefix bonus every one in the title or every one in the
  * headings; the product is formed as q_eval forms it. */
+/* The phrase bonus rewards the query's word order: each adjacent pair of the
+ * query sequence found adjacent and in order in the chunk earns its share,
+ * 1 + (phrase_bonus - 1) * pairs found / pairs in the query, so a chunk
+ * holding the whole query as a phrase gets the full bonus and one holding
+ * part of it a part (a sequential-dependence signal). */
+static inline double q_phrase_share(const q_ctx *c, uint32_t pairs)
+{
+	uint32_t total = c->plan->seq.n - 1;
+	return 1.0 + ((double)c->phrase_bonus - 1.0) * (double)pairs / (double)total;
+}
+
+/* Pairs of the sequence whose two terms are both in mask. */
+static inline uint32_t q_seq_pairs_possible(const q_ctx *c, uint64_t mask)
+{
+	const q_phrase *s = &c->plan->seq;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i + 1 < s->n; i++)
+		n += (mask >> s->term[i] & 1) && (mask >> s->term[i + 1] & 1);
+	return n;
+}
+
 static inline double q_bonus_bound(const q_ctx *c, uint64_t may, uint64_t title, uint64_t head)
 {
 	double bonus = 1.0;
-	if (c->plan->seq.n >= 2 && (c->seq_mask & ~may) == 0)
-		bonus *= c->phrase_bonus;
+	if (c->plan->seq.n >= 2 && c->phrase_bonus != 1.0)
+		bonus *= q_phrase_share(c, q_seq_pairs_possible(c, may));
 	if ((c->seq_mask & ~(may & title)) == 0 || (c->seq_mask & ~(may & head)) == 0)
 		bonus *= c->prefix_bonus;
 	return bonus;

@@ -130,6 +130,16 @@ static int open_segment(q_ctx *c, uint32_t s)
 	return 0;
 }
 
+/* Does the query end as a sentence does (".", "?" or "!")? AUTO mode reads
+ * that as natural language. */
+static int ends_like_sentence(const char *q)
+{
+	size_t n = strlen(q);
+	while (n && (q[n - 1] == ' ' || q[n - 1] == '\t' || q[n - 1] == '\n' || q[n - 1] == '\r'))
+		n--;
+	return n > 1 && (q[n - 1] == '.' || q[n - 1] == '?' || q[n - 1] == '!');
+}
+
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts)
 {
@@ -158,7 +168,8 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 		rc = fa_err(FATHOM_EINVAL, "empty query");
 		goto cleanup;
 	}
-	if ((rc = q_plan_build(&plan, &work, ix, an, cl, ncl, opts->match)))
+	if ((rc = q_plan_build(&plan, &work, ix, an, cl, ncl, opts->match,
+	                        ends_like_sentence(query))))
 		goto cleanup;
 
 	c.ix = ix;
