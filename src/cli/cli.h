@@ -28,6 +28,9 @@ int cli_open(fathom_index **out, const char *dir, unsigned flags, const char *st
 int cli_search_opt(fathom_search_opts *so, int opt, const char *arg);
 /* getopt_long entries of the search options, terminated by a zero entry. */
 extern const struct option cli_search_longopts[];
+/* The search options followed by a command's own (extra, zero-terminated)
+ * into out, zero-terminated; cap is out's length. */
+void cli_search_longopts_with(struct option *out, size_t cap, const struct option *extra);
 enum {
 	OPT_MATCH = 1000, OPT_FILTER, OPT_PATH, OPT_LANG, OPT_WEIGHT, OPT_K1, OPT_B,
 	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_SEARCH_LAST

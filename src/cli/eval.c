@@ -114,12 +114,7 @@ int cmd_eval(int argc, char **argv)
 {
 	enum { OPT_CORPUS = 5000, OPT_QUERIES, OPT_QRELS, OPT_RUN, OPT_INDEX, OPT_CTARGET, OPT_STEM };
 	static struct option lo[32];
-	size_t nl = 0;
-	while (cli_search_longopts[nl].name) {
-		lo[nl] = cli_search_longopts[nl];
-		nl++;
-	}
-	const struct option extra[] = {
+	static const struct option extra[] = {
 		{ "corpus", required_argument, NULL, OPT_CORPUS },
 		{ "queries", required_argument, NULL, OPT_QUERIES },
 		{ "qrels", required_argument, NULL, OPT_QRELS },
@@ -129,8 +124,7 @@ int cmd_eval(int argc, char **argv)
 		{ "stem", required_argument, NULL, OPT_STEM },
 		{ NULL, 0, NULL, 0 },
 	};
-	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-		lo[nl++] = extra[i];
+	cli_search_longopts_with(lo, sizeof lo / sizeof lo[0], extra);
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *corpus = NULL, *queries = NULL, *qrels_path = NULL, *run = NULL, *index = NULL;
 	const char *stem = NULL;

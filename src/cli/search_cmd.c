@@ -26,6 +26,16 @@ const struct option cli_search_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+void cli_search_longopts_with(struct option *out, size_t cap, const struct option *extra)
+{
+	size_t n = 0;
+	for (size_t i = 0; cli_search_longopts[i].name && n + 1 < cap; i++)
+		out[n++] = cli_search_longopts[i];
+	for (size_t i = 0; extra[i].name && n + 1 < cap; i++)
+		out[n++] = extra[i];
+	memset(&out[n], 0, sizeof out[n]);
+}
+
 int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 {
 	double v;
@@ -351,12 +361,7 @@ int cmd_search(int argc, char **argv)
 {
 	enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2 };
 	static struct option lo[32];
-	size_t nl = 0;
-	while (cli_search_longopts[nl].name) {
-		lo[nl] = cli_search_longopts[nl];
-		nl++;
-	}
-	const struct option extra[] = {
+	static const struct option extra[] = {
 		{ "index", required_argument, NULL, OPT_INDEX2 },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
@@ -366,8 +371,7 @@ int cmd_search(int argc, char **argv)
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ NULL, 0, NULL, 0 },
 	};
-	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-		lo[nl++] = extra[i];
+	cli_search_longopts_with(lo, sizeof lo / sizeof lo[0], extra);
 
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
