@@ -15,12 +15,14 @@ run "$F" index --index "$IX" --meta collection=debian-doc /usr/share/doc
 say "$F index --index $IX --meta collection=fathom .   # again: nothing changed"
 "$F" index --index "$IX" --meta collection=fathom .
 run "$F" stats --index "$IX"
-run "$F" search --index "$IX" -k 3 "atomic manifest rename"
+run "$F" search --index "$IX" -k 3 --path 'src/*' "atomic manifest rename"
 run "$F" search --index "$IX" -k 3 --filter collection=debian-doc "GNU General Public License version 3"
 run "$F" search --index "$IX" -k 3 --lang c "fa_crc32c"
-run "$F" search --index "$IX" -k 2 --explain "block max WAND"
+run "$F" search --index "$IX" -k 2 --path 'src/*' --explain "block max WAND"
 run "$F" search --index "$IX" -k 1 --json "getUserName"
-run "$F" search --index "$IX" "xyzzy-no-such-word-anywhere"
+# A word built here, so this script does not contain (and index) it.
+nonsense="quux""frobnicat""ezz"
+run "$F" search --index "$IX" "$nonsense"
 run "$F" get --index "$IX" README.md:1:12
 run "$F" verify --index "$IX"
 printf '\nThe index is in %s/; try: %s search --index %s "your words"\n' "$IX" "$F" "$IX"
