@@ -86,7 +86,8 @@ fuzz: deps
 	  echo "clang $$f -> build-fuzz/$$n"; \
 	  clang $(CPPFLAGS) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f build-fuzz/libfathom.a $(LDLIBS) || exit 1; \
 	done
-	@echo "run e.g.: build-fuzz/fuzz_tokenize fuzz/corpus/fuzz_tokenize -max_total_time=60"
+	@echo "run e.g.: mkdir -p build-fuzz/new && build-fuzz/fuzz_tokenize build-fuzz/new fuzz/corpus/fuzz_tokenize -max_total_time=60"
+	@echo "(new inputs go to the first folder; copy crashers into fuzz/corpus/<target>/ so make test replays them)"
 
 bench: all deps-bench
 	bench/run.sh
