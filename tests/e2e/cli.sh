@@ -134,6 +134,14 @@ expect_out "Numbers become" "$F" get --index "$T/j" 3
 echo '{"id":"s1","text":"piped platypus"}' | "$F" add --index "$T/j" --jsonl - -q
 expect_out "s1" "$F" search --index "$T/j" platypus
 
+# A progress line on a terminal (files, MB/s), none when piped.
+if command -v script >/dev/null; then
+	script -qec "$F index --index $T/ixp $R" /dev/null > "$T/tty.out" 2>&1
+	grep -q "files, .* MB/s" "$T/tty.out" && ok || fail "no progress line on a terminal"
+	"$F" index --index "$T/ixq" "$R" 2> "$T/pipe.err" >/dev/null
+	grep -q "MB/s" "$T/pipe.err" && fail "progress line printed into a pipe" || ok
+fi
+
 # Errors are clear and exit 2.
 expect_rc 2 "$F" search --index "$T/none" anything
 expect_err "cannot open index" "$F" search --index "$T/none" anything
