@@ -162,7 +162,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --exhaustive         score every candidate (no pruning; the reference)\n"
 	  "  --batch FILE         run every line of FILE (or a BEIR queries .jsonl) as a query\n"
 	  "  --run FILE           with --batch: write a TREC run file\n"
-	  "  --timing-json        with --batch: print one JSON line of latency figures\n" },
+	  "  --timing-json        with --batch: print one JSON line of latency figures\n"
+	  "  --warmup             with --batch: run each query once untimed before timing it\n" },
 	{ "get",
 	  "usage: fathom get [--index DIR] ID[:FROM[:COUNT]]\n"
 	  "       fathom get [--index DIR] --chunk CHUNK_ID\n"
