@@ -315,6 +315,16 @@ static int count_prefix(void *ctx, const char *term, size_t len, const ix_term_i
 	return 0;
 }
 
+static int count_prefix_any(void *ctx, const char *term, size_t len, const ix_term_info *ti)
+{
+	(void)ti;
+	int *n = ctx;
+	if (len < 22 || memcmp(term, "configuration_option_1", 22) != 0)
+		return 1;
+	(*n)++;
+	return 0;
+}
+
 static int collect_key(void *ctx, const char *key)
 {
 	int *n = ctx;
@@ -901,6 +911,94 @@ static void test_corruption(void)
 	free(dir);
 }
 
+/* The term hash table (format v2) and the binary search it replaces must
+ * agree on every term, and both must miss terms that are not there. */
+static void test_term_hash(void)
+{
+	char *dir = tmp_index("ixth");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	/* Thousands of distinct terms, many sharing long prefixes. */
+	for (int d = 0; d < 40; d++) {
+		char key[32];
+		fbuf t;
+		fbuf_init(&t, 0);
+		snprintf(key, sizeof key, "th%02d", d);
+		for (int i = 0; i < 150; i++) {
+			char w[64];
+			int n = snprintf(w, sizeof w, "%s%05d ", i % 2 ? "configuration_option_" : "x",
+			                 (int)rnd_below(20000));
+			fbuf_append(&t, w, (size_t)n);
+		}
+		CHECK_OK(add_doc(ix, an, key, (const char *)t.data, t.len, 400));
+		fbuf_free(&t);
+	}
+	CHECK_OK(ix_commit(ix));
+	ix_segment *s = ix_segment_at(ix, 0);
+	CHECK(s->thash_buckets > 0);
+	CHECK_EQ(s->thash_buckets, ix_thash_buckets(s->nterms));
+	uint32_t buckets = s->thash_buckets;
+	ix_term_iter it;
+	CHECK_OK(ix_term_iter_seek(&it, s, 0));
+	uint64_t n = 0, bad = 0;
+	while (ix_term_iter_next(&it) == 1) {
+		ix_term_info a, b;
+		int ra = seg_term(s, (const char *)it.term, it.len, &a);
+		s->thash_buckets = 0;
+		int rb = seg_term(s, (const char *)it.term, it.len, &b);
+		s->thash_buckets = buckets;
+		if (ra || rb || a.post_off != it.ti.post_off || b.post_off != it.ti.post_off ||
+		    a.df != it.ti.df || a.pos_len != it.ti.pos_len)
+			bad++;
+		/* A longer term that is absent: both paths miss it. */
+		char miss[IX_MAX_TERM + 2];
+		memcpy(miss, it.term, it.len);
+		miss[it.len] = '~';
+		if (it.len < IX_MAX_TERM) {
+			ra = seg_term(s, miss, it.len + 1, &a);
+			s->thash_buckets = 0;
+			rb = seg_term(s, miss, it.len + 1, &b);
+			s->thash_buckets = buckets;
+			if (ra != FATHOM_ENOTFOUND || rb != FATHOM_ENOTFOUND)
+				bad++;
+		}
+		n++;
+	}
+	CHECK_EQ(n, s->nterms);
+	CHECK(n > 3000);
+	CHECK_EQ(bad, 0);
+	CHECK_OK(seg_verify(s));
+	/* Prefix iteration still walks the dictionary in order. */
+	int np = 0;
+	CHECK_OK(seg_terms(s, "configuration_option_1", 22, count_prefix_any, &np));
+	CHECK(np > 100);
+	/* Field lengths alone agree with the full chunk record. */
+	for (uint32_t c = 0; c < seg_nchunks(s); c++) {
+		ix_chunk_info ci;
+		uint16_t fl[FATHOM_NFIELDS];
+		CHECK_OK(seg_chunk(s, c, &ci));
+		CHECK_OK(seg_chunk_field_len(s, c, fl));
+		CHECK(memcmp(fl, ci.field_len, sizeof fl) == 0);
+	}
+	uint16_t fl0[FATHOM_NFIELDS];
+	CHECK_EQ(seg_chunk_field_len(s, seg_nchunks(s), fl0), FATHOM_ENOTFOUND);
+	ix_close(ix);
+
+	/* A version 1 segment is refused as a version, not as damage. */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/seg-00000001.fseg", dir);
+	FILE *fp = fopen(path, "r+b");
+	CHECK(fp != NULL);
+	if (fp) {
+		fseek(fp, 8, SEEK_SET);
+		fputc(1, fp);
+		fclose(fp);
+		CHECK_EQ(ix_open(&ix, dir, IX_READONLY, NULL), FATHOM_EVERSION);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english")) {
@@ -913,6 +1011,7 @@ int main(void)
 	RUN(test_merge);
 	RUN(test_crash);
 	RUN(test_corruption);
+	RUN(test_term_hash);
 	text_analyzer_free(an);
 	return TEST_DONE();
 }

@@ -1,9 +1,12 @@
 /*
  * docstore.c — the document store: the text of every document of a segment,
  * back to back in one raw stream, cut into frames of at most 64 KiB and each
- * frame compressed on its own with zstd (level 3). Small documents share a
- * frame and a large one spans several; the frame table maps raw offsets to
- * frames, so reading a snippet decompresses one frame, not the document.
+ * frame compressed on its own with zstd. Small documents share a frame and a
+ * large one spans several; the frame table maps raw offsets to frames, so
+ * reading a snippet decompresses one frame, not the document.
+ *
+ * Level 9: on source code 10% smaller than level 3 at no measurable cost to
+ * indexing (bound by analysis); level 12 doubled the indexing time for 1%.
  *
  * zstd allocates through fathom's allocator (ZSTD_customMem), so allocation
  * failure tests reach it too.
@@ -54,7 +57,7 @@ static int compress_frame(ix_ds_writer *w)
 		w->cctx = ZSTD_createCCtx_advanced(zs_mem);
 		if (!w->cctx)
 			return fa_err(FATHOM_ENOMEM, "out of memory (zstd context)");
-		size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
+		size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 9);
 		if (ZSTD_isError(r))
 			return fa_err(FATHOM_EIO, "zstd: %s", ZSTD_getErrorName(r));
 	}

@@ -15,7 +15,7 @@
  * removed by the next writer.
  *
  * Integrity: every file has a magic, a format version and CRC32C. Segment
- * files are checked page by page (4 KiB pages, one CRC each) the first time a
+ * files are checked page by page (1 KiB pages, one CRC each) the first time a
  * page is read, so opening a large index reads only its headers, and every
  * byte a query uses has been checked before it is decoded. All decoding is
  * also bounds-checked, so a damaged file gives FATHOM_ECORRUPT naming the
@@ -154,6 +154,9 @@ typedef struct ix_chunk_info {
 } ix_chunk_info;
 
 int seg_chunk(const ix_segment *s, uint32_t chunk, ix_chunk_info *out);
+/* Only the field lengths of a chunk (what scoring needs): one range-checked
+ * record read, without the document record seg_chunk() also checks. */
+int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM_NFIELDS]);
 
 typedef struct ix_doc_info {
 	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */
@@ -222,8 +225,8 @@ typedef struct ix_postings {
 	uint32_t i, n;             /* position in the decoded block, its size */
 	uint32_t doc;              /* current chunk, IX_END when exhausted */
 	uint32_t docs[IX_BLOCK];
-	uint16_t tf[FATHOM_NFIELDS][IX_BLOCK];
-	uint8_t field_mask;        /* fields present in the decoded block */
+	uint16_t tf[FATHOM_NFIELDS][IX_BLOCK];  /* read through ix_post_tf() */
+	uint8_t field_mask;        /* fields whose tf arrays may be nonzero */
 	int err;                   /* sticky error */
 	/* Internal to index/postings.c. */
 	uint32_t block_last;       /* last doc of block `block` */
@@ -237,6 +240,9 @@ typedef struct ix_postings {
 	uint64_t exc_idx, exc_high;     /* the decoded exception not yet used */
 	uint64_t exc_from;              /* end of the last request */
 	uint8_t pos_bits, exc_have;
+	/* The decoded block's tf arrays, decoded on first use (0: done). */
+	uint64_t tf_off, tf_end;
+	uint8_t tf_fm, tf_full;
 } ix_postings;
 
 /* Position the cursor on the first posting. */
@@ -252,7 +258,10 @@ uint32_t ix_post_shallow(ix_postings *p, uint32_t target);
 /* Bound of the current block (after ix_post_shallow or positioning). */
 const ix_bound *ix_post_block_bound(const ix_postings *p);
 uint32_t ix_post_block_last(const ix_postings *p);
-/* Term frequencies of the current posting per field. */
+/* Term frequencies of the current posting per field. A block's are decoded
+ * on the first call for it (cursors that only skip never pay for them); if
+ * they prove corrupt, all are 0 and p->err is set. The cursor must not be
+ * an object defined const: the lazy decode writes to it. */
 void ix_post_tf(const ix_postings *p, uint16_t tf[FATHOM_NFIELDS]);
 /* Positions of the current posting in one field (ascending). *n is the
  * number written, at most max. */

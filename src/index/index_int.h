@@ -15,16 +15,16 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 1u
-#define IX_PAGE 4096u               /* integrity page of a segment file */
-#define IX_PAGE_SHIFT 12
+#define IX_FORMAT_VERSION 2u
+#define IX_PAGE 1024u               /* integrity page of a segment file */
+#define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
 #define IX_FTR_MAGIC "FATHFTR"
 #define IX_MAN_MAGIC "FATHMAN"
 #define IX_DEL_MAGIC "FATHDEL"
 #define IX_PREAMBLE_SIZE 16u
 #define IX_FOOTER_SIZE 296u
-#define IX_DICT_BLOCK_TERMS 32u     /* terms per front-coded dictionary block */
+#define IX_DICT_BLOCK_TERMS 16u     /* terms per front-coded dictionary block */
 #define IX_MAX_TERM 255u            /* longest term the format holds */
 #define IX_FRAME_RAW 65536u         /* document store frame, raw bytes */
 #define IX_DOC_REC 72u              /* doc table record */
@@ -74,6 +74,37 @@ static inline uint32_t ix_len_value(unsigned code)
 	return ((code - 64) % 16 + 16) << (k - 4);
 }
 
+/* The term hash table at the end of DICT_INDEX (docs/FORMAT.md 5.8): FNV-1a
+ * 64 of the term, then a mixing step so that both ends of it are usable.
+ * Specified by the format, so it must never change. */
+#define IX_THASH_MAX_TERMS 0xffffffu  /* ordinals must fit 24 bits */
+static inline uint64_t ix_term_hash(const unsigned char *t, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= t[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+/* Buckets of the table for nterms terms: a power of two, about 4 terms
+ * each; 0 (no table) when there are no terms or too many for it. */
+static inline uint32_t ix_thash_buckets(uint64_t nterms)
+{
+	if (nterms == 0 || nterms > IX_THASH_MAX_TERMS)
+		return 0;
+	uint32_t b = 1;
+	while ((uint64_t)b * 4 < nterms)
+		b <<= 1;
+	return b;
+}
+static inline uint32_t ix_thash_bucket(uint64_t h, uint32_t nbuckets)
+{
+	return (uint32_t)(h >> 40) & (nbuckets - 1);
+}
+
 /* FNV-1a, 64 bits: the key index hash. Specified by the format, so it must
  * never change (unlike fa_hash64, which is free to). */
 uint64_t ix_key_hash(const char *key, size_t len);
@@ -94,6 +125,9 @@ struct ix_segment {
 	uint32_t nchunks, ndocs;
 	uint64_t nterms, ndict_blocks;
 	uint32_t dict_block_terms;
+	uint32_t thash_buckets;     /* 0: no term hash table */
+	uint64_t thash_off;         /* file offset of its bucket starts */
+	uint64_t didx_strs_len;     /* the first-term strings of DICT_INDEX */
 	uint64_t raw_text, post_bytes, pos_bytes;
 	uint64_t field_len_sum[FATHOM_NFIELDS];
 	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];

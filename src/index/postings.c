@@ -228,11 +228,40 @@ int ix_block_encode(fbuf *out, const ix_block_in *b)
 	return out->err;
 }
 
-int ix_block_decode(const unsigned char *p, const unsigned char *end,
-                    const unsigned char *readable, uint32_t n, uint32_t prev_doc,
-                    uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK], uint8_t *field_mask)
+/* The term frequencies of a block of n > 1 postings, from the byte after
+ * its gaps: what block_docs() left for later (a cursor that only skips
+ * never needs them). */
+static int block_tfs(const unsigned char *p, const unsigned char *end,
+                     const unsigned char *readable, uint32_t n, unsigned fm, unsigned full,
+                     uint16_t tf[FATHOM_NFIELDS][IX_BLOCK], uint8_t *field_mask)
 {
 	uint32_t vals[IX_BLOCK];
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		if (!(fm & (1u << f))) {
+			/* *field_mask says which arrays may hold old values. */
+			if (*field_mask & (1u << f))
+				memset(tf[f], 0, IX_BLOCK * sizeof tf[f][0]);
+			continue;
+		}
+		uint32_t add = (full >> f) & 1;
+		if (pfor_decode(&p, end, readable, n, vals, IX_MAX_TF - add))
+			return FATHOM_ECORRUPT;
+		for (uint32_t i = 0; i < n; i++)
+			tf[f][i] = (uint16_t)(vals[i] + add);
+	}
+	*field_mask = (uint8_t)fm;
+	return 0;
+}
+
+/* The doc ids of a block. A one-posting block is decoded whole (its tfs
+ * cost nothing); otherwise *tfs points at the tf arrays, to be decoded by
+ * block_tfs() with *fm and *full, and is NULL when they are already done. */
+static int block_docs(const unsigned char *p, const unsigned char *end,
+                      const unsigned char *readable, uint32_t n, uint32_t prev_doc,
+                      uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK], uint8_t *field_mask,
+                      const unsigned char **tfs, unsigned *fm_out, unsigned *full_out)
+{
+	*tfs = NULL;
 	if (n == 0 || n > IX_BLOCK || p >= end)
 		return FATHOM_ECORRUPT;
 	unsigned fm = *p++, full = 0;
@@ -274,22 +303,21 @@ int ix_block_decode(const unsigned char *p, const unsigned char *end,
 	}
 	if (d >= IX_END)
 		return FATHOM_ECORRUPT;
-
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		if (!(fm & (1u << f))) {
-			/* *field_mask says which arrays may hold old values. */
-			if (*field_mask & (1u << f))
-				memset(tf[f], 0, IX_BLOCK * sizeof tf[f][0]);
-			continue;
-		}
-		uint32_t add = (full >> f) & 1;
-		if (pfor_decode(&p, end, readable, n, vals, IX_MAX_TF - add))
-			return FATHOM_ECORRUPT;
-		for (uint32_t i = 0; i < n; i++)
-			tf[f][i] = (uint16_t)(vals[i] + add);
-	}
-	*field_mask = (uint8_t)fm;
+	*tfs = p;
+	*fm_out = fm;
+	*full_out = full;
 	return 0;
+}
+
+int ix_block_decode(const unsigned char *p, const unsigned char *end,
+                    const unsigned char *readable, uint32_t n, uint32_t prev_doc,
+                    uint32_t *docs, uint16_t tf[FATHOM_NFIELDS][IX_BLOCK], uint8_t *field_mask)
+{
+	const unsigned char *tfs;
+	unsigned fm = 0, full = 0;
+	if (block_docs(p, end, readable, n, prev_doc, docs, tf, field_mask, &tfs, &fm, &full))
+		return FATHOM_ECORRUPT;
+	return tfs ? block_tfs(tfs, end, readable, n, fm, full, tf, field_mask) : 0;
 }
 
 /* ---- positions (patched bit-packing) -------------------------------------
@@ -485,10 +513,16 @@ static int decode_block(ix_postings *p, uint32_t b)
 		return p->err = end == start ? post_corrupt(p, "empty block") : FATHOM_ECORRUPT;
 	}
 	uint32_t n = block_len(p, b);
+	const unsigned char *tfs;
+	unsigned fm = 0, full = 0;
 	/* The whole map is readable: slack for the fast unpacking. */
-	if (ix_block_decode(s->data + start, s->data + end, s->data + s->len, n, prev, p->docs, p->tf,
-	                    &p->field_mask))
+	if (block_docs(s->data + start, s->data + end, s->data + s->len, n, prev, p->docs, p->tf,
+	               &p->field_mask, &tfs, &fm, &full))
 		return post_corrupt(p, "bad block");
+	p->tf_off = tfs ? (uint64_t)(tfs - s->data) : 0;
+	p->tf_end = end;
+	p->tf_fm = (uint8_t)fm;
+	p->tf_full = (uint8_t)full;
 	if (p->docs[n - 1] >= s->nchunks || (last != IX_END && p->docs[n - 1] != last))
 		return post_corrupt(p, "doc id out of range");
 	p->block_decoded = b;
@@ -514,6 +548,7 @@ int ix_post_open(ix_postings *p, const ix_segment *s, const ix_term_info *ti)
 	p->block_last = IX_END;
 	p->pos_block = UINT32_MAX;
 	p->pos_lo = p->pos_hi = 0;
+	p->tf_off = 0;
 	uint64_t td_lo = s->sec_off[IX_SEC_TERMDATA], td_hi = td_lo + s->sec_len[IX_SEC_TERMDATA];
 	if (ti->df == 0 || ti->n_blocks != (ti->df - 1) / IX_BLOCK + 1 ||
 	    ti->post_off < td_lo || ti->post_len > td_hi - ti->post_off ||
@@ -670,8 +705,27 @@ uint32_t ix_post_block_last(const ix_postings *p)
 	return p->block_last;
 }
 
-void ix_post_tf(const ix_postings *p, uint16_t tf[FATHOM_NFIELDS])
+/* Decode the tf arrays of the decoded block if that is still to do. */
+static int need_tf(ix_postings *p)
 {
+	if (FA_LIKELY(p->tf_off == 0))
+		return p->err;
+	const unsigned char *d = p->seg->data;
+	int rc = block_tfs(d + p->tf_off, d + p->tf_end, d + p->seg->len, p->n, p->tf_fm, p->tf_full,
+	                   p->tf, &p->field_mask);
+	p->tf_off = 0;
+	return rc ? post_corrupt(p, "bad block") : 0;
+}
+
+void ix_post_tf(const ix_postings *cp, uint16_t tf[FATHOM_NFIELDS])
+{
+	/* const for the callers' sake (reading tfs is logically a read); the
+	 * cursor itself is always a mutable object, so the cast is defined. */
+	ix_postings *p = (ix_postings *)(uintptr_t)cp;
+	if (need_tf(p)) {
+		memset(tf, 0, FATHOM_NFIELDS * sizeof tf[0]);
+		return;
+	}
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		tf[f] = (p->doc != IX_END && p->i < p->n) ? p->tf[f][p->i] : 0;
 }
@@ -744,6 +798,8 @@ int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, ui
 		return fa_err(FATHOM_EINVAL, "no field %d", field);
 	if (p->doc == IX_END || p->i >= p->n)
 		return 0;
+	if (need_tf(p))
+		return p->err;
 	uint32_t tf = p->tf[field][p->i];
 	if (tf == 0)
 		return 0;

@@ -141,6 +141,17 @@ static int seg_parse(ix_segment *s)
 	    s->sec_len[IX_SEC_CHUNK_STRINGS] > UINT32_MAX ||
 	    (s->sec_len[IX_SEC_FRAMES] == 0) != (s->raw_text == 0))
 		return corrupt(s, "footer counts disagree with the section sizes");
+	/* DICT_INDEX: block records, first-term strings, then the term hash
+	 * table, whose size follows from nterms. */
+	s->thash_buckets = fa_load32(f + 288);
+	if (s->thash_buckets != ix_thash_buckets(s->nterms))
+		return corrupt(s, "bad term hash table size");
+	uint64_t rest = s->sec_len[IX_SEC_DICT_INDEX] - s->ndict_blocks * IX_DIDX_REC;
+	uint64_t th_len = s->thash_buckets ? 4 * ((uint64_t)s->thash_buckets + 1 + s->nterms) : 0;
+	if (th_len > rest)
+		return corrupt(s, "term hash table does not fit its section");
+	s->didx_strs_len = rest - th_len;
+	s->thash_off = s->sec_off[IX_SEC_DICT_INDEX] + s->sec_len[IX_SEC_DICT_INDEX] - th_len;
 	return 0;
 }
 
@@ -407,6 +418,17 @@ int seg_chunk(const ix_segment *s, uint32_t chunk, ix_chunk_info *out)
 	return 0;
 }
 
+int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM_NFIELDS])
+{
+	const unsigned char *r;
+	int rc = seg_chunk_rec(s, chunk, &r);
+	if (rc)
+		return rc;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		len[f] = fa_load16(r + 28 + 2 * f);
+	return 0;
+}
+
 /* ---- the key index --------------------------------------------------------- */
 
 /* The key of doc (points into the map), or NULL with the error set. */
@@ -490,14 +512,14 @@ static int block_first_term(const ix_segment *s, uint64_t b, const unsigned char
 		return rc;
 	uint64_t strs = s->ndict_blocks * IX_DIDX_REC;
 	uint64_t so = fa_load32(s->data + rec + 12);
-	uint64_t sec = s->sec_len[IX_SEC_DICT_INDEX];
-	if (so >= sec - strs)
+	uint64_t sl = s->didx_strs_len;
+	if (so >= sl)
 		return dict_corrupt(s, b, "first term out of range");
 	uint64_t at = s->sec_off[IX_SEC_DICT_INDEX] + strs + so;
 	if ((rc = seg_check_range(s, at, 1)) != 0)
 		return rc;
 	size_t n = s->data[at];
-	if (n == 0 || n > sec - strs - so - 1)
+	if (n == 0 || n > sl - so - 1)
 		return dict_corrupt(s, b, "first term out of range");
 	if ((rc = seg_check_range(s, at + 1, n)) != 0)
 		return rc;
@@ -643,11 +665,118 @@ static int64_t find_dict_block(const ix_segment *s, const unsigned char *term, s
 	return (int64_t)lo - 1;
 }
 
+/* Step over the next entry of the block, keeping only what the entries after
+ * it need: the term bytes and the postings offset. Lighter than
+ * ix_term_iter_next (bounds are skipped, not decoded) but as careful about
+ * the buffer; the entry that is finally wanted is decoded in full. */
+static int iter_skip(ix_term_iter *it)
+{
+	const unsigned char *p = it->p, *end = it->end;
+	if (it->left == 0 || p >= end)
+		return dict_corrupt(it->s, it->block, "truncated entry");
+	uint64_t shared = *p >> 4, suffix = *p++ & 15, more = 0, dfm, post_len, pos_len;
+	if (shared == 15 && (get_varint(&p, end, &more) || more > IX_MAX_TERM))
+		return dict_corrupt(it->s, it->block, "truncated entry");
+	shared += more;
+	more = 0;
+	if (suffix == 15 && (get_varint(&p, end, &more) || more > IX_MAX_TERM))
+		return dict_corrupt(it->s, it->block, "truncated entry");
+	suffix += more;
+	if (shared > it->len || suffix == 0 || suffix > IX_MAX_TERM - shared ||
+	    suffix > (uint64_t)(end - p))
+		return dict_corrupt(it->s, it->block, "bad term length");
+	memcpy(it->term + shared, p, suffix);
+	it->len = shared + suffix;
+	p += suffix;
+	if (get_varint(&p, end, &dfm) || get_varint(&p, end, &post_len) ||
+	    get_varint(&p, end, &pos_len))
+		return dict_corrupt(it->s, it->block, "truncated entry");
+	for (unsigned m = (unsigned)(dfm & ((1u << FATHOM_NFIELDS) - 1)); m; m &= m - 1) {
+		uint64_t mt;
+		if (get_varint(&p, end, &mt) || p >= end)
+			return dict_corrupt(it->s, it->block, "bad term bound");
+		p++;
+	}
+	uint64_t td_end = it->s->sec_off[IX_SEC_TERMDATA] + it->s->sec_len[IX_SEC_TERMDATA];
+	if (it->next_off > td_end || post_len > td_end - it->next_off ||
+	    pos_len > td_end - it->next_off - post_len)
+		return dict_corrupt(it->s, it->block, "postings out of range");
+	it->next_off += post_len + pos_len;
+	it->p = p;
+	it->left--;
+	return 0;
+}
+
+/* Term number ord, if it is t: decode its block up to it and compare. */
+static int term_at(const ix_segment *s, uint64_t ord, const unsigned char *t, size_t len,
+                   ix_term_info *out)
+{
+	ix_term_iter it;
+	uint64_t dbt = s->dict_block_terms;
+	int rc = ix_term_iter_seek(&it, s, ord / dbt);
+	if (rc)
+		return rc;
+	for (uint64_t k = ord % dbt; k; k--)
+		if ((rc = iter_skip(&it)) != 0)
+			return rc;
+	if ((rc = ix_term_iter_next(&it)) < 0)
+		return rc;
+	if (rc == 0)
+		return dict_corrupt(s, ord / dbt, "term hash names a missing term");
+	if (it.len != len || memcmp(it.term, t, len) != 0)
+		return FATHOM_ENOTFOUND;
+	*out = it.ti;
+	return 0;
+}
+
+/* The range of entries of bucket b of the term hash table. */
+static int thash_bucket_range(const ix_segment *s, uint32_t b, uint32_t *lo, uint32_t *hi)
+{
+	uint64_t at = s->thash_off + 4 * (uint64_t)b;
+	int rc = seg_check_range(s, at, 8);
+	if (rc)
+		return rc;
+	*lo = fa_load32(s->data + at);
+	*hi = fa_load32(s->data + at + 4);
+	if (*lo > *hi || *hi > s->nterms)
+		return corrupt(s, "bad term hash bucket");
+	if (*hi > *lo) {
+		uint64_t ents = s->thash_off + 4 * ((uint64_t)s->thash_buckets + 1);
+		return seg_check_range(s, ents + 4 * (uint64_t)*lo, 4 * (uint64_t)(*hi - *lo));
+	}
+	return 0;
+}
+
+/* A lookup through the term hash table: one bucket of about four entries,
+ * then one dictionary block decoded only as far as a candidate. */
+static int thash_term(const ix_segment *s, const unsigned char *t, size_t len, ix_term_info *out)
+{
+	uint64_t h = ix_term_hash(t, len);
+	uint32_t lo, hi;
+	int rc = thash_bucket_range(s, ix_thash_bucket(h, s->thash_buckets), &lo, &hi);
+	if (rc)
+		return rc;
+	const unsigned char *e = s->data + s->thash_off + 4 * ((uint64_t)s->thash_buckets + 1);
+	for (uint32_t i = lo; i < hi; i++) {
+		uint32_t v = fa_load32(e + 4 * (uint64_t)i);
+		if (v >> 24 != (uint32_t)(h & 0xff))
+			continue;
+		if ((v & IX_THASH_MAX_TERMS) >= s->nterms)
+			return corrupt(s, "term hash names a term out of range");
+		rc = term_at(s, v & IX_THASH_MAX_TERMS, t, len, out);
+		if (rc != FATHOM_ENOTFOUND)
+			return rc;
+	}
+	return FATHOM_ENOTFOUND;
+}
+
 int seg_term(const ix_segment *s, const char *term, size_t len, ix_term_info *out)
 {
 	if (len == 0 || len > IX_MAX_TERM || s->ndict_blocks == 0)
 		return FATHOM_ENOTFOUND;
 	const unsigned char *t = (const unsigned char *)term;
+	if (s->thash_buckets)
+		return thash_term(s, t, len, out);
 	int rc;
 	int64_t b = find_dict_block(s, t, len, &rc);
 	if (rc)
@@ -778,6 +907,22 @@ static int verify_postings(verify_ctx *v, const ix_term_iter *it)
 	return rc;
 }
 
+/* Term number ord must sit in its hash bucket. With every term found, and
+ * as many entries as terms, the table holds each exactly once. */
+static int verify_thash(const ix_segment *s, const ix_term_iter *it, uint64_t ord)
+{
+	uint64_t h = ix_term_hash(it->term, it->len);
+	uint32_t lo, hi, want = (uint32_t)(h & 0xff) << 24 | (uint32_t)ord;
+	int rc = thash_bucket_range(s, ix_thash_bucket(h, s->thash_buckets), &lo, &hi);
+	if (rc)
+		return rc;
+	const unsigned char *e = s->data + s->thash_off + 4 * ((uint64_t)s->thash_buckets + 1);
+	for (uint32_t i = lo; i < hi; i++)
+		if (fa_load32(e + 4 * (uint64_t)i) == want)
+			return 0;
+	return dict_corrupt(s, it->block, "a term is missing from the term hash table");
+}
+
 static int verify_dict(verify_ctx *v)
 {
 	ix_segment *s = v->s;
@@ -808,6 +953,8 @@ static int verify_dict(verify_ctx *v)
 				rc = dict_corrupt(s, b, "terms out of order");
 				break;
 			}
+			if (s->thash_buckets && (rc = verify_thash(s, &it, nterms)) != 0)
+				break;
 			first = 0;
 			memcpy(prev, it.term, it.len);
 			prev_len = it.len;

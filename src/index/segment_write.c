@@ -4,12 +4,12 @@
  *
  * All integers are little-endian; "varint" is LEB128. A segment file is
  *
- *   preamble   16 bytes: "FATHSEG\0", u32 version (1), u32 segment id
+ *   preamble   16 bytes: "FATHSEG\0", u32 version (2), u32 segment id
  *   DOCSTORE   zstd frames of the documents' text, back to back
  *   TERMDATA   per term, in term order: its postings (a block directory of
  *              32-byte records when it has more than one block, then the
  *              blocks, see postings.c), then its positions (per block)
- *   DICT       the terms, in byte order, front-coded in blocks of 32:
+ *   DICT       the terms, in byte order, front-coded in blocks of 16:
  *                u8 min(shared,15) << 4 | min(suffix_len,15), the excess of
  *                each over 15 as a varint when it is 15 or more, suffix,
  *                varint df << 5 | bound_mask, varint post_len,
@@ -20,7 +20,10 @@
  *   DICT_INDEX one 16-byte record per block (u64 file offset of the block's
  *              first postings, u32 offset in DICT, u32 offset of its first
  *              term in the strings after the records), then the first terms
- *              as u8 length + bytes
+ *              as u8 length + bytes, then the term hash table: u32 bucket
+ *              starts (B+1), u32 per term fingerprint << 24 | term number,
+ *              grouped by bucket (B in the footer; lookups cost one bucket
+ *              and a partial block decode instead of a binary search)
  *   FRAMES     24 bytes per frame: u64 raw start, u64 offset in DOCSTORE,
  *              u32 compressed length, u32 raw length (<= 64 KiB)
  *   DOCS       72 bytes per document (text offset and length in the raw
@@ -34,7 +37,7 @@
  *   CHUNK_STRINGS heading trails
  *   KEYS       12 bytes per document: u64 FNV-1a of the key, u32 doc;
  *              sorted by hash, then key
- *   page CRCs  u32 CRC32C of each 4 KiB page of [0, data_end)
+ *   page CRCs  u32 CRC32C of each 1 KiB page of [0, data_end)
  *   footer     296 bytes: "FATHFTR\0", version, sizes, statistics, the
  *              section table, the CRC of the page CRC table, its own CRC
  *
@@ -83,6 +86,7 @@ struct ix_segw {
 	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
 	/* The dictionary. */
 	fbuf dict, didx, didx_strs;
+	fbuf thash;                    /* u64 ix_term_hash per term, in term order */
 	uint64_t nterms, ndict_blocks, post_bytes, pos_bytes;
 	unsigned char prev_term[IX_MAX_TERM];
 	size_t prev_len;
@@ -141,7 +145,7 @@ int ix_segw_new(ix_segw **out, uint32_t id)
 	w->id = id;
 	w->fd = -1;
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
-	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->tdir,
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
 	                 &w->tblocks, &w->tpos };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_init(bufs[i], 0);
@@ -168,7 +172,7 @@ void ix_segw_free(ix_segw *w)
 			unlink(w->path);
 	}
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
-	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->tdir,
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
 	                 &w->tblocks, &w->tpos };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_free(bufs[i]);
@@ -197,7 +201,7 @@ uint32_t ix_segw_nchunks(const ix_segw *w)
 size_t ix_segw_mem(const ix_segw *w)
 {
 	return w->docs.cap + w->doc_strs.cap + w->chunks.cap + w->chunk_strs.cap +
-	       w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
+	       w->thash.cap + w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
 	       IX_FRAME_RAW;
 }
 
@@ -626,6 +630,9 @@ int ix_segw_term_end(ix_segw *w)
 	int rc = d->err ? d->err : w->didx.err ? w->didx.err : w->didx_strs.err;
 	if (rc)
 		return sw_fail(w, rc);
+	fbuf_put_u64(&w->thash, ix_term_hash(w->term, w->term_len));
+	if (w->thash.err)
+		return sw_fail(w, w->thash.err);
 	memcpy(w->prev_term, w->term, w->term_len);
 	w->prev_len = w->term_len;
 	w->nterms++;
@@ -651,6 +658,43 @@ static int key_cmp(const void *a, const void *b, void *ctx)
 	return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
+/* The term hash table (the tail of DICT_INDEX): bucket starts, then the
+ * terms' entries grouped by bucket (a counting sort, so ordinals ascend
+ * within a bucket). */
+static int write_term_hash(ix_segw *w, uint32_t nb)
+{
+	uint32_t *start = fa_calloc((size_t)nb + 1, sizeof *start);
+	uint32_t *ent = fa_malloc((size_t)w->nterms * sizeof *ent);
+	if (!start || !ent) {
+		fa_free(start);
+		fa_free(ent);
+		return sw_fail(w, fa_err(FATHOM_ENOMEM, "out of memory"));
+	}
+	const unsigned char *hs = w->thash.data;
+	for (uint64_t i = 0; i < w->nterms; i++)
+		start[ix_thash_bucket(fa_load64(hs + 8 * i), nb) + 1]++;
+	for (uint32_t b = 0; b < nb; b++)
+		start[b + 1] += start[b];
+	for (uint64_t i = 0; i < w->nterms; i++) {
+		uint64_t h = fa_load64(hs + 8 * i);
+		ent[start[ix_thash_bucket(h, nb)]++] = (uint32_t)(h & 0xff) << 24 | (uint32_t)i;
+	}
+	/* The placing loop moved each start to its bucket's end: shift back. */
+	for (uint32_t b = nb; b > 0; b--)
+		start[b] = start[b - 1];
+	start[0] = 0;
+	/* Little-endian in place, then out in one piece each. */
+	for (uint32_t b = 0; b <= nb; b++)
+		fa_store32((unsigned char *)&start[b], start[b]);
+	for (uint64_t i = 0; i < w->nterms; i++)
+		fa_store32((unsigned char *)&ent[i], ent[i]);
+	out_write(w, start, ((size_t)nb + 1) * 4);
+	out_write(w, ent, (size_t)w->nterms * 4);
+	fa_free(start);
+	fa_free(ent);
+	return w->err;
+}
+
 static int write_section(ix_segw *w, int sec, const void *data, size_t len)
 {
 	w->sec_off[sec] = w->off;
@@ -671,7 +715,10 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 	w->sec_off[IX_SEC_DICT_INDEX] = w->off;
 	out_write(w, w->didx.data, w->didx.len);
 	out_write(w, w->didx_strs.data, w->didx_strs.len);
-	w->sec_len[IX_SEC_DICT_INDEX] = w->didx.len + w->didx_strs.len;
+	uint32_t nb = ix_thash_buckets(w->nterms);
+	if (nb && write_term_hash(w, nb))
+		return w->err;
+	w->sec_len[IX_SEC_DICT_INDEX] = w->off - w->sec_off[IX_SEC_DICT_INDEX];
 
 	w->sec_off[IX_SEC_FRAMES] = w->off;
 	for (size_t i = 0; i < w->ds.nframes; i++) {
@@ -734,6 +781,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		fa_store64(f + 128 + 16 * i, w->sec_off[i]);
 		fa_store64(f + 136 + 16 * i, w->sec_len[i]);
 	}
+	fa_store32(f + 288, nb);
 	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
 	out_raw(w, f, sizeof f, 0);
 	if (w->err || out_flush(w))

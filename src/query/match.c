@@ -186,14 +186,14 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 	if (prune && q_cannot_beat(tf_bound(c), bonus_bound, q_topk_threshold(&c->top)))
 		return 0; /* without reading the chunk's field lengths */
 
-	ix_chunk_info ci;
-	if ((rc = seg_chunk(c->seg, d, &ci)))
+	uint16_t field_len[FATHOM_NFIELDS];
+	if ((rc = seg_chunk_field_len(c->seg, d, field_len)))
 		return rc;
 	double base = 0.0;
 	for (uint32_t t = 0; t < p->nterms; t++)
 		if (c->present[t])
 			base += q_saturate(&c->sc, p->terms[t].idf,
-			                   q_tf_tilde(&c->sc, c->tf[t], ci.field_len));
+			                   q_tf_tilde(&c->sc, c->tf[t], field_len));
 	c->scored++;
 	if (prune && q_cannot_beat(base, bonus_bound, q_topk_threshold(&c->top)))
 		return 0;
