@@ -46,6 +46,8 @@ typedef struct ingest_run {
 	const char **meta;    /* run meta + document meta */
 	size_t cap_meta;
 	int stop;             /* a callback asked to stop */
+	fathom_ingest_opts own_opts;   /* the defaults, when the caller gave none */
+	fathom_ingest_stats own_stats; /* where stats go when the caller wants none */
 	fathom_chunk_cb chunk_cb; /* set: fathom_chunk_paths, nothing is indexed */
 	void *chunk_ctx;
 } ingest_run;
@@ -208,10 +210,20 @@ static int add_one(ingest_run *r, const doc_src *d)
 	return 0;
 }
 
+/* Start a run. opts and st may be NULL (defaults; no stats wanted): the run
+ * then uses its own, and r->opts / r->st are what the caller reads after. */
 static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *opts,
                     fathom_ingest_stats *st)
 {
+	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
 	memset(r, 0, sizeof *r);
+	r->own_opts = def;
+	if (!opts)
+		opts = &r->own_opts;
+	if (!st)
+		st = &r->own_stats;
+	r->opts = opts;
+	r->st = st;
 	memset(st, 0, sizeof *st);
 	fa_err_clear();
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
@@ -226,8 +238,6 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 		if (check_meta(opts->meta[i]))
 			return FATHOM_EINVAL;
 	r->fx = fx;
-	r->opts = opts;
-	r->st = st;
 	r->t0 = r->last_progress = fa_now();
 	fbuf_init(&r->text, 0);
 	fa_arena_init(&r->scratch, 16 * 1024, 0);
@@ -427,16 +437,12 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
                            const fathom_ingest_opts *opts, fathom_ingest_stats *st,
                            fathom_chunk_cb chunk_cb, void *chunk_ctx)
 {
-	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
-	fathom_ingest_stats st_local;
 	ingest_run r;
-	if (!opts)
-		opts = &def;
-	if (!st)
-		st = &st_local;
 	int rc = run_init(&r, fx, opts, st);
 	if (rc)
 		return rc;
+	opts = r.opts;
+	st = r.st;
 	r.chunk_cb = chunk_cb;
 	r.chunk_ctx = chunk_ctx;
 	walk_ctx w = { .r = &r };
@@ -552,16 +558,12 @@ static void on_jsonl_error(void *ctx, uint64_t line_no, const char *msg)
 int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opts *opts,
                      fathom_ingest_stats *st)
 {
-	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
-	fathom_ingest_stats st_local;
 	ingest_run r;
-	if (!opts)
-		opts = &def;
-	if (!st)
-		st = &st_local;
 	int rc = run_init(&r, fx, opts, st);
 	if (rc)
 		return rc;
+	opts = r.opts;
+	st = r.st;
 	int is_stdin = strcmp(path, "-") == 0;
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f) {
@@ -592,12 +594,8 @@ int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opt
 
 int fathom_add_doc(fathom_index *fx, const fathom_doc *doc, const fathom_ingest_opts *opts)
 {
-	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
-	fathom_ingest_stats st;
 	ingest_run r;
-	if (!opts)
-		opts = &def;
-	int rc = run_init(&r, fx, opts, &st);
+	int rc = run_init(&r, fx, opts, NULL);
 	if (rc)
 		return rc;
 	if (!doc || !doc->id || !*doc->id) {

@@ -38,6 +38,15 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 	return 0;
 }
 
+/* Parse the options of list/stats/verify and open the index read-only;
+ * non-zero (already reported) on failure. */
+static int parse_and_open(doc_args *a, int argc, char **argv, fathom_index **ix)
+{
+	if (parse_doc_args(a, argc, argv))
+		return 2;
+	return cli_open(ix, a->index, FATHOM_OPEN_READONLY, NULL) ? 2 : 0;
+}
+
 /* "ID:FROM:COUNT" or "ID:FROM": split off numeric suffixes. Returns the
  * number of suffixes found (0, 1 or 2); id is cut in place. */
 static int split_range(char *id, uint32_t *from, uint32_t *count)
@@ -127,10 +136,8 @@ static int print_doc(void *ctx, const char *id, const char *path, uint64_t size,
 int cmd_list(int argc, char **argv)
 {
 	doc_args a;
-	if (parse_doc_args(&a, argc, argv))
-		return 2;
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	list_ctx l = { a.json, 0 };
 	int rc = fathom_list_docs(ix, print_doc, &l);
@@ -143,10 +150,8 @@ int cmd_list(int argc, char **argv)
 int cmd_stats(int argc, char **argv)
 {
 	doc_args a;
-	if (parse_doc_args(&a, argc, argv))
-		return 2;
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	fathom_stats s;
 	int rc = fathom_stats_get(&s, ix);
@@ -196,10 +201,8 @@ int cmd_stats(int argc, char **argv)
 int cmd_verify(int argc, char **argv)
 {
 	doc_args a;
-	if (parse_doc_args(&a, argc, argv))
-		return 2;
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	int rc = fathom_verify(ix);
 	fathom_close(ix);
