@@ -17,6 +17,11 @@
  *  - Options structs carry a version and have an *_INIT initializer, so new
  *    fields can be appended without breaking callers.
  *  - The library never prints and never exits.
+ *  - A fathom_index handle is used by one thread at a time (it keeps the
+ *    working memory of searches for reuse). Threads that search in parallel
+ *    open a handle each; the handles share the mapped files through the
+ *    page cache. Results outlive the search that made them and may be read
+ *    from any thread.
  */
 #ifndef FATHOM_H
 #define FATHOM_H
@@ -217,6 +222,12 @@ int fathom_commit(fathom_index *ix);
 
 /* Drop uncommitted changes. */
 int fathom_rollback(fathom_index *ix);
+
+/* Commit, then merge every segment into one and drop deleted documents for
+ * good: a smaller index (each term stored once) and the fastest queries.
+ * It rewrites the whole index, so it takes about as long as a fresh build;
+ * the index stays readable meanwhile and the swap is atomic. */
+int fathom_optimize(fathom_index *ix);
 
 /* ---------------------------------------------------------------------------
  * Search.

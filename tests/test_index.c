@@ -436,6 +436,77 @@ static void test_replace_delete(void)
 	free(dir);
 }
 
+/* Document strings: a path shared by consecutive documents (a JSONL
+ * export's chunks) and a title that repeats the path are stored once, and
+ * read back exactly, before and after an optimize (which merges). */
+typedef struct str_case {
+	const char *key, *path, *title;
+} str_case;
+
+static void check_strings(ix_index *ix, const str_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		ix_segment *s;
+		uint32_t doc;
+		ix_doc_info di;
+		CHECK_OK(find_live(ix, c[i].key, &s, &doc));
+		CHECK_OK(seg_doc(s, doc, &di));
+		CHECK_STR(di.key, c[i].key);
+		CHECK_STR(di.path, c[i].path);
+		CHECK_STR(di.title, c[i].title);
+		CHECK_STR(di.url, "u");
+		CHECK_STR(di.lang, "c");
+		CHECK_STR(di.tags, "t");
+		CHECK_STR(ix_doc_meta(&di, "m"), "v");
+	}
+}
+
+static void test_doc_strings(void)
+{
+	static const str_case c[] = {
+		{ "a/b.c#0", "a/b.c", "a/b.c" },
+		{ "a/b.c#1", "a/b.c", "a/b.c" },
+		{ "a/b.c#2", "a/b.c", "Other title" },
+		{ "a/b.c#3", "a/b.c", "" },
+		{ "x/y.c", "x/y.c", "x/y.c" },        /* path is the key, title the path */
+		{ "x/y.c#1", "x/y.c", "x/y" },
+		{ "z#0", "", "" },                     /* no path */
+		{ "z#1", "", "a/b.c" },
+		{ "q#0", "a/b.c", "a/b.c" },           /* a path seen before, not just before */
+	};
+	size_t n = sizeof c / sizeof c[0];
+	char *dir = tmp_index("ixs");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	for (size_t i = 0; i < n; i++) {
+		const char *tags[] = { "t" };
+		const char *meta[] = { "m=v" };
+		ix_chunk_in ch = { 0, 5, 1, 1, NULL, 0 };
+		ix_doc_in d = { c[i].key, c[i].path, c[i].title, "u", "c", DOC_CODE, tags, 1, meta, 1,
+		                5, 0, 1, "hello", 5, &ch, 1 };
+		CHECK_OK(ix_add_doc(ix, an, &d));
+		if (i == 4)
+			CHECK_OK(ix_commit(ix));   /* two segments */
+	}
+	CHECK_OK(ix_commit(ix));
+	check_strings(ix, c, n);
+	CHECK_OK(ix_verify(ix));
+	CHECK_OK(ix_delete_doc(ix, "a/b.c#1"));
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK_EQ(live_docs(ix), n - 1);
+	ix_segment *s;
+	uint32_t doc;
+	CHECK_EQ(find_live(ix, "a/b.c#1", &s, &doc), FATHOM_ENOTFOUND);
+	check_strings(ix, c, 1);
+	check_strings(ix, c + 2, n - 2);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 static void test_merge(void)
 {
 	char *dir = tmp_index("ixm");
@@ -1007,6 +1078,7 @@ int main(void)
 	}
 	RUN(test_write_reopen);
 	RUN(test_replace_delete);
+	RUN(test_doc_strings);
 	RUN(test_docstore);
 	RUN(test_merge);
 	RUN(test_crash);

@@ -13,6 +13,7 @@ struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */
 	unsigned flags;
+	fa_arena work;       /* search working memory, reused query after query */
 };
 
 #endif /* FATHOM_API_H */

@@ -28,6 +28,7 @@ int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opt
 	if (!fx)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	fx->flags = opts->flags;
+	fa_arena_init(&fx->work, 512 * 1024, 0);
 	int rc = ix_open(&fx->ix, dir, ixflags,
 	                 opts->stem_language ? opts->stem_language : "english");
 	if (!rc)
@@ -48,6 +49,7 @@ void fathom_close(fathom_index *fx)
 		text_analyzer_free(fx->an);
 	if (fx->ix)
 		ix_close(fx->ix);
+	fa_arena_free(&fx->work);
 	fa_free(fx);
 }
 
@@ -77,7 +79,7 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	if (!(opts->phrase_bonus >= 1.0f && opts->phrase_bonus <= 100.0f) ||
 	    !(opts->prefix_bonus >= 1.0f && opts->prefix_bonus <= 100.0f))
 		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
-	return q_search(out, fx->ix, fx->an, query, opts);
+	return q_search_in(out, fx->ix, fx->an, query, opts, &fx->work);
 }
 
 /* Find the live document with this key: the newest segment that holds it
@@ -257,6 +259,17 @@ int fathom_commit(fathom_index *fx)
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	return ix_commit(fx->ix);
+}
+
+int fathom_optimize(fathom_index *fx)
+{
+	fa_err_clear();
+	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
+		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	int rc = ix_commit(fx->ix);
+	if (rc)
+		return rc;
+	return ix_optimize(fx->ix);
 }
 
 int fathom_rollback(fathom_index *fx)

@@ -318,3 +318,31 @@ int cmd_delete(int argc, char **argv)
 	}
 	return commit_and_close(ix, rc);
 }
+
+int cmd_optimize(int argc, char **argv)
+{
+	ingest_args a;
+	int rc = parse_ingest(&a, argc, argv, 0);
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return cli_usage_error("optimize: unexpected argument '%s'", argv[optind]);
+	fathom_index *ix;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_WRITE, NULL))
+		return 2;
+	fathom_stats before, after;
+	if ((rc = fathom_stats_get(&before, ix)) == 0 && (rc = fathom_optimize(ix)) == 0)
+		rc = fathom_stats_get(&after, ix);
+	if (rc) {
+		cli_die_api(rc, "optimize");
+		fathom_close(ix);
+		return 2;
+	}
+	if (!a.ci.quiet)
+		printf("optimized: %llu segment%s, %.1f MiB (was %llu, %.1f MiB)\n",
+		       (unsigned long long)after.segments, after.segments == 1 ? "" : "s",
+		       (double)after.bytes_total / 1048576.0, (unsigned long long)before.segments,
+		       (double)before.bytes_total / 1048576.0);
+	fathom_close(ix);
+	return 0;
+}

@@ -117,6 +117,7 @@ static const char usage_text[] =
 "  delete ID...         remove documents\n"
 "  stats                documents, chunks, terms, segments, bytes per structure\n"
 "  verify               check every checksum of every index file\n"
+"  optimize             merge every segment into one: smaller and faster\n"
 "  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
 "  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
 "  help [COMMAND]       this text, or a command's options\n"
@@ -172,6 +173,10 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "delete", "usage: fathom delete [--index DIR] ID...\n" },
 	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
 	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
+	{ "optimize",
+	  "usage: fathom optimize [--index DIR] [-q]\n"
+	  "  merges every segment into one and drops deleted documents for good;\n"
+	  "  takes about as long as a fresh build. Searches keep working meanwhile.\n" },
 	{ "chunk", "usage: fathom chunk [chunk options as for index] PATH...\n"
 	  "  prints {\"id\",\"title\",\"text\",\"path\",\"lines\",\"headings\"} per chunk\n" },
 	{ "eval",
@@ -228,6 +233,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc, argv);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (strcmp(cmd, "optimize") == 0)
+		return cmd_optimize(argc, argv);
 	if (strcmp(cmd, "chunk") == 0)
 		return cmd_chunk(argc, argv);
 	if (strcmp(cmd, "eval") == 0)

@@ -280,7 +280,7 @@ int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, 
 	int rc = seg_doc_rec(s, doc, &r);
 	if (rc)
 		return rc;
-	uint64_t text_off = fa_load64(r), text_len = fa_load64(r + 8);
+	uint64_t text_off = fa_load64(r), text_len = fa_load32(r + 48);
 	if (off > text_len)
 		return fa_err(FATHOM_EINVAL, "offset %llu past the end of the document (%llu bytes)",
 		              (unsigned long long)off, (unsigned long long)text_len);

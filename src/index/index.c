@@ -77,6 +77,18 @@ void ix_set_merge_policy(ix_index *ix, unsigned max_segments, double max_deleted
 	ix->merge_max_deleted = max_deleted_share;
 }
 
+int ix_optimize(ix_index *ix)
+{
+	unsigned ms = ix->merge_max_segments;
+	double md = ix->merge_max_deleted;
+	ix->merge_max_segments = 1;
+	ix->merge_max_deleted = 0.0;
+	int rc = ix_commit(ix);
+	ix->merge_max_segments = ms;
+	ix->merge_max_deleted = md;
+	return rc;
+}
+
 uint32_t ix_next_seg_id(ix_index *ix)
 {
 	return ix->man.next_seg_id++;

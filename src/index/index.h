@@ -120,6 +120,8 @@ int ix_foreach_live_key(ix_index *ix, int (*cb)(void *ctx, const char *key), voi
  * segments, and replace the manifest. After it returns 0 the change is
  * durable; searches opened afterwards see it. */
 int ix_commit(ix_index *ix);
+/* Commit with every segment merged into one and deletions purged. */
+int ix_optimize(ix_index *ix);
 int ix_rollback(ix_index *ix);
 
 /* Read every byte of every file and check every checksum and structure. */

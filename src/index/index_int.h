@@ -15,7 +15,7 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 2u
+#define IX_FORMAT_VERSION 3u
 #define IX_PAGE 1024u               /* integrity page of a segment file */
 #define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
@@ -34,7 +34,8 @@
 #define IX_DIDX_REC 16u             /* dictionary index record */
 #define IX_DIR_REC 32u              /* postings block directory record */
 #define IX_MAX_TF 65535u
-#define IX_DOC_PATH_IS_KEY 1u       /* doc flag: path stored empty, equals key */
+#define IX_DOC_PATH_IS_KEY 1u       /* doc flag: the path is the key (shares its bytes) */
+#define IX_DOC_TITLE_IS_PATH 2u     /* doc flag: title stored empty, equals the path */
 
 /* Sections of a segment file, in file order. */
 enum ix_section {

@@ -65,7 +65,7 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 	if (len < MAN_HEAD + 4 || memcmp(d, IX_MAN_MAGIC, 8) != 0) {
 		rc = fa_err(FATHOM_ECORRUPT, "%s: not a fathom manifest", path);
 	} else if (fa_load32(d + 8) != IX_FORMAT_VERSION) {
-		rc = fa_err(FATHOM_EVERSION, "%s: manifest version %u (this build reads %u)", path,
+		rc = fa_err(FATHOM_EVERSION, "%s: index format version %u, this build reads %u: rebuild the index into a new folder", path,
 		            fa_load32(d + 8), IX_FORMAT_VERSION);
 	} else if (fa_crc32c(0, d, len - 4) != fa_load32(d + len - 4)) {
 		rc = fa_err(FATHOM_ECORRUPT, "%s: fails its checksum", path);

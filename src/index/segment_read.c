@@ -71,7 +71,7 @@ static int seg_parse(ix_segment *s)
 	if (memcmp(d, IX_SEG_MAGIC, 8) != 0)
 		return corrupt(s, "not a segment file (bad magic)");
 	if (fa_load32(d + 8) != IX_FORMAT_VERSION)
-		return fa_err(FATHOM_EVERSION, "%s: segment format version %u (this build reads %u)",
+		return fa_err(FATHOM_EVERSION, "%s: segment format version %u, this build reads %u: rebuild the index into a new folder",
 		              s->path, fa_load32(d + 8), IX_FORMAT_VERSION);
 	const unsigned char *f = d + len - IX_FOOTER_SIZE;
 	if (memcmp(f, IX_FTR_MAGIC, 8) != 0)
@@ -283,8 +283,8 @@ int seg_doc_rec(const ix_segment *s, uint32_t doc, const unsigned char **rec)
 	if (rc)
 		return rc;
 	const unsigned char *r = s->data + off;
-	uint64_t text_off = fa_load64(r), text_len = fa_load64(r + 8);
-	uint64_t first = fa_load32(r + 52), n = fa_load32(r + 56);
+	uint64_t text_off = fa_load64(r), text_len = fa_load32(r + 48);
+	uint64_t first = fa_load32(r + 56), n = fa_load32(r + 60);
 	if (text_off > s->raw_text || text_len > s->raw_text - text_off || first + n > s->nchunks)
 		return corrupt(s, "bad document record");
 	*rec = r;
@@ -303,70 +303,86 @@ int seg_chunk_rec(const ix_segment *s, uint32_t chunk, const unsigned char **rec
 	return 0;
 }
 
+/* A string of DOC_STRINGS at off, len bytes then a NUL: bounds-checked. */
+static int doc_string_at(const ix_segment *s, uint64_t off, uint64_t len, const char **p)
+{
+	uint64_t sec = s->sec_len[IX_SEC_DOC_STRINGS];
+	if (off > sec || len >= sec - off)
+		return corrupt(s, "document strings out of range");
+	off += s->sec_off[IX_SEC_DOC_STRINGS];
+	int rc = seg_check_range(s, off, len + 1);
+	if (rc)
+		return rc;
+	if (s->data[off + len] != '\0')
+		return corrupt(s, "document string not terminated");
+	*p = (const char *)s->data + off;
+	return 0;
+}
+
 /* The strings of a doc record: bounds-checked, NUL-terminated inside. */
 static int doc_strings(const ix_segment *s, const unsigned char *r, const char **p, uint64_t *n)
 {
-	uint64_t off = fa_load64(r + 40), len = fa_load32(r + 48);
-	uint64_t sec = s->sec_len[IX_SEC_DOC_STRINGS];
-	if (len == 0 || off > sec || len > sec - off)
-		return corrupt(s, "document strings out of range");
-	off += s->sec_off[IX_SEC_DOC_STRINGS];
-	int rc = seg_check_range(s, off, len);
-	if (rc)
-		return rc;
-	if (s->data[off + len - 1] != '\0')
-		return corrupt(s, "document strings not terminated");
-	*p = (const char *)s->data + off;
+	uint64_t len = fa_load32(r + 52);
+	if (len == 0)
+		return corrupt(s, "document strings empty");
 	*n = len;
-	return 0;
+	return doc_string_at(s, fa_load64(r + 32), len - 1, p);
 }
 
 int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 {
 	const unsigned char *r;
-	const char *p;
-	uint64_t n;
+	const char *p = NULL, *path = NULL;
+	uint64_t n = 0;
 	int rc = seg_doc_rec(s, doc, &r);
 	if (rc || (rc = doc_strings(s, r, &p, &n)) != 0)
 		return rc;
+	unsigned flags = r[71];
+	if (flags & ~(IX_DOC_PATH_IS_KEY | IX_DOC_TITLE_IS_PATH))
+		return corrupt(s, "unknown document flags");
+	uint64_t plen = fa_load16(r + 68);
+	if ((rc = doc_string_at(s, fa_load64(r + 40), plen, &path)) != 0)
+		return rc;
 	memset(out, 0, sizeof *out);
-	out->n_tags = fa_load16(r + 60);
-	out->n_meta = fa_load16(r + 62);
-	/* key, path, title, url, lang, tags..., meta... */
-	const char *strs[5];
+	out->n_tags = fa_load16(r + 64);
+	out->n_meta = fa_load16(r + 66);
+	/* key, title, url, lang, tags..., meta... */
+	const char *strs[4];
 	const char *end = p + n, *q = p;
-	uint64_t want = 5 + (uint64_t)out->n_tags + out->n_meta;
+	uint64_t want = 4 + (uint64_t)out->n_tags + out->n_meta;
 	for (uint64_t i = 0; i < want; i++) {
 		if (q >= end)
 			return corrupt(s, "document strings too short");
-		if (i < 5)
+		if (i < 4)
 			strs[i] = q;
-		else if (i == 5 && out->n_tags)
+		else if (i == 4 && out->n_tags)
 			out->tags = q;
-		if (i == 5 + out->n_tags)
+		if (i == 4 + out->n_tags)
 			out->meta = q;
 		q += strlen(q) + 1;   /* stops at the NUL at end[-1] at worst */
 	}
 	if (q != end)
 		return corrupt(s, "document strings too long");
 	out->key = strs[0];
-	out->path = (r[65] & IX_DOC_PATH_IS_KEY) ? strs[0] : strs[1];
-	if (r[65] & ~IX_DOC_PATH_IS_KEY)
-		return corrupt(s, "unknown document flags");
-	out->title = strs[2];
-	out->url = strs[3];
-	out->lang = strs[4];
+	out->path = path;
+	if ((flags & IX_DOC_PATH_IS_KEY) && path != p)
+		return corrupt(s, "document path is not its key");
+	if ((flags & IX_DOC_TITLE_IS_PATH) && (strs[1][0] || plen == 0))
+		return corrupt(s, "document title both stored and shared");
+	out->title = (flags & IX_DOC_TITLE_IS_PATH) ? path : strs[1];
+	out->url = strs[2];
+	out->lang = strs[3];
 	if (!out->tags)
 		out->tags = q - 1;   /* an empty string, never dereferenced past */
 	if (!out->meta)
 		out->meta = q - 1;
-	out->kind = r[64];
-	out->first_chunk = fa_load32(r + 52);
-	out->n_chunks = fa_load32(r + 56);
-	out->size = fa_load64(r + 16);
-	out->mtime_ns = (int64_t)fa_load64(r + 24);
-	out->content_hash = fa_load64(r + 32);
-	out->text_len = fa_load64(r + 8);
+	out->kind = r[70];
+	out->first_chunk = fa_load32(r + 56);
+	out->n_chunks = fa_load32(r + 60);
+	out->size = fa_load64(r + 8);
+	out->mtime_ns = (int64_t)fa_load64(r + 16);
+	out->content_hash = fa_load64(r + 24);
+	out->text_len = fa_load32(r + 48);
 	return 0;
 }
 
@@ -394,14 +410,14 @@ int seg_chunk(const ix_segment *s, uint32_t chunk, ix_chunk_info *out)
 		return corrupt(s, "chunk names a document out of range");
 	if ((rc = seg_doc_rec(s, doc, &dr)) != 0)
 		return rc;
-	uint32_t first = fa_load32(dr + 52), n = fa_load32(dr + 56);
+	uint32_t first = fa_load32(dr + 56), n = fa_load32(dr + 60);
 	out->doc = doc;
 	out->line_start = fa_load32(r + 4);
 	out->line_end = fa_load32(r + 8);
 	out->byte_start = fa_load32(r + 12);
 	out->byte_end = fa_load32(r + 16);
 	if (chunk < first || chunk - first >= n || out->byte_start > out->byte_end ||
-	    out->byte_end > fa_load64(dr + 8))
+	    out->byte_end > fa_load32(dr + 48))
 		return corrupt(s, "chunk disagrees with its document");
 	out->order = chunk - first;
 	uint64_t hoff = fa_load32(r + 20), hlen = fa_load32(r + 24);

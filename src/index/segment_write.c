@@ -4,7 +4,7 @@
  *
  * All integers are little-endian; "varint" is LEB128. A segment file is
  *
- *   preamble   16 bytes: "FATHSEG\0", u32 version (2), u32 segment id
+ *   preamble   16 bytes: "FATHSEG\0", u32 version (3), u32 segment id
  *   DOCSTORE   zstd frames of the documents' text, back to back
  *   TERMDATA   per term, in term order: its postings (a block directory of
  *              32-byte records when it has more than one block, then the
@@ -26,12 +26,14 @@
  *              and a partial block decode instead of a binary search)
  *   FRAMES     24 bytes per frame: u64 raw start, u64 offset in DOCSTORE,
  *              u32 compressed length, u32 raw length (<= 64 KiB)
- *   DOCS       72 bytes per document (text offset and length in the raw
- *              document stream, size, mtime, content hash, strings offset and
- *              length, first chunk, chunk count, tag and meta counts, kind,
- *              flags: 1 = the path is the key and is stored empty)
- *   DOC_STRINGS per document: key, path, title, url, lang, tags, meta, each
- *              NUL-terminated
+ *   DOCS       72 bytes per document (text offset in the raw document
+ *              stream, size, mtime, content hash, strings offset, path
+ *              offset, text length, strings length, first chunk, chunk
+ *              count, tag and meta counts, path length, kind, flags:
+ *              1 = the path is the key, 2 = the title is the path)
+ *   DOC_STRINGS per document: key, title, url, lang, tags, meta, each
+ *              NUL-terminated; paths stored once and shared by
+ *              consecutive documents with the same path
  *   CHUNKS     38 bytes per chunk: doc, lines, bytes, headings offset and
  *              length, five u16 field lengths
  *   CHUNK_STRINGS heading trails
@@ -76,6 +78,9 @@ struct ix_segw {
 	uint64_t last_head_off;
 	uint32_t last_head_len;
 	int have_last_head;
+	uint64_t last_path_off;        /* the previous document's path */
+	uint32_t last_path_len;
+	int have_last_path;
 	/* The file. */
 	char *path;
 	int fd;
@@ -208,9 +213,9 @@ size_t ix_segw_mem(const ix_segw *w)
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
 {
 	const unsigned char *r = w->docs.data + (size_t)doc * IX_DOC_REC;
-	out->size = fa_load64(r + 16);
-	out->mtime_ns = (int64_t)fa_load64(r + 24);
-	out->content_hash = fa_load64(r + 32);
+	out->size = fa_load64(r + 8);
+	out->mtime_ns = (int64_t)fa_load64(r + 16);
+	out->content_hash = fa_load64(r + 24);
 }
 
 /* ---- documents ------------------------------------------------------------- */
@@ -233,40 +238,76 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	if (ix_segw_ndocs(w) >= UINT32_MAX - 1)
 		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: too many documents"));
 
-	/* Files are keyed by their path: store it once (flag 1: path = key). */
-	size_t klen = strlen(strs), plen = strlen(strs + klen + 1), skip = 0;
+	if (text_len > UINT32_MAX)
+		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: document text over 4 GiB"));
+
+	/* key, path, title, url, lang, tags..., meta... as given. */
+	const char *key = strs, *path = key + strlen(key) + 1, *title = path + strlen(path) + 1;
+	const char *rest = title + strlen(title) + 1;
+	size_t klen = strlen(key), plen = strlen(path);
+	if (plen > UINT16_MAX)
+		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: path over 65535 bytes"));
 	unsigned flags = 0;
-	if (plen && plen == klen && memcmp(strs, strs + klen + 1, klen) == 0) {
+	uint64_t soff = w->doc_strs.len, poff;
+	/* The path is stored once: files are keyed by it (flag 1), and the
+	 * documents of one source (a JSONL export's chunks) follow each other,
+	 * so a path equal to the previous document's points at that copy. */
+	if (plen == klen && memcmp(key, path, klen) == 0) {
 		flags |= IX_DOC_PATH_IS_KEY;
-		skip = plen;
+		poff = soff;
+	} else if (plen == 0) {
+		poff = soff + klen;   /* the key's NUL: an empty string */
+	} else if (w->have_last_path && w->last_path_len == plen &&
+	           memcmp(w->doc_strs.data + w->last_path_off, path, plen) == 0) {
+		poff = w->last_path_off;
+	} else {
+		poff = soff;
+		fbuf_append(&w->doc_strs, path, plen + 1);
+		soff = w->doc_strs.len;
 	}
+	/* A title that repeats the path is stored empty (flag 2). */
+	size_t tlen = strlen(title);
+	int title_is_path = plen && tlen == plen && memcmp(title, path, plen) == 0;
+	if (title_is_path)
+		flags |= IX_DOC_TITLE_IS_PATH;
+	size_t rest_len = strs_len - (size_t)(rest - strs);
+	size_t slen = klen + 1 + (title_is_path ? 0 : tlen) + 1 + rest_len;
+	if (flags & IX_DOC_PATH_IS_KEY)
+		poff = soff;
+
 	unsigned char r[IX_DOC_REC] = { 0 };
 	fa_store64(r + 0, w->ds.raw_total);
-	fa_store64(r + 8, text_len);
-	fa_store64(r + 16, d->size);
-	fa_store64(r + 24, (uint64_t)d->mtime_ns);
-	fa_store64(r + 32, d->content_hash);
-	fa_store64(r + 40, w->doc_strs.len);
-	fa_store32(r + 48, (uint32_t)(strs_len - skip));
-	fa_store32(r + 52, ix_segw_nchunks(w));
-	fa_store32(r + 56, 0);
-	r[60] = (unsigned char)d->n_tags;
-	r[61] = (unsigned char)(d->n_tags >> 8);
-	r[62] = (unsigned char)d->n_meta;
-	r[63] = (unsigned char)(d->n_meta >> 8);
-	r[64] = d->kind;
-	r[65] = (unsigned char)flags;
+	fa_store64(r + 8, d->size);
+	fa_store64(r + 16, (uint64_t)d->mtime_ns);
+	fa_store64(r + 24, d->content_hash);
+	fa_store64(r + 32, soff);
+	fa_store64(r + 40, poff);
+	fa_store32(r + 48, (uint32_t)text_len);
+	fa_store32(r + 52, (uint32_t)slen);
+	fa_store32(r + 56, ix_segw_nchunks(w));
+	fa_store32(r + 60, 0);
+	fa_store16(r + 64, (uint16_t)d->n_tags);
+	fa_store16(r + 66, (uint16_t)d->n_meta);
+	fa_store16(r + 68, (uint16_t)plen);
+	r[70] = d->kind;
+	r[71] = (unsigned char)flags;
 
 	int rc = fa_grow((void **)&w->keys, &w->keys_cap, w->nkeys + 1, sizeof *w->keys);
 	if (rc)
 		return sw_fail(w, rc);
-	w->keys[w->nkeys++] = (key_ent){ ix_key_hash(strs, klen), w->doc_strs.len, (uint32_t)klen,
+	w->keys[w->nkeys++] = (key_ent){ ix_key_hash(key, klen), soff, (uint32_t)klen,
 	                                  ix_segw_ndocs(w) };
 	fbuf_append(&w->docs, r, sizeof r);
-	fbuf_append(&w->doc_strs, strs, klen + 1);
-	fbuf_append(&w->doc_strs, strs + klen + 1 + skip, strs_len - klen - 1 - skip);
+	fbuf_append(&w->doc_strs, key, klen + 1);
+	fbuf_append(&w->doc_strs, title_is_path ? "" : title, (title_is_path ? 0 : tlen) + 1);
+	fbuf_append(&w->doc_strs, rest, rest_len);
 	if ((rc = w->docs.err ? w->docs.err : w->doc_strs.err) != 0)
 		return sw_fail(w, rc);
+	if (plen) {
+		w->have_last_path = 1;
+		w->last_path_off = poff;
+		w->last_path_len = (uint32_t)plen;
+	}
 	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
 		return sw_fail(w, rc);
 	w->have_last_head = 0;
@@ -286,7 +327,7 @@ int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
 	if (w->state != SW_DOCS || ndocs == 0)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: chunk without a document"));
 	unsigned char *dr = w->docs.data + (size_t)(ndocs - 1) * IX_DOC_REC;
-	if (byte_start > byte_end || byte_end > fa_load64(dr + 8))
+	if (byte_start > byte_end || byte_end > fa_load32(dr + 48))
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: chunk outside its document"));
 	if (ix_segw_nchunks(w) >= UINT32_MAX - 1)
 		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: too many chunks"));
@@ -318,7 +359,7 @@ int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
 		w->field_len_sum[f] += field_len[f];
 	}
 	fbuf_append(&w->chunks, r, sizeof r);
-	fa_store32(dr + 56, fa_load32(dr + 56) + 1);
+	fa_store32(dr + 60, fa_load32(dr + 60) + 1);
 	int rc = w->chunks.err ? w->chunks.err : w->chunk_strs.err;
 	return rc ? sw_fail(w, rc) : 0;
 }

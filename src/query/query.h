@@ -18,4 +18,10 @@
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts);
 
+/* The same, with the query's working memory taken from work (reset on
+ * return, so its first block is reused by the next query and a search
+ * usually calls malloc only for its results). NULL: a private arena. */
+int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
+                const char *query, const fathom_search_opts *opts, fa_arena *work);
+
 #endif /* FATHOM_QUERY_H */

@@ -143,6 +143,12 @@ static int ends_like_sentence(const char *q)
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts)
 {
+	return q_search_in(out, ix, an, query, opts, NULL);
+}
+
+int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
+                const char *query, const fathom_search_opts *opts, fa_arena *shared)
+{
 	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
 	if (!out)
 		return fa_err(FATHOM_EINVAL, "no output for the results");
@@ -155,20 +161,23 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 	if (rc)
 		return rc;
 
-	fa_arena work;
-	fa_arena_init(&work, 64 * 1024, 0);
+	fa_arena own, *work = shared;
+	if (!work) {
+		fa_arena_init(&own, 64 * 1024, 0);
+		work = &own;
+	}
 	q_clause *cl;
 	size_t ncl;
 	q_plan plan;
 	q_ctx c;
 	memset(&c, 0, sizeof c);
-	if ((rc = q_parse(&work, query, strlen(query), &cl, &ncl)))
+	if ((rc = q_parse(work, query, strlen(query), &cl, &ncl)))
 		goto cleanup;
 	if (ncl == 0) {
 		rc = fa_err(FATHOM_EINVAL, "empty query");
 		goto cleanup;
 	}
-	if ((rc = q_plan_build(&plan, &work, ix, an, cl, ncl, opts->match,
+	if ((rc = q_plan_build(&plan, work, ix, an, cl, ncl, opts->match,
 	                        ends_like_sentence(query))))
 		goto cleanup;
 
@@ -180,11 +189,11 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 	c.prefix_bonus = opts->prefix_bonus;
 	for (uint32_t i = 0; i < plan.seq.n; i++)
 		c.seq_mask |= 1ull << plan.seq.term[i];
-	if ((rc = lookup_terms(&c, &work, &plan)) || (rc = q_topk_init(&c.top, &work, opts->k)) ||
-	    (rc = alloc_scratch(&c, &work)))
+	if ((rc = lookup_terms(&c, work, &plan)) || (rc = q_topk_init(&c.top, work, opts->k)) ||
+	    (rc = alloc_scratch(&c, work)))
 		goto cleanup;
 	q_filter filter;
-	if ((rc = q_filter_init(&filter, &work, opts)))
+	if ((rc = q_filter_init(&filter, work, opts)))
 		goto cleanup;
 
 	size_t nseg = ix_nsegments(ix);
@@ -196,7 +205,7 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 		if (c.ncur == 0)
 			continue;
 		uint8_t *allowed = NULL;
-		if ((rc = q_filter_bitmap(&filter, &work, c.seg, &allowed)))
+		if ((rc = q_filter_bitmap(&filter, work, c.seg, &allowed)))
 			goto cleanup;
 		c.allowed = allowed;
 		rc = opts->exhaustive ? q_retrieve_exhaustive(&c) : q_retrieve_pruned(&c);
@@ -204,9 +213,12 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 			goto cleanup;
 	}
 	q_topk_sort(&c.top);
-	rc = q_results_build(out, &c, an, &work);
+	rc = q_results_build(out, &c, an, work);
 
 cleanup:
-	fa_arena_free(&work);
+	if (shared)
+		fa_arena_reset(work);
+	else
+		fa_arena_free(work);
 	return rc;
 }

@@ -135,6 +135,12 @@ static inline uint64_t fa_load64(const void *p)
 #endif
 	return v;
 }
+static inline void fa_store16(void *p, uint16_t v)
+{
+	unsigned char *b = p;
+	b[0] = (unsigned char)v;
+	b[1] = (unsigned char)(v >> 8);
+}
 static inline void fa_store32(void *p, uint32_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

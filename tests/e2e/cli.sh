@@ -142,6 +142,20 @@ if command -v script >/dev/null; then
 	grep -q "MB/s" "$T/pipe.err" && fail "progress line printed into a pipe" || ok
 fi
 
+# optimize: one segment, nothing deleted left, the same answers.
+for i in 1 2 3; do echo "{\"id\":\"o$i\",\"text\":\"osprey number $i\"}" | "$F" add -q --index "$T/o" --jsonl -; done
+expect_out "segments +3" "$F" stats --index "$T/o"
+"$F" delete --index "$T/o" o2
+"$F" search --index "$T/o" --json osprey > "$T/o.before"
+expect_out "optimized: 1 segment" "$F" optimize --index "$T/o"
+expect_out "segments +1" "$F" stats --index "$T/o"
+expect_out "chunks +2 \(0 deleted" "$F" stats --index "$T/o"
+"$F" search --index "$T/o" --json osprey > "$T/o.after"
+sed 's/"chunk_id":[0-9]*//g' "$T/o.before" > "$T/o.b"; sed 's/"chunk_id":[0-9]*//g' "$T/o.after" > "$T/o.a"
+cmp -s "$T/o.b" "$T/o.a" && ok || fail "optimize changed the results"
+expect_rc 0 "$F" verify --index "$T/o"
+expect_rc 2 "$F" optimize --index "$T/none"
+
 # Errors are clear and exit 2.
 expect_rc 2 "$F" search --index "$T/none" anything
 expect_err "cannot open index" "$F" search --index "$T/none" anything
