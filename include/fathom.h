@@ -161,11 +161,15 @@ typedef struct fathom_ingest_opts {
 	fathom_progress_cb progress;
 	fathom_skip_cb on_skip;
 	void *cb_ctx;
+	/* version 2: exact identifiers (TC-1001, v2.0.1, AuthService...) kept
+	 * per chunk in the identifier vocabulary */
+	uint32_t ident_min_len;    /* shortest spelling (default 3) */
+	uint32_t ident_max;        /* at most this many per chunk (default 50; 0 = default) */
 } fathom_ingest_opts;
 
-#define FATHOM_INGEST_OPTS_VERSION 1
+#define FATHOM_INGEST_OPTS_VERSION 2
 #define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
-	NULL, 0, 1, 1, 1, NULL, NULL, NULL }
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50 }
 
 /* Walk files and folders and index what changed since the last run.
  * Document keys are the paths as given (relative paths stay relative). */
@@ -293,6 +297,49 @@ uint64_t fathom_results_scored(const fathom_results *r);
 /* The terms the query was analysed into, for receipts. */
 size_t fathom_results_nterms(const fathom_results *r);
 const char *fathom_results_term(const fathom_results *r, size_t i, int *required);
+/* The query as fathom understood it, in a canonical form:
+ * (AND word (OR a b) (NOT c) "a phrase" title:word prefix*) then filters as
+ * key=value. docs/QUERY.md describes it. */
+const char *fathom_results_parsed(const fathom_results *r);
+/* Is term i only in negated parts of the query (looked up, never scored)? */
+int fathom_results_term_negated(const fathom_results *r, size_t i);
+
+/* The exact identifiers found in the query (TC-1001, v2.0.1, AuthService,
+ * handle_login(), ...). An identifier the index holds is a hard filter: only
+ * chunks holding it, in any spelling, are candidates. One it holds nowhere
+ * is dropped (applied = 0), and the receipt says so. */
+typedef struct fathom_ident_receipt {
+	const char *text;       /* as written in the query */
+	const char *key;        /* canonical: case and delimiters folded */
+	const char *category;   /* testcase, ticket, version, class, function, model, error */
+	int applied;            /* 1: filtered on it; 0: it occurs nowhere, dropped */
+	uint64_t chunks;        /* chunks holding it in the index */
+} fathom_ident_receipt;
+
+size_t fathom_results_nidents(const fathom_results *r);
+const fathom_ident_receipt *fathom_results_ident(const fathom_results *r, size_t i);
+
+/* ---------------------------------------------------------------------------
+ * The identifier vocabulary: every exact identifier detected at ingest.
+ */
+typedef struct fathom_vocab_entry {
+	const char *key;                 /* canonical: tc-1001, 2.0.1, authservice */
+	const char *category;            /* testcase, ticket, version, class, function,
+	                                  * model, error */
+	const char *const *variants;     /* spellings seen (up to 8): TC-1001, tc_1001 */
+	size_t n_variants;
+	uint64_t chunks;                 /* live chunks holding it */
+	uint64_t occurrences;            /* times it occurs in them */
+	const char *first_seen;          /* id of the first document that held it */
+} fathom_vocab_entry;
+
+typedef int (*fathom_vocab_cb)(void *ctx, const fathom_vocab_entry *e);
+
+/* Call cb for each identifier, by key, optionally of one category and whose
+ * key begins with the key of prefix ("TC-10" lists tc-1000 ... tc-1099).
+ * Both may be NULL. A non-zero return from cb stops and is returned. */
+int fathom_vocab(fathom_index *ix, const char *category, const char *prefix, fathom_vocab_cb cb,
+                 void *ctx);
 void fathom_results_free(fathom_results *r);
 
 /* ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
  * re-indexed when the hash differs too. Files under the given roots that no
  * longer exist are removed.
  */
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,6 +203,8 @@ static int add_one(ingest_run *r, const doc_src *d)
 		.text_len = p.len,
 		.chunks = r->chunks,
 		.n_chunks = r->n_chunks,
+		.ident_min_len = r->opts->ident_min_len,
+		.ident_max = r->opts->ident_max,
 	};
 	if ((rc = ix_add_doc(r->fx->ix, r->fx->an, &in)) != 0)
 		return rc;
@@ -228,9 +231,19 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	fa_err_clear();
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	if (opts->version == 1) {
+		/* a caller built before version 2: its struct ends before the
+		 * identifier limits, which take their defaults */
+		memcpy(&r->own_opts, opts, offsetof(fathom_ingest_opts, ident_min_len));
+		r->own_opts.version = FATHOM_INGEST_OPTS_VERSION;
+		opts = r->opts = &r->own_opts;
+	}
 	if (opts->version != FATHOM_INGEST_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_ingest_opts version %u, expected %u",
 		              opts->version, FATHOM_INGEST_OPTS_VERSION);
+	if (opts->ident_min_len > 64 || opts->ident_max > 1000)
+		return fa_err(FATHOM_EINVAL, "identifier limits: a minimum length up to 64 and up to "
+		              "1000 per chunk");
 	if (opts->chunk_target < 64 || opts->chunk_max < opts->chunk_target ||
 	    opts->chunk_overlap >= opts->chunk_target)
 		return fa_err(FATHOM_EINVAL, "chunk sizes must satisfy 64 <= target <= max and overlap < target");

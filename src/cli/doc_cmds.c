@@ -1,4 +1,4 @@
-/* doc_cmds.c — fathom get, list, stats, verify. */
+/* doc_cmds.c — fathom get, list, stats, verify, vocab. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,17 +6,18 @@
 
 #include "cli.h"
 
-enum { OPT_INDEX = 4000, OPT_JSON, OPT_CHUNK };
+enum { OPT_INDEX = 4000, OPT_JSON, OPT_CHUNK, OPT_CATEGORY };
 
 static const struct option doc_longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "category", required_argument, NULL, OPT_CATEGORY },
 	{ NULL, 0, NULL, 0 },
 };
 
 typedef struct doc_args {
-	const char *index, *chunk;
+	const char *index, *chunk, *category;
 	int json;
 } doc_args;
 
@@ -25,6 +26,7 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 	int c;
 	a->index = cli_default_index();
 	a->chunk = NULL;
+	a->category = NULL;
 	a->json = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", doc_longopts, NULL)) != -1) {
@@ -32,6 +34,7 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_CHUNK: a->chunk = optarg; break;
+		case OPT_CATEGORY: a->category = optarg; break;
 		default: return 2;
 		}
 	}
@@ -212,4 +215,62 @@ int cmd_verify(int argc, char **argv)
 	}
 	printf("ok: every file passed its checks\n");
 	return 0;
+}
+
+typedef struct vocab_ctx {
+	int json;
+	uint64_t n;
+} vocab_ctx;
+
+static int print_vocab(void *ctx, const fathom_vocab_entry *e)
+{
+	vocab_ctx *v = ctx;
+	v->n++;
+	if (v->json) {
+		fputs("{\"key\":", stdout);
+		cli_json_cstr(stdout, e->key);
+		printf(",\"category\":\"%s\",\"chunks\":%llu,\"occurrences\":%llu,\"variants\":[",
+		       e->category, (unsigned long long)e->chunks, (unsigned long long)e->occurrences);
+		for (size_t i = 0; i < e->n_variants; i++) {
+			if (i)
+				fputc(',', stdout);
+			cli_json_cstr(stdout, e->variants[i]);
+		}
+		fputs("],\"first_seen\":", stdout);
+		cli_json_cstr(stdout, e->first_seen);
+		fputs("}\n", stdout);
+		return 0;
+	}
+	printf("%-24s %-9s %7llu %7llu  ", e->key, e->category, (unsigned long long)e->chunks,
+	       (unsigned long long)e->occurrences);
+	for (size_t i = 0; i < e->n_variants; i++)
+		printf("%s%s", i ? ", " : "", e->variants[i]);
+	printf("  (first: %s)\n", e->first_seen);
+	return 0;
+}
+
+int cmd_vocab(int argc, char **argv)
+{
+	doc_args a;
+	fathom_index *ix;
+	if (parse_doc_args(&a, argc, argv))
+		return 2;
+	if (argc - optind > 1)
+		return cli_usage_error("vocab: at most one PREFIX");
+	const char *prefix = optind < argc ? argv[optind] : NULL;
+	if (cli_open(&ix, a.index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	vocab_ctx v = { a.json, 0 };
+	if (!a.json)
+		printf("%-24s %-9s %7s %7s  %s\n", "KEY", "CATEGORY", "CHUNKS", "TIMES",
+		       "SPELLINGS (first seen in)");
+	int rc = fathom_vocab(ix, a.category, prefix, print_vocab, &v);
+	fathom_close(ix);
+	if (rc) {
+		cli_die_api(rc, "vocab");
+		return 2;
+	}
+	if (v.n == 0 && !a.json)
+		printf("no identifiers%s%s\n", prefix ? " beginning with " : "", prefix ? prefix : "");
+	return v.n ? 0 : 1;
 }

@@ -118,6 +118,7 @@ static const char usage_text[] =
 "  stats                documents, chunks, terms, segments, bytes per structure\n"
 "  verify               check every checksum of every index file\n"
 "  optimize             merge every segment into one: smaller and faster\n"
+"  vocab [PREFIX]       the exact identifiers found at ingest (TC-1001, v2.0.1...)\n"
 "  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
 "  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
 "  help [COMMAND]       this text, or a command's options\n"
@@ -173,6 +174,12 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "delete", "usage: fathom delete [--index DIR] ID...\n" },
 	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
 	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
+	{ "vocab",
+	  "usage: fathom vocab [--index DIR] [--category C] [--json] [PREFIX]\n"
+	  "  lists the identifiers detected at ingest: canonical key, category, chunks,\n"
+	  "  the spellings seen and the first document. C is one of testcase, ticket,\n"
+	  "  version, class, function, model, error. PREFIX is matched on the key, so\n"
+	  "  TC-10, tc_10 and \"TC 10\" all list tc-1000 ... tc-1099. Exit 1 when none.\n" },
 	{ "optimize",
 	  "usage: fathom optimize [--index DIR] [-q]\n"
 	  "  merges every segment into one and drops deleted documents for good;\n"
@@ -233,6 +240,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc, argv);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (strcmp(cmd, "vocab") == 0)
+		return cmd_vocab(argc, argv);
 	if (strcmp(cmd, "optimize") == 0)
 		return cmd_optimize(argc, argv);
 	if (strcmp(cmd, "chunk") == 0)

@@ -137,6 +137,28 @@ static void print_snippet(const fathom_hit *h, int color)
 static void print_human(const fathom_results *r, int color, int explain)
 {
 	size_t n = fathom_results_count(r);
+	if (explain) {
+		printf("query: %s\nterms:", fathom_results_parsed(r));
+		for (size_t i = 0; i < fathom_results_nterms(r); i++) {
+			int req = 0;
+			const char *t = fathom_results_term(r, i, &req);
+			printf(" %s%s%s", fathom_results_term_negated(r, i) ? "-" : "", t,
+			       req ? "(required)" : "");
+		}
+		printf("\n");
+		for (size_t i = 0; i < fathom_results_nidents(r); i++) {
+			const fathom_ident_receipt *x = fathom_results_ident(r, i);
+			if (x->applied)
+				printf("identifier %s (%s, key %s): only the %llu chunk(s) holding it\n", x->text,
+				       x->category, x->key, (unsigned long long)x->chunks);
+			else
+				printf("identifier %s (%s, key %s) occurs nowhere: filter dropped\n", x->text,
+				       x->category, x->key);
+		}
+		printf("\n");
+		if (n == 0)
+			printf("no results\n");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
 		const char *where = h->path && *h->path ? h->path : h->doc_id;
@@ -177,13 +199,26 @@ static void print_json(const char *query, const fathom_results *r)
 	FILE *f = stdout;
 	fputs("{\"query\":", f);
 	cli_json_cstr(f, query);
+	fputs(",\"parsed\":", f);
+	cli_json_cstr(f, fathom_results_parsed(r));
 	fputs(",\"terms\":[", f);
 	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
 		int req = 0;
 		const char *t = fathom_results_term(r, i, &req);
 		fprintf(f, "%s{\"term\":", i ? "," : "");
 		cli_json_cstr(f, t);
-		fprintf(f, ",\"required\":%s}", req ? "true" : "false");
+		fprintf(f, ",\"required\":%s,\"negated\":%s}", req ? "true" : "false",
+		        fathom_results_term_negated(r, i) ? "true" : "false");
+	}
+	fputs("],\"identifiers\":[", f);
+	for (size_t i = 0; i < fathom_results_nidents(r); i++) {
+		const fathom_ident_receipt *x = fathom_results_ident(r, i);
+		fprintf(f, "%s{\"text\":", i ? "," : "");
+		cli_json_cstr(f, x->text);
+		fputs(",\"key\":", f);
+		cli_json_cstr(f, x->key);
+		fprintf(f, ",\"category\":\"%s\",\"filter\":%s,\"chunks\":%llu}", x->category,
+		        x->applied ? "true" : "false", (unsigned long long)x->chunks);
 	}
 	size_t n = fathom_results_count(r);
 	fprintf(f, "],\"count\":%zu,\"results\":[", n);
@@ -388,6 +423,24 @@ int cmd_search(int argc, char **argv)
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
 	int json = 0, explain = 0, tjson = 0, warmup = 0, color = isatty(1), c;
 	uint64_t v;
+	/* -word and -(group) are negations in the query, not options: search's
+	 * only short option is -k, and long ones start with --. A space in
+	 * front makes getopt leave them to the query, in their place. */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || a[1] == '\0' || a[1] == '-' ||
+		    (a[1] == 'k' && (a[2] == '\0' || (a[2] >= '0' && a[2] <= '9'))))
+			continue;
+		if (i > 1 && strcmp(argv[i - 1], "-k") == 0)
+			continue;
+		size_t n = strlen(a);
+		char *sp = malloc(n + 2);
+		if (!sp)
+			return 2;
+		sp[0] = ' ';
+		memcpy(sp + 1, a, n + 1);
+		argv[i] = sp;   /* freed at exit */
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "k:", lo, NULL)) != -1) {
 		int used = cli_search_opt(&so, c, optarg);
@@ -460,7 +513,7 @@ int cmd_search(int argc, char **argv)
 	size_t n = fathom_results_count(res);
 	if (json)
 		print_json(q, res);
-	else if (n == 0)
+	else if (n == 0 && !explain)
 		printf("no results\n");
 	else
 		print_human(res, color, explain);

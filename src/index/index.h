@@ -93,6 +93,8 @@ typedef struct ix_doc_in {
 	size_t text_len;
 	const ix_chunk_in *chunks;
 	size_t n_chunks;
+	uint32_t ident_min_len;  /* exact identifiers: shortest spelling (0: 3) */
+	uint32_t ident_max;      /* at most this many per chunk (0: 50) */
 } ix_doc_in;
 
 /* Add a document (and replace any live one with the same key). Each chunk
@@ -202,6 +204,12 @@ typedef struct ix_term_info {
 	uint64_t pos_off, pos_len;
 	ix_bound bound;          /* over the whole list */
 } ix_term_info;
+
+/* Exact identifiers live in the dictionary as vocabulary terms
+ * IX_IDENT_MARK key IX_IDENT_SEP category-digit spelling, with postings in
+ * the body field (docs/FORMAT.md, "Identifier vocabulary"). */
+#define IX_IDENT_MARK '\x02'
+#define IX_IDENT_SEP '\x1f'
 
 /* Look a term up: 0, or FATHOM_ENOTFOUND, or FATHOM_ECORRUPT. */
 int seg_term(const ix_segment *s, const char *term, size_t len, ix_term_info *out);

@@ -261,6 +261,50 @@ static int replay(ix_pending *p, int field)
 	return 0;
 }
 
+/* ---- exact identifiers ------------------------------------------------------ */
+
+typedef struct ident_ctx {
+	ix_pending *p;
+	const char *text;
+	uint32_t pos;
+	char term[IX_MAX_TERM];
+} ident_ctx;
+
+/* Each identifier is one occurrence of the vocabulary term
+ * IX_IDENT_MARK key IX_IDENT_SEP category spelling (docs/FORMAT.md) in the
+ * body field: its postings are the chunks holding that spelling. It does
+ * not count in the field's length, so BM25 is unchanged. */
+static int on_ident(void *ctx, const text_ident *id)
+{
+	ident_ctx *x = ctx;
+	size_t n = 0, sl = id->end - id->start;
+	x->term[n++] = IX_IDENT_MARK;
+	memcpy(x->term + n, id->key, id->key_len);
+	n += id->key_len;
+	x->term[n++] = IX_IDENT_SEP;
+	x->term[n++] = (char)('0' + id->cat);
+	if (sl > sizeof x->term - n)
+		sl = sizeof x->term - n;
+	memcpy(x->term + n, x->text + id->start, sl);
+	n += sl;
+	uint32_t tid;
+	int rc = term_id(x->p, x->term, n, &tid);
+	if (rc)
+		return rc;
+	return add_occurrence(x->p, tid, F_BODY, x->pos++);
+}
+
+static int add_idents(ix_pending *p, const ix_doc_in *d, const char *text, size_t n)
+{
+	text_ident_opts o = { d->ident_min_len ? d->ident_min_len : 3,
+	                      d->ident_max ? d->ident_max : 50 };
+	ident_ctx x;
+	x.p = p;
+	x.text = text;
+	x.pos = 0;
+	return text_idents(text, n, &o, on_ident, &x);
+}
+
 /* ---- adding a document ---------------------------------------------------- */
 
 static const char *nz(const char *s)
@@ -360,6 +404,9 @@ static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
 		if (c->byte_end > c->byte_start &&
 		    (rc = text_analyze(an, d->text + c->byte_start, c->byte_end - c->byte_start, &pos,
 		                       on_token, p, NULL)) != 0)
+			return rc;
+		if (c->byte_end > c->byte_start &&
+		    (rc = add_idents(p, d, d->text + c->byte_start, c->byte_end - c->byte_start)) != 0)
 			return rc;
 		rc = ix_segw_add_chunk(p->w, c->line_start, c->line_end, c->byte_start, c->byte_end,
 		                       c->headings, c->headings_len, p->field_len);

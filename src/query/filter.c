@@ -10,18 +10,21 @@
 
 #include "query/query_int.h"
 
-int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o)
+int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q_ast *t)
 {
 	memset(f, 0, sizeof *f);
-	if (o->n_filters > 0) {
-		if (!o->filters)
-			return fa_err(FATHOM_EINVAL, "%zu filters but no filter array", o->n_filters);
-		if (o->n_filters > 256)
-			return fa_err(FATHOM_ETOOBIG, "more than 256 filters");
-		f->keys = fa_arena_alloc(a, o->n_filters * sizeof *f->keys);
-		f->values = fa_arena_alloc(a, o->n_filters * sizeof *f->values);
+	if (o->n_filters > 0 && !o->filters)
+		return fa_err(FATHOM_EINVAL, "%zu filters but no filter array", o->n_filters);
+	if (o->n_filters > 256)
+		return fa_err(FATHOM_ETOOBIG, "more than 256 filters");
+	size_t nq = t ? t->nfilters : 0;
+	if (o->n_filters + nq > 0) {
+		f->keys = fa_arena_alloc(a, (o->n_filters + nq) * sizeof *f->keys);
+		f->values = fa_arena_alloc(a, (o->n_filters + nq) * sizeof *f->values);
 		if (!f->keys || !f->values)
 			return fa_err(FATHOM_ENOMEM, "filters");
+	}
+	if (o->n_filters > 0) {
 		for (size_t i = 0; i < o->n_filters; i++) {
 			const char *s = o->filters[i];
 			const char *eq = s ? strchr(s, '=') : NULL;
@@ -41,6 +44,22 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o)
 	}
 	if (o->lang && *o->lang)
 		f->lang = o->lang;
+	/* library:X version:Y system:Z lang:L written in the query */
+	for (size_t i = 0; i < nq; i++) {
+		const q_qfilter *qf = &t->filter[i];
+		char *v = fa_arena_strndup(a, qf->value, qf->vlen);
+		if (!v)
+			return fa_err(FATHOM_ENOMEM, "filters");
+		if (strcmp(qf->key, "lang") == 0) {
+			if (f->lang && strcmp(f->lang, v) != 0)
+				return fa_err(FATHOM_EINVAL, "two languages asked for: %s and %s", f->lang, v);
+			f->lang = v;
+			continue;
+		}
+		f->keys[f->n] = qf->key;
+		f->values[f->n] = v;
+		f->n++;
+	}
 	f->active = f->n > 0 || f->glob || f->lang;
 	return 0;
 }
@@ -90,5 +109,95 @@ int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out
 			bits[c >> 3] |= (uint8_t)(1u << (c & 7));
 	}
 	*out = bits;
+	return 0;
+}
+
+/* ---- exact identifiers ----------------------------------------------------- */
+
+int q_ident_terms(ix_segment *s, const char *key, uint32_t key_len,
+                  int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
+                  void *ctx)
+{
+	char prefix[TEXT_IDENT_MAX_KEY + 4];
+	if (key_len > TEXT_IDENT_MAX_KEY + 1)
+		return fa_err(FATHOM_EINVAL, "identifier key too long");
+	prefix[0] = IX_IDENT_MARK;
+	memcpy(prefix + 1, key, key_len);
+	prefix[key_len + 1] = IX_IDENT_SEP;
+	int rc = seg_terms(s, prefix, key_len + 2, cb, ctx);
+	if (rc)
+		return rc;
+	/* A key of letters only (a class: authservice) is also the indexed
+	 * whole word of every spelling the tokenizer keeps in one piece
+	 * (AuthService, authService, AUTHSERVICE), identifier or not. */
+	for (uint32_t i = 0; i < key_len; i++)
+		if (key[i] < 'a' || key[i] > 'z')
+			return 0;
+	ix_term_info ti;
+	rc = seg_term(s, key, key_len, &ti);
+	if (rc == FATHOM_ENOTFOUND)
+		return 0;
+	return rc ? rc : cb(ctx, key, key_len, &ti);
+}
+
+typedef struct ident_bits {
+	ix_segment *s;
+	uint8_t *bits;       /* the identifier's chunks, being built */
+	int err;
+} ident_bits;
+
+static int mark_postings(void *ctx, const char *term, size_t len, const ix_term_info *ti)
+{
+	(void)term;
+	(void)len;
+	ident_bits *ib = ctx;
+	ix_postings p;
+	int rc = ix_post_open(&p, ib->s, ti);
+	while (!rc && p.doc != IX_END) {
+		ib->bits[p.doc >> 3] |= (uint8_t)(1u << (p.doc & 7));
+		rc = ix_post_next(&p);
+	}
+	return rc ? (ib->err = rc) : 0;
+}
+
+static uint64_t popcount_bits(const uint8_t *b, size_t n)
+{
+	uint64_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += (uint64_t)__builtin_popcount(b[i]);
+	return c;
+}
+
+int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
+{
+	uint32_t nchunks = seg_nchunks(s);
+	size_t nb = (size_t)nchunks / 8 + 1;
+	uint8_t *all = NULL, *one = NULL;
+	for (uint32_t k = 0; k < p->nidents; k++) {
+		q_ident *x = &p->idents[k];
+		if (!x->applied)
+			continue;
+		if (!all) {
+			if (!(all = fa_arena_alloc(a, nb)) || !(one = fa_arena_alloc(a, nb)))
+				return fa_err(FATHOM_ENOMEM, "identifier bitmap");
+			memset(all, p->ident_any ? 0x00 : 0xff, nb);
+		}
+		memset(one, 0, nb);
+		ident_bits ib = { s, one, 0 };
+		int rc = q_ident_terms(s, x->key, x->key_len, mark_postings, &ib);
+		if (ib.err || rc)
+			return ib.err ? ib.err : rc;
+		x->chunks += popcount_bits(one, nb);
+		for (size_t i = 0; i < nb; i++)
+			all[i] = p->ident_any ? (uint8_t)(all[i] | one[i]) : (uint8_t)(all[i] & one[i]);
+	}
+	if (!all)
+		return 0;
+	if (*bits) {
+		for (size_t i = 0; i < nb; i++)
+			(*bits)[i] &= all[i];
+	} else {
+		*bits = all;
+	}
 	return 0;
 }

@@ -103,12 +103,75 @@ static int phrase_anywhere(q_ctx *c, const q_phrase *ph)
 	return 0;
 }
 
+/* Does term t occur in one of the fields (0: any field)? */
+static int in_fields(const q_ctx *c, uint32_t t, uint8_t fields)
+{
+	if (!c->present[t])
+		return 0;
+	if (!fields)
+		return 1;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if ((fields >> f & 1) && c->tf[t][f])
+			return 1;
+	return 0;
+}
+
+enum { M_FALSE = 0, M_TRUE = 1, M_MAYBE = 2 };
+
+/* The match tree at the current candidate. Without exact, phrases are not
+ * read: a phrase whose terms are all there is "maybe", and the answer is
+ * three-valued (Kleene); with exact it is true or false. < 0: an error. */
+static int tree_eval(q_ctx *c, uint32_t node, int exact)
+{
+	const q_plan *p = c->plan;
+	const q_mnode *m = &p->m[node];
+	switch (m->kind) {
+	case QM_TERM:
+		return in_fields(c, m->idx, m->fields) ? M_TRUE : M_FALSE;
+	case QM_PHRASE: {
+		const q_phrase *ph = &p->phrases[m->idx];
+		for (uint32_t i = 0; i < ph->n; i++)
+			if (!in_fields(c, ph->term[i], m->fields))
+				return M_FALSE;
+		if (!exact)
+			return M_MAYBE;
+		for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			if (m->fields && !(m->fields >> f & 1))
+				continue;
+			int rc = phrase_in_field(c, ph, f, 0);
+			if (rc)
+				return rc;
+		}
+		return M_FALSE;
+	}
+	case QM_NOT: {
+		int v = tree_eval(c, p->mkid[m->first], exact);
+		return v < 0 ? v : v == M_MAYBE ? M_MAYBE : v == M_TRUE ? M_FALSE : M_TRUE;
+	}
+	default: {
+		int and = m->kind == QM_AND, maybe = 0;
+		for (uint32_t k = 0; k < m->n; k++) {
+			int v = tree_eval(c, p->mkid[m->first + k], exact);
+			if (v < 0)
+				return v;
+			if (v == M_MAYBE)
+				maybe = 1;
+			else if (v == (and ? M_FALSE : M_TRUE))
+				return v;
+		}
+		return maybe ? M_MAYBE : and ? M_TRUE : M_FALSE;
+	}
+	}
+}
+
 /* Note term t as present at the cursor's doc. */
 static void gather(q_ctx *c, const q_cursor *qc, uint32_t t, uint64_t *may, uint64_t *title,
                    uint64_t *head)
 {
 	ix_post_tf(&qc->p, c->tf[t]);
 	c->present[t] = 1;
+	if (!c->plan->terms[t].scored)
+		return; /* a negated term: matters to the tree only */
 	*may |= qc->bit;
 	if (c->tf[t][FATHOM_FIELD_TITLE])
 		*title |= qc->bit;
@@ -182,6 +245,9 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 	}
 	if (may == 0)
 		return 0;
+	/* Every cursor is settled: the tree, phrases aside. */
+	if (!p->trivial && p->mroot != UINT32_MAX && tree_eval(c, p->mroot, 0) == M_FALSE)
+		return 0;
 	double bonus_bound = q_bonus_bound(c, may, title, head);
 	if (prune && q_cannot_beat(tf_bound(c), bonus_bound, q_topk_threshold(&c->top)))
 		return 0; /* without reading the chunk's field lengths */
@@ -199,8 +265,8 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 		return 0;
 
 	c->serial++;
-	for (uint32_t i = 0; i < p->nphrases; i++) {
-		rc = phrase_anywhere(c, &p->phrases[i]);
+	if (!p->trivial && p->mroot != UINT32_MAX) {
+		rc = tree_eval(c, p->mroot, 1);
 		if (rc <= 0)
 			return rc;
 	}

@@ -31,22 +31,56 @@
  * can never prune a chunk that would have entered the top k. */
 #define Q_BOUND_MARGIN (1.0 + 1e-9)
 
-/* ---- parse.c --------------------------------------------------------------- */
+/* ---- parse.c: the dialect into an AST -------------------------------------- */
 
-enum q_clause_kind {
-	Q_CLAUSE_WORD = 0,   /* a whitespace-separated word */
-	Q_CLAUSE_PHRASE = 1  /* the text between double quotes */
+#define Q_MAX_NODES 512      /* words, phrases and operators */
+#define Q_MAX_DEPTH 16       /* nested parentheses */
+#define Q_MAX_QFILTERS 16    /* library:X and friends in one query */
+
+enum q_node_kind {
+	QN_WORD = 0,         /* a word (text), maybe a prefix (auth*) */
+	QN_PHRASE,           /* "words in a row" */
+	QN_AND,              /* every child */
+	QN_OR,               /* at least one child */
+	QN_NOT               /* one child, which must not match */
 };
 
-typedef struct q_clause {
-	int kind;
-	const char *text;    /* into the query string, not NUL-terminated */
-	size_t len;
-} q_clause;
+typedef struct q_node {
+	uint8_t kind;
+	uint8_t fields;      /* field scope: bit 1 << fathom field; 0 = every field */
+	uint8_t prefix;      /* QN_WORD written as word* */
+	uint32_t off;        /* byte offset in the query, for messages */
+	const char *text;    /* leaves: into the query, not NUL-terminated */
+	uint32_t len;
+	uint32_t first, n;   /* operators: children kid[first .. first + n) */
+} q_node;
 
-/* Split query into clauses (allocated in a). An unterminated quote runs to
- * the end of the query. FATHOM_ETOOBIG past Q_MAX_CLAUSES. */
-int q_parse(fa_arena *a, const char *query, size_t len, q_clause **out, size_t *n);
+typedef struct q_qfilter {
+	const char *key;     /* "library", "version", "system" or "lang" */
+	const char *value;   /* into the query, vlen bytes */
+	uint32_t vlen;
+	uint32_t off;
+} q_qfilter;
+
+typedef struct q_ast {
+	q_node *node;
+	uint32_t nnodes;
+	uint32_t *kid;
+	uint32_t nkids;
+	uint32_t root;       /* always a QN_AND: the query's items */
+	q_qfilter *filter;   /* filters written in the query */
+	uint32_t nfilters;
+	int strict;          /* an operator was used: the words are required */
+} q_ast;
+
+/* Parse query (allocated in a). FATHOM_EINVAL with "column N: ..." for a
+ * syntax error, an empty query, or one of negations only; FATHOM_ETOOBIG
+ * past the limits above. */
+int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len);
+
+/* The canonical form, for tests and --explain: (AND a (OR b c) (NOT d)),
+ * "phrases", title:word, prefix*, then filters as key=value. */
+void q_ast_format(const q_ast *t, fbuf *out);
 
 /* ---- plan.c ------------------------------------------------------------------ */
 
@@ -54,6 +88,7 @@ typedef struct q_term {
 	const char *text;    /* analysed form, NUL-terminated */
 	uint32_t len;
 	int required;        /* every match must contain it */
+	int scored;          /* in a leaf that is not negated (else idf is 0) */
 	uint64_t df;         /* chunks containing it, summed over segments */
 	double idf;
 	uint32_t max_tf;     /* largest tf in any field and segment */
@@ -76,23 +111,60 @@ typedef struct q_lookup {
 } q_lookup;
 
 #define Q_MAX_LOOKUPS (2 * Q_MAX_TERMS)
+#define Q_MAX_MNODES 1024
+
+/* The match tree: what a chunk must satisfy. */
+enum q_mkind { QM_TERM = 0, QM_PHRASE, QM_AND, QM_OR, QM_NOT };
+
+typedef struct q_mnode {
+	uint8_t kind;
+	uint8_t fields;      /* QM_TERM, QM_PHRASE: field scope (bit per field; 0 = any) */
+	uint32_t idx;        /* QM_TERM: term; QM_PHRASE: phrase */
+	uint32_t first, n;   /* operators: children mkid[first .. first + n) */
+} q_mnode;
+
+#define Q_MAX_IDENTS 8
+
+/* An exact identifier of the query: a hard pre-filter when the index has
+ * it anywhere (applied), else dropped and reported. */
+typedef struct q_ident {
+	const char *text;    /* as typed, into the query */
+	uint32_t len;
+	uint8_t cat;         /* enum text_ident_cat */
+	char key[TEXT_IDENT_MAX_KEY + 3];
+	uint32_t key_len;
+	uint64_t chunks;     /* chunks holding it (deleted ones too), summed over
+	                      * the segments searched */
+	int applied;
+} q_ident;
 
 typedef struct q_plan {
+	q_ident idents[Q_MAX_IDENTS];
+	uint32_t nidents;
+	int ident_any;       /* a ranked (natural-language) query: a chunk needs
+	                      * one of its identifiers, not all */
 	q_lookup lookups[Q_MAX_LOOKUPS];
 	uint32_t nlookups;
 	q_term *terms;
 	uint32_t nterms;
 	uint32_t nrequired;
-	q_phrase *phrases;   /* required phrases (quoted, identifier parts, CJK) */
+	q_phrase *phrases;   /* the phrases of the tree (quoted, identifier parts, CJK) */
 	uint32_t nphrases;
-	q_phrase seq;        /* the whole query in order: for the bonuses */
+	q_phrase seq;        /* the top level in order: for the bonuses */
+	q_mnode *m;
+	uint32_t nm;
+	uint32_t *mkid;
+	uint32_t nmkid;
+	uint32_t mroot;      /* UINT32_MAX: nothing binds (every word optional) */
+	int trivial;         /* the tree is an AND of required terms: nothing to check */
+	int prefix_truncated; /* a prefix began more terms than were searched */
 } q_plan;
 
-/* Analyse clauses into a plan (allocated in a). Looks identifiers up in the
- * index to decide between the whole and the phrase of its parts.
- * FATHOM_EINVAL when no clause yields a term. */
-int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
-                 const q_clause *c, size_t nc, int match, int sentence);
+/* Build the plan of a parsed query (allocated in a). Looks identifiers up
+ * in the index to decide between the whole and the phrase of its parts,
+ * and prefixes to expand them. FATHOM_EINVAL when nothing is searchable. */
+int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
+                 int match, int sentence);
 
 /* Look term up in every segment of ix, once per query: a second call for
  * the same term answers from the plan's cache. *out lives in a. */
@@ -190,10 +262,22 @@ typedef struct q_filter {
 	int active;
 } q_filter;
 
-int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o);
+/* The filters of the options and those written in the query (t may be
+ * NULL). */
+int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q_ast *t);
 int q_filter_doc(const q_filter *f, const ix_doc_info *d);
 /* The chunks of s that pass the filter, one bit each (bit set = allowed). */
 int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out);
+
+/* Call cb for every vocabulary term of the identifier key in segment s (one
+ * per spelling and category). */
+int q_ident_terms(ix_segment *s, const char *key, uint32_t key_len,
+                  int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
+                  void *ctx);
+
+/* AND the plan's applied identifiers into *bits (allocating it when NULL):
+ * only chunks holding every one (one, with ident_any) stay allowed. */
+int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits);
 
 /* ---- match.c: evaluating one candidate --------------------------------------- */
 
@@ -231,8 +315,9 @@ typedef struct q_ctx {
 	uint32_t seg_index;
 	ix_segment *seg;
 	const uint8_t *allowed;   /* filter bitmap, NULL when unfiltered */
-	q_cursor *cur;            /* cursors of the terms this segment holds */
-	uint32_t ncur;
+	q_cursor *cur;            /* cursors of the terms this segment holds: */
+	uint32_t ncur;            /* all of them, */
+	uint32_t nscore;          /* the scored ones first */
 	q_cursor **by_term;       /* term index -> cursor or NULL */
 	/* scratch for one candidate */
 	uint16_t (*tf)[FATHOM_NFIELDS];  /* per term */
@@ -357,5 +442,6 @@ int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
 /* Build the result set from the sorted top k: documents, receipts and
  * snippets. scratch holds the working memory. */
 int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena *scratch);
+int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
 
 #endif /* FATHOM_QUERY_INT_H */

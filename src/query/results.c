@@ -18,8 +18,38 @@ struct fathom_results {
 	uint64_t scored;
 	const char **terms;
 	int *required;
+	int *negated;
 	size_t nterms;
+	const char *parsed;   /* the query's canonical form */
+	fathom_ident_receipt *idents;
+	size_t nidents;
 };
+
+size_t fathom_results_nidents(const fathom_results *r)
+{
+	return r ? r->nidents : 0;
+}
+
+const fathom_ident_receipt *fathom_results_ident(const fathom_results *r, size_t i)
+{
+	return r && i < r->nidents ? &r->idents[i] : NULL;
+}
+
+const char *fathom_results_parsed(const fathom_results *r)
+{
+	return r && r->parsed ? r->parsed : "";
+}
+
+int fathom_results_term_negated(const fathom_results *r, size_t i)
+{
+	return r && i < r->nterms && r->negated ? r->negated[i] : 0;
+}
+
+int q_results_set_parsed(fathom_results *r, const char *s, size_t n)
+{
+	r->parsed = fa_arena_strndup(&r->arena, s, n);
+	return r->parsed ? 0 : fa_err(FATHOM_ENOMEM, "results");
+}
 
 size_t fathom_results_count(const fathom_results *r)
 {
@@ -190,6 +220,19 @@ int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena 
 	r->nterms = pl->nterms;
 	r->terms = fa_arena_alloc(&r->arena, (pl->nterms ? pl->nterms : 1) * sizeof *r->terms);
 	r->required = fa_arena_alloc(&r->arena, (pl->nterms ? pl->nterms : 1) * sizeof *r->required);
+	r->negated = fa_arena_alloc(&r->arena, (pl->nterms ? pl->nterms : 1) * sizeof *r->negated);
+	r->idents = fa_arena_calloc(&r->arena, pl->nidents ? pl->nidents : 1, sizeof *r->idents);
+	for (uint32_t i = 0; r->idents && i < pl->nidents; i++) {
+		const q_ident *x = &pl->idents[i];
+		fathom_ident_receipt *y = &r->idents[i];
+		y->text = fa_arena_strndup(&r->arena, x->text, x->len);
+		y->key = fa_arena_strndup(&r->arena, x->key, x->key_len);
+		y->category = text_ident_cat_name(x->cat);
+		y->applied = x->applied;
+		y->chunks = x->chunks;
+		if (y->text && y->key)
+			r->nidents = i + 1;
+	}
 	r->hits = fa_arena_calloc(&r->arena, c->top.n ? c->top.n : 1, sizeof *r->hits);
 	ix_postings *p = fa_arena_alloc(scratch, sizeof *p);
 	uint16_t (*tf)[FATHOM_NFIELDS] = fa_arena_alloc(scratch,
@@ -203,6 +246,8 @@ int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena 
 	for (uint32_t t = 0; t < pl->nterms; t++) {
 		r->terms[t] = fa_arena_strndup(&r->arena, pl->terms[t].text, pl->terms[t].len);
 		r->required[t] = pl->terms[t].required;
+		if (r->negated)
+			r->negated[t] = !pl->terms[t].scored;
 		if (!r->terms[t]) {
 			rc = fa_err(FATHOM_ENOMEM, "results");
 			goto fail;

@@ -59,7 +59,8 @@ static int lookup_terms(q_ctx *c, fa_arena *a, q_plan *plan)
 			for (int f = 0; f < FATHOM_NFIELDS; f++)
 				qt->max_tf = FA_MAX(qt->max_tf, (uint32_t)ti->bound.max_tf[f]);
 		}
-		qt->idf = q_idf(ix_total_chunks(c->ix), qt->df);
+		/* A term only negated adds nothing to any score or bound. */
+		qt->idf = qt->scored ? q_idf(ix_total_chunks(c->ix), qt->df) : 0.0;
 		if (qt->max_tf == 0)
 			qt->max_tf = 1;
 	}
@@ -104,27 +105,36 @@ static int open_segment(q_ctx *c, uint32_t s)
 		if (p->terms[t].required && (!c->ti_found[cell] || c->ti[cell].df == 0))
 			return 0; /* before decoding anything */
 	}
-	for (uint32_t t = 0; t < p->nterms; t++) {
-		size_t cell = (size_t)s * p->nterms + t;
-		if (!c->ti_found[cell] || c->ti[cell].df == 0)
-			continue;
-		q_cursor *qc = &c->cur[c->ncur];
-		int rc = ix_post_open(&qc->p, c->seg, &c->ti[cell]);
-		if (rc)
-			return rc;
-		const ix_bound *b = &c->ti[cell].bound;
-		qc->term = t;
-		qc->stale = 0;
-		qc->ub = q_term_bound(&c->sc, p->terms[t].idf, b);
-		qc->bit = 1ull << t;
-		qc->title_bit = b->max_tf[FATHOM_FIELD_TITLE] ? qc->bit : 0;
-		qc->head_bit = b->max_tf[FATHOM_FIELD_HEADINGS] ? qc->bit : 0;
-		qc->bb_block = UINT32_MAX;
-		may |= qc->bit;
-		title |= qc->title_bit;
-		head |= qc->head_bit;
-		c->by_term[t] = qc;
-		c->ncur++;
+	/* Scored terms first: retrieval walks c->cur[0 .. nscore); the cursors
+	 * of terms only negated follow, and q_eval moves them on demand. */
+	c->nscore = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			size_t cell = (size_t)s * p->nterms + t;
+			if (!c->ti_found[cell] || c->ti[cell].df == 0 || p->terms[t].scored != !pass)
+				continue;
+			q_cursor *qc = &c->cur[c->ncur];
+			int rc = ix_post_open(&qc->p, c->seg, &c->ti[cell]);
+			if (rc)
+				return rc;
+			const ix_bound *b = &c->ti[cell].bound;
+			qc->term = t;
+			qc->stale = 0;
+			qc->ub = q_term_bound(&c->sc, p->terms[t].idf, b);
+			qc->bit = 1ull << t;
+			qc->title_bit = b->max_tf[FATHOM_FIELD_TITLE] ? qc->bit : 0;
+			qc->head_bit = b->max_tf[FATHOM_FIELD_HEADINGS] ? qc->bit : 0;
+			qc->bb_block = UINT32_MAX;
+			if (!pass) {
+				may |= qc->bit;
+				title |= qc->title_bit;
+				head |= qc->head_bit;
+			}
+			c->by_term[t] = qc;
+			c->ncur++;
+		}
+		if (!pass)
+			c->nscore = c->ncur;
 	}
 	c->seg_bonus = q_bonus_bound(c, may, title, head);
 	return 0;
@@ -166,18 +176,13 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 		fa_arena_init(&own, 64 * 1024, 0);
 		work = &own;
 	}
-	q_clause *cl;
-	size_t ncl;
+	q_ast ast;
 	q_plan plan;
 	q_ctx c;
 	memset(&c, 0, sizeof c);
-	if ((rc = q_parse(work, query, strlen(query), &cl, &ncl)))
+	if ((rc = q_parse(&ast, work, query, strlen(query))))
 		goto cleanup;
-	if (ncl == 0) {
-		rc = fa_err(FATHOM_EINVAL, "empty query");
-		goto cleanup;
-	}
-	if ((rc = q_plan_build(&plan, work, ix, an, cl, ncl, opts->match,
+	if ((rc = q_plan_build(&plan, work, ix, an, &ast, opts->match,
 	                        ends_like_sentence(query))))
 		goto cleanup;
 
@@ -193,7 +198,7 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 	    (rc = alloc_scratch(&c, work)))
 		goto cleanup;
 	q_filter filter;
-	if ((rc = q_filter_init(&filter, work, opts)))
+	if ((rc = q_filter_init(&filter, work, opts, &ast)))
 		goto cleanup;
 
 	size_t nseg = ix_nsegments(ix);
@@ -202,10 +207,11 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 		c.seg = ix_segment_at(ix, s);
 		if ((rc = open_segment(&c, (uint32_t)s)))
 			goto cleanup;
-		if (c.ncur == 0)
+		if (c.nscore == 0)
 			continue;
 		uint8_t *allowed = NULL;
-		if ((rc = q_filter_bitmap(&filter, work, c.seg, &allowed)))
+		if ((rc = q_filter_bitmap(&filter, work, c.seg, &allowed)) ||
+		    (rc = q_ident_bitmap(&plan, work, c.seg, &allowed)))
 			goto cleanup;
 		c.allowed = allowed;
 		rc = opts->exhaustive ? q_retrieve_exhaustive(&c) : q_retrieve_pruned(&c);
@@ -214,6 +220,17 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 	}
 	q_topk_sort(&c.top);
 	rc = q_results_build(out, &c, an, work);
+	if (!rc) {
+		fbuf f;
+		fbuf_init(&f, Q_MAX_QUERY_BYTES * 4);
+		q_ast_format(&ast, &f);
+		rc = f.err ? f.err : q_results_set_parsed(*out, f.len ? (const char *)f.data : "", f.len);
+		fbuf_free(&f);
+		if (rc) {
+			fathom_results_free(*out);
+			*out = NULL;
+		}
+	}
 
 cleanup:
 	if (shared)

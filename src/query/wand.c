@@ -86,7 +86,7 @@ static void sort_by_doc(q_cursor **s, uint32_t n)
 static int retrieve_disjunctive(q_ctx *c)
 {
 	q_cursor *s[Q_MAX_TERMS];
-	uint32_t n = c->ncur;
+	uint32_t n = c->nscore;
 	int rc;
 	for (uint32_t i = 0; i < n; i++)
 		s[i] = &c->cur[i];
@@ -165,7 +165,7 @@ static int retrieve_conjunctive(q_ctx *c)
 	uint32_t nreq = 0;
 	bound_sum opt = { 0.0, 0, 0, 0 };
 	int rc;
-	for (uint32_t i = 0; i < c->ncur; i++) {
+	for (uint32_t i = 0; i < c->nscore; i++) {
 		q_cursor *qc = &c->cur[i];
 		if (pl->terms[qc->term].required)
 			req[nreq++] = qc;

@@ -85,6 +85,46 @@ const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len
  * match mode to decide what is a keyword. */
 int text_is_stopword(const char *w, size_t n);
 
+/* ---- exact identifiers (text/ident.c) -------------------------------------- */
+
+enum text_ident_cat {
+	TEXT_IDENT_TESTCASE = 0, /* TC-1001, testcase_42, TEST_AUTH */
+	TEXT_IDENT_TICKET,       /* JIRA-4521, BUG-789, ABC-123 */
+	TEXT_IDENT_VERSION,      /* v2.0.1, 1.0.0-beta, 3.5 */
+	TEXT_IDENT_CLASS,        /* AuthService, HTTPServer */
+	TEXT_IDENT_FUNCTION,     /* handle_login(), process_payment() */
+	TEXT_IDENT_MODEL,        /* X100, Model-Y200, SKU-4567 */
+	TEXT_IDENT_ERROR,        /* E0425, ENOENT, HTTP 404 */
+	TEXT_IDENT_NCAT
+};
+
+#define TEXT_IDENT_MAX_KEY 64
+
+typedef struct text_ident {
+	uint8_t cat;                    /* enum text_ident_cat */
+	uint32_t start, end;            /* the spelling: bytes [start, end) of the text */
+	char key[TEXT_IDENT_MAX_KEY + 1]; /* canonical: case and delimiters folded */
+	uint32_t key_len;
+} text_ident;
+
+typedef struct text_ident_opts {
+	uint32_t min_len;       /* shortest spelling (default 3) */
+	uint32_t max_per_text;  /* stop after this many (default 50) */
+} text_ident_opts;
+
+typedef int (*text_ident_cb)(void *ctx, const text_ident *id);
+
+/* Find the identifiers of [s, s+n), in order. opts may be NULL. */
+int text_idents(const char *s, size_t n, const text_ident_opts *opts, text_ident_cb cb, void *ctx);
+
+/* The canonical key of a spelling (NUL-terminated in key): 0, or -1 when it
+ * holds no letter or digit or does not fit in cap - 1 bytes. */
+int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len);
+
+const char *text_ident_cat_name(int cat);
+/* The category of a name ("ticket"...), or -1. */
+int text_ident_cat_parse(const char *name);
+
 /* ---- chunking (text/chunk.c) --------------------------------------------- */
 
 enum text_doc_kind {

@@ -156,6 +156,27 @@ cmp -s "$T/o.b" "$T/o.a" && ok || fail "optimize changed the results"
 expect_rc 0 "$F" verify --index "$T/o"
 expect_rc 2 "$F" optimize --index "$T/none"
 
+# Exact identifiers: the vocabulary, and the filter in every spelling.
+cat > "$T/ids.jsonl" <<'J'
+{"id":"i1","text":"Run TC-1001 before JIRA-4521 lands in v2.0.1"}
+{"id":"i2","text":"tc_1002 and TC1001 fail with ENOENT"}
+{"id":"i3","text":"TC-10010 is another case"}
+J
+"$F" add -q --index "$T/ids" --jsonl "$T/ids.jsonl"
+expect_out "tc-1001 +testcase +2 +2  TC-1001, TC1001  \(first: i1\)" "$F" vocab --index "$T/ids" tc-1001
+expect_out "jira-4521 +ticket" "$F" vocab --index "$T/ids" --category ticket
+expect_rc 1 "$F" vocab --index "$T/ids" --category version 3
+expect_rc 2 "$F" vocab --index "$T/ids" --category nonsense
+expect_out '"key":"2.0.1","category":"version"' "$F" vocab --index "$T/ids" --json
+for q in "TC-1001" "tc_1001" "TC 1001" "tc1001"; do
+	"$F" search --index "$T/ids" --json "$q" > "$T/idq.json"
+	grep -q '"id":"i3"' "$T/idq.json" && fail "$q matched TC-10010" || ok
+	grep -q '"id":"i1"' "$T/idq.json" && grep -q '"id":"i2"' "$T/idq.json" && ok || fail "$q missed a spelling"
+	grep -q '"filter":true' "$T/idq.json" && ok || fail "$q: no identifier receipt"
+done
+expect_out "TC-9999 .*occurs nowhere: filter dropped" "$F" search --index "$T/ids" --explain "TC-9999"
+expect_rc 1 "$F" search --index "$T/ids" --explain "TC-9999"
+
 # Errors are clear and exit 2.
 expect_rc 2 "$F" search --index "$T/none" anything
 expect_err "cannot open index" "$F" search --index "$T/none" anything

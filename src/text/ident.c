@@ -1,0 +1,351 @@
+/*
+ * ident.c — exact identifiers: test cases (TC-1001, testcase_42,
+ * TEST_AUTH), tickets (JIRA-4521, ABC-123), versions (v2.0.1, 1.0.0-beta,
+ * 3.5), code classes (AuthService), functions (handle_login()), model
+ * numbers (X100, Model-Y200, SKU-4567) and error codes (E0425, ENOENT,
+ * HTTP 404), found in text, and their canonical keys.
+ *
+ * A key ignores case and delimiters but never merges numbers: the text is
+ * cut into runs of ASCII letters and runs of digits; letter runs are joined
+ * as they are (TEST_AUTH = TestAuth = testauth), a letter run and a digit
+ * run by '-' (TC-1001 = tc_1001 = TC 1001 = TC1001 = "tc-1001"), and two
+ * digit runs by '.' when a dot stood between them, else '-' (2.0.1 stays
+ * "2.0.1", never 2.0.10 or 20.1). A version drops its leading v; a function
+ * keeps "()" after its name.
+ *
+ * The scanner is a hand-written pass over the bytes: candidates are runs of
+ * letters, digits and inner delimiters (- _ .) between word boundaries, plus
+ * "LETTERS 1234" with one space for the spellings people type (TC 1001,
+ * HTTP 404; upper case letters only, so prose like "page 12" stays prose).
+ * Each candidate is classified by the first rule that fits. The rules
+ * ignore case (jira-4521 is JIRA-4521), except that a class needs its
+ * PascalCase humps, so the same spellings are found in documents and in
+ * queries.
+ */
+#include <ctype.h>
+
+#include "text/text.h"
+
+static int is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int is_alnum(unsigned char c)
+{
+	return is_alpha(c) || is_digit(c);
+}
+
+static int is_delim(unsigned char c)
+{
+	return c == '-' || c == '_' || c == '.';
+}
+
+const char *text_ident_cat_name(int cat)
+{
+	static const char *const names[] = { "testcase", "ticket", "version", "class",
+	                                     "function", "model", "error" };
+	return cat >= 0 && cat < TEXT_IDENT_NCAT ? names[cat] : "?";
+}
+
+int text_ident_cat_parse(const char *name)
+{
+	for (int c = 0; c < TEXT_IDENT_NCAT; c++)
+		if (strcmp(name, text_ident_cat_name(c)) == 0)
+			return c;
+	return -1;
+}
+
+int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len)
+{
+	size_t o = 0, i = 0;
+	int prev = 0;         /* 0 none, 1 letters, 2 digits */
+	int dot = 0;          /* a '.' since the previous run */
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		if (!is_alnum(c)) {
+			dot |= c == '.';
+			i++;
+			continue;
+		}
+		int kind = is_digit(c) ? 2 : 1;
+		if (prev) {
+			char sep = 0;
+			if (prev != kind)
+				sep = '-';
+			else if (kind == 2)
+				sep = dot ? '.' : '-';   /* letters join: TEST_AUTH = testauth */
+			if (sep) {
+				if (o + 1 >= cap)
+					return -1;
+				key[o++] = sep;
+			}
+		}
+		while (i < n && (is_digit((unsigned char)s[i]) ? 2 : is_alpha((unsigned char)s[i]) ? 1 : 0) == kind) {
+			if (o + 1 >= cap)
+				return -1;
+			key[o++] = (char)tolower((unsigned char)s[i]);
+			i++;
+		}
+		prev = kind;
+		dot = 0;
+	}
+	if (o == 0)
+		return -1;
+	key[o] = '\0';
+	*len = (uint32_t)o;
+	return 0;
+}
+
+/* ---- classification ------------------------------------------------------- */
+
+static int ieq(const char *s, size_t n, const char *w)
+{
+	size_t m = strlen(w);
+	if (n != m)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tolower((unsigned char)s[i]) != w[i])
+			return 0;
+	return 1;
+}
+
+static int in_list(const char *s, size_t n, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (ieq(s, n, list[i]))
+			return 1;
+	return 0;
+}
+
+static const char *const errno_names[] = {
+	"eperm", "enoent", "esrch", "eintr", "eio", "enxio", "e2big", "enoexec", "ebadf",
+	"echild", "eagain", "enomem", "eacces", "efault", "ebusy", "eexist", "exdev", "enodev",
+	"enotdir", "eisdir", "einval", "enfile", "emfile", "enotty", "efbig", "enospc", "espipe",
+	"erofs", "emlink", "epipe", "edom", "erange", "edeadlk", "enametoolong", "enolck",
+	"enosys", "enotempty", "eloop", "ewouldblock", "enomsg", "eidrm", "enodata", "etime",
+	"eproto", "eoverflow", "eilseq", "enotsock", "edestaddrreq", "emsgsize", "eprototype",
+	"enoprotoopt", "eprotonosupport", "eopnotsupp", "eafnosupport", "eaddrinuse",
+	"eaddrnotavail", "enetdown", "enetunreach", "econnaborted", "econnreset", "enobufs",
+	"eisconn", "enotconn", "etimedout", "econnrefused", "ehostunreach", "ealready",
+	"einprogress", "estale", "edquot", "ecanceled", "enotsup", "enotrecoverable",
+	NULL
+};
+
+static const char *const keywords[] = {
+	"if", "for", "while", "switch", "return", "sizeof", "defined", "elif", "catch",
+	"else", "case", "do", "and", "or", "not", "typeof", "alignof", "assert", "print",
+	"function", "def", "new", "delete", "throw", "with", "in", "is", "when", "match",
+	NULL
+};
+
+static const char *const testcase_prefixes[] = { "tc", "test", "testcase", "tst", "tcase", NULL };
+static const char *const model_prefixes[] = { "sku", "model", "part", "pn", "item", NULL };
+
+/* Runs of the candidate: kind (1 letters, 2 digits), start, length, and the
+ * delimiter before it (0 for none). */
+typedef struct run {
+	uint8_t kind;
+	char delim;
+	uint32_t at, len;
+} run;
+
+#define MAX_RUNS 16
+
+static int split_runs(const char *s, size_t n, run *r, size_t *nr)
+{
+	size_t k = 0, i = 0;
+	char delim = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		if (!is_alnum(c)) {
+			delim = (char)c;
+			i++;
+			continue;
+		}
+		if (k == MAX_RUNS)
+			return -1;
+		uint8_t kind = is_digit(c) ? 2 : 1;
+		size_t at = i;
+		while (i < n && is_alnum((unsigned char)s[i]) && (is_digit((unsigned char)s[i]) ? 2 : 1) == kind)
+			i++;
+		r[k++] = (run){ kind, delim, (uint32_t)at, (uint32_t)(i - at) };
+		delim = 0;
+	}
+	*nr = k;
+	return 0;
+}
+
+static int all_upper(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(s[i] >= 'A' && s[i] <= 'Z'))
+			return 0;
+	return 1;
+}
+
+/* Classify s[0..n) (n >= 1); call_after: a '(' follows. -1: not an identifier. */
+static int classify(const char *s, size_t n, int call_after)
+{
+	run r[MAX_RUNS];
+	size_t nr;
+	if (split_runs(s, n, r, &nr) || nr == 0)
+		return -1;
+	const char *r0 = s + r[0].at;
+
+	/* function: a name followed by '(' */
+	if (call_after) {
+		int name = is_alpha((unsigned char)s[0]) || s[0] == '_';
+		for (size_t i = 0; i < n && name; i++)
+			name = is_alnum((unsigned char)s[i]) || s[i] == '_';
+		if (name && n >= 3 && !in_list(s, n, keywords))
+			return TEXT_IDENT_FUNCTION;
+	}
+	/* version: v?D(.D)+(-suffix)? */
+	{
+		size_t i = 0;
+		if (r[0].kind == 1 && r[0].len == 1 && (r0[0] == 'v' || r0[0] == 'V') && nr >= 2 &&
+		    r[1].delim == 0)
+			i = 1;
+		size_t nd = 0;
+		while (i < nr && r[i].kind == 2 && (nd == 0 || r[i].delim == '.')) {
+			nd++;
+			i++;
+		}
+		if (nd >= 2 && (i == nr || r[i].delim == '-'))
+			return TEXT_IDENT_VERSION;
+	}
+	/* error codes: E0425, ENOENT, HTTP 404 */
+	if (nr == 2 && r[0].kind == 1 && r[1].kind == 2 && r[0].len == 1 && (r0[0] == 'E' || r0[0] == 'e') &&
+	    r[1].len >= 3 && r[1].len <= 5 && r[1].delim == 0)
+		return TEXT_IDENT_ERROR;
+	if (nr == 1 && r[0].kind == 1 && in_list(s, n, errno_names))
+		return TEXT_IDENT_ERROR;
+	if (nr == 2 && ieq(r0, r[0].len, "http") && r[1].kind == 2 && r[1].len == 3 &&
+	    s[r[1].at] >= '1' && s[r[1].at] <= '5')
+		return TEXT_IDENT_ERROR;
+	/* test cases: TC-1001, testcase_42, TEST_AUTH */
+	if (nr >= 2 && r[0].kind == 1 && r[1].kind == 2 && in_list(r0, r[0].len, testcase_prefixes))
+		return TEXT_IDENT_TESTCASE;
+	if (nr >= 2 && ieq(r0, r[0].len, "test") && r[1].kind == 1 && r[1].delim == '_') {
+		int ok = 1;
+		for (size_t i = 0; i < n && ok; i++)
+			ok = is_alpha((unsigned char)s[i]) || s[i] == '_' || is_digit((unsigned char)s[i]);
+		if (ok)
+			return TEXT_IDENT_TESTCASE;
+	}
+	/* model numbers: SKU-4567, Model-Y200, X100 */
+	if (nr >= 2 && r[0].kind == 1 && in_list(r0, r[0].len, model_prefixes) && r[1].delim &&
+	    r[nr - 1].kind == 2)
+		return TEXT_IDENT_MODEL;
+	if (nr == 2 && r[0].kind == 1 && r[1].kind == 2 && r[1].delim == 0 && r[0].len <= 3 &&
+	    r[1].len >= 2)
+		return TEXT_IDENT_MODEL;
+	/* tickets: JIRA-4521, BUG-789, ABC-123 */
+	if (nr == 2 && r[0].kind == 1 && r[1].kind == 2 && r[0].len >= 2 && r[0].len <= 10 &&
+	    (r[1].delim == '-' || r[1].delim == ' ' || r[1].delim == '_'))
+		return TEXT_IDENT_TICKET;
+	/* code classes: AuthService, UserController, HTTPServer */
+	if (nr == 1 && r[0].kind == 1 && n >= 4 && s[0] >= 'A' && s[0] <= 'Z') {
+		/* an upper case letter after a lower case one (AuthService), or an
+		 * acronym before a word (HTTPServer) */
+		int hump = 0, lower = 0;
+		for (size_t i = 1; i < n; i++) {
+			int up = s[i] >= 'A' && s[i] <= 'Z';
+			if (!up)
+				lower = 1;
+			else if (lower)
+				hump = 1;
+			if (up && i + 1 < n && s[i - 1] >= 'A' && s[i - 1] <= 'Z' && s[i + 1] >= 'a' &&
+			    s[i + 1] <= 'z' && n >= 5)
+				hump = 1;
+		}
+		if (hump)
+			return TEXT_IDENT_CLASS;
+	}
+	return -1;
+}
+
+int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb cb, void *ctx)
+{
+	uint32_t found = 0, min_len = o && o->min_len ? o->min_len : 3;
+	uint32_t max = o && o->max_per_text ? o->max_per_text : 50;
+	size_t i = 0;
+	while (i < n && found < max) {
+		unsigned char c = (unsigned char)s[i];
+		if (!is_alnum(c) || (i > 0 && (is_alnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))) {
+			i++;
+			continue;
+		}
+		/* The candidate: alnum runs with single inner delimiters. */
+		size_t e = i;
+		while (e < n) {
+			if (is_alnum((unsigned char)s[e])) {
+				e++;
+			} else if (is_delim((unsigned char)s[e]) && e + 1 < n && is_alnum((unsigned char)s[e + 1]) &&
+			           !(s[e] == '.' && is_alpha((unsigned char)s[e - 1]) &&
+			             is_alpha((unsigned char)s[e + 1]))) {
+				/* a dot between letters ends it: obj.method(), e.g. */
+				e++;
+			} else {
+				break;
+			}
+		}
+		/* "TC 1001", "HTTP 404": letters, one space, digits. */
+		size_t e2 = e;
+		int letters = 1;
+		for (size_t k = i; k < e && letters; k++)
+			letters = is_alpha((unsigned char)s[k]);
+		if (letters && e - i >= 2 && e - i <= 10 && e + 1 < n && s[e] == ' ' &&
+		    is_digit((unsigned char)s[e + 1]) && all_upper(s + i, e - i)) {
+			e2 = e + 1;
+			while (e2 < n && is_digit((unsigned char)s[e2]))
+				e2++;
+			if (e2 < n && (is_alpha((unsigned char)s[e2]) || s[e2] == '_'))
+				e2 = e;   /* "TC 10a": not a clean number */
+		}
+		int cat = -1;
+		size_t end = e;
+		if (e2 > e) {
+			cat = classify(s + i, e2 - i, 0);
+			if (cat == TEXT_IDENT_TESTCASE || cat == TEXT_IDENT_TICKET || cat == TEXT_IDENT_ERROR)
+				end = e2;
+			else
+				cat = -1;
+		}
+		if (cat < 0) {
+			cat = classify(s + i, e - i, e < n && s[e] == '(');
+			if (cat == TEXT_IDENT_FUNCTION && e + 1 < n && s[e + 1] == ')')
+				end = e + 2;   /* the spelling keeps its "()" */
+		}
+		if (cat >= 0 && end - i >= min_len) {
+			text_ident id;
+			id.cat = (uint8_t)cat;
+			id.start = (uint32_t)i;
+			id.end = (uint32_t)end;
+			size_t from = i, to = end;
+			if (cat == TEXT_IDENT_VERSION && (s[i] == 'v' || s[i] == 'V'))
+				from++;
+			if (cat == TEXT_IDENT_FUNCTION)
+				to = e;   /* the key is the name's, then "()" */
+			if (text_ident_key(s + from, to - from, id.key, sizeof id.key - 2, &id.key_len) == 0) {
+				if (cat == TEXT_IDENT_FUNCTION) {
+					id.key[id.key_len++] = '(';
+					id.key[id.key_len++] = ')';
+					id.key[id.key_len] = '\0';
+				}
+				found++;
+				int rc = cb(ctx, &id);
+				if (rc)
+					return rc;
+			}
+		}
+		i = end > i ? end : i + 1;
+	}
+	return 0;
+}
