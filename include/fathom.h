@@ -282,6 +282,10 @@ typedef struct fathom_hit {
 	const char *snippet;        /* plain text, one line breaks kept */
 	const fathom_span *highlights; /* byte ranges of matches inside snippet */
 	uint32_t n_highlights;
+	/* The lines of the document where query terms occur in the chunk's
+	 * text (distinct, ascending, at most 64); none without a snippet. */
+	const uint32_t *match_lines;
+	uint32_t n_match_lines;
 } fathom_hit;
 
 typedef struct fathom_results fathom_results;
@@ -301,6 +305,15 @@ const char *fathom_results_term(const fathom_results *r, size_t i, int *required
  * (AND word (OR a b) (NOT c) "a phrase" title:word prefix*) then filters as
  * key=value. docs/QUERY.md describes it. */
 const char *fathom_results_parsed(const fathom_results *r);
+/* When the answer is empty, why, in words: which term occurs in no
+ * document, which filter matches none, or which terms never meet in one
+ * chunk ("\"kubernetes\" occurs in no document"). "" when there are hits. */
+const char *fathom_results_why(const fathom_results *r);
+
+/* The filters that applied, before ranking, from the options and the
+ * query: "library=fastapi version=0.110 lang=c path=GLOB" ("" for none). */
+const char *fathom_results_filters(const fathom_results *r);
+
 /* Is term i only in negated parts of the query (looked up, never scored)? */
 int fathom_results_term_negated(const fathom_results *r, size_t i);
 

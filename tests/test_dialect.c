@@ -397,10 +397,67 @@ static void test_identifier_precision(void)
 	free(dir);
 }
 
+/* An empty answer says why; a hit says what matched where. */
+static void test_receipts_and_empties(void)
+{
+	char *dir = test_tmpdir("dialect-why");
+	build(dir);
+	static const struct {
+		const char *q, *filter, *why;
+	} empties[] = {
+		{ "kubernetes", NULL, "\"kubernetes\" occurs in no document" },
+		{ "apple kubernetes", NULL, "\"kubernetes\" occurs in no document" },
+		{ "fig", "version=2.1", "filter version=2.1 matches no document" },
+		{ "fig library:gamma", NULL, "filter library=gamma matches no document" },
+		{ "fig lang:c", NULL, "no chunk holds \"fig\" among the documents the filters allow" },
+		{ "zzzz*", NULL, "\"zzzz*\" begins no indexed word" },
+		{ "apple elderberry", NULL, "no chunk holds \"apple\", \"elderberry\" together" },
+		{ "TC-9999", NULL, "identifier TC-9999 occurs in no document" },
+	};
+	for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		const char *flt[1] = { empties[i].filter };
+		if (empties[i].filter) {
+			o.filters = flt;
+			o.n_filters = 1;
+		}
+		fathom_results *r = NULL;
+		CHECK_OK(fathom_search(&r, ix, empties[i].q, &o));
+		CHECK_EQ(fathom_results_count(r), 0);
+		if (!strstr(fathom_results_why(r), empties[i].why)) {
+			fprintf(stderr, "  [%s]: why \"%s\", want \"%s\"\n", empties[i].q,
+			        fathom_results_why(r), empties[i].why);
+			test_failed_checks++;
+		}
+		fathom_results_free(r);
+	}
+	/* A hit: matched terms per field, the lines, the filters, no why. */
+	fathom_results *r = NULL;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	CHECK_OK(fathom_search(&r, ix, "lemon headings:install", &o));
+	CHECK_EQ(fathom_results_count(r), 1);
+	const fathom_hit *h = fathom_results_hit(r, 0);
+	CHECK_STR(fathom_results_why(r), "");
+	CHECK(h && h->n_matched[FATHOM_FIELD_HEADINGS] == 1 && h->n_matched[FATHOM_FIELD_BODY] >= 1);
+	CHECK(h && h->field_score[FATHOM_FIELD_HEADINGS] > 0 && h->field_score[FATHOM_FIELD_BODY] > 0);
+	/* "# Install guide\n\nlemon mango steps": lemon is on line 3 */
+	CHECK(h && h->n_match_lines >= 1);
+	if (h && h->n_match_lines)
+		CHECK_EQ(h->match_lines[h->n_match_lines - 1], 3);
+	fathom_results_free(r);
+	CHECK_OK(fathom_search(&r, ix, "fig library:beta", &o));
+	CHECK_STR(fathom_results_filters(r), "library=beta");
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_conformance);
 	RUN(test_negated_terms);
 	RUN(test_identifier_precision);
+	RUN(test_receipts_and_empties);
 	return TEST_DONE();
 }

@@ -118,7 +118,7 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 }
 
 enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NOIGNORE,
-       OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX };
+       OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX };
 
 static const struct option ingest_longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -127,6 +127,8 @@ static const struct option ingest_longopts[] = {
 	{ "chunk-target", required_argument, NULL, OPT_CTARGET },
 	{ "chunk-overlap", required_argument, NULL, OPT_COVERLAP },
 	{ "chunk-max", required_argument, NULL, OPT_CMAX },
+	{ "ident-min-len", required_argument, NULL, OPT_IDMIN },
+	{ "ident-max", required_argument, NULL, OPT_IDMAX },
 	{ "no-ignore", no_argument, NULL, OPT_NOIGNORE },
 	{ "no-follow", no_argument, NULL, OPT_NOFOLLOW },
 	{ "keep-missing", no_argument, NULL, OPT_KEEPMISSING },
@@ -168,6 +170,16 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 			break;
 		case OPT_CTARGET:
 		case OPT_COVERLAP:
+		case OPT_IDMIN:
+			if (cli_parse_u64(optarg, 1, 64, &v))
+				return cli_usage_error("--ident-min-len wants 1 to 64, got '%s'", optarg);
+			a->ci.io.ident_min_len = (uint32_t)v;
+			break;
+		case OPT_IDMAX:
+			if (cli_parse_u64(optarg, 1, 1000, &v))
+				return cli_usage_error("--ident-max wants 1 to 1000, got '%s'", optarg);
+			a->ci.io.ident_max = (uint32_t)v;
+			break;
 		case OPT_CMAX:
 			if (cli_parse_u64(optarg, 0, 1u << 30, &v))
 				return cli_usage_error("chunk sizes are byte counts up to 1G, got '%s'", optarg);

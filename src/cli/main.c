@@ -137,6 +137,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --chunk-target N     target chunk size in bytes (default 1500)\n"
 	  "  --chunk-overlap N    bytes repeated from the previous chunk (default 0)\n"
 	  "  --chunk-max N        hard cap on a chunk (default 6000)\n"
+	  "  --ident-min-len N    exact identifiers: shortest spelling kept (default 3)\n"
+	  "  --ident-max N        exact identifiers: at most N per chunk (default 50)\n"
 	  "  --no-ignore          do not honour .gitignore files\n"
 	  "  --no-follow          do not follow symbolic links\n"
 	  "  --keep-missing       keep documents whose files are gone\n"

@@ -146,6 +146,8 @@ static void print_human(const fathom_results *r, int color, int explain)
 			       req ? "(required)" : "");
 		}
 		printf("\n");
+		if (*fathom_results_filters(r))
+			printf("filters: %s (applied before ranking)\n", fathom_results_filters(r));
 		for (size_t i = 0; i < fathom_results_nidents(r); i++) {
 			const fathom_ident_receipt *x = fathom_results_ident(r, i);
 			if (x->applied)
@@ -157,7 +159,7 @@ static void print_human(const fathom_results *r, int color, int explain)
 		}
 		printf("\n");
 		if (n == 0)
-			printf("no results\n");
+			printf("no results: %s\n", fathom_results_why(r));
 	}
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
@@ -188,6 +190,12 @@ static void print_human(const fathom_results *r, int color, int explain)
 					printf(" %s", h->matched[f][j]);
 				fputc('\n', stdout);
 			}
+			if (h->n_match_lines) {
+				printf("     lines   ");
+				for (uint32_t j = 0; j < h->n_match_lines; j++)
+					printf("%s%u", j ? ", " : " ", h->match_lines[j]);
+				fputc('\n', stdout);
+			}
 		}
 		if (i + 1 < n)
 			fputc('\n', stdout);
@@ -201,6 +209,8 @@ static void print_json(const char *query, const fathom_results *r)
 	cli_json_cstr(f, query);
 	fputs(",\"parsed\":", f);
 	cli_json_cstr(f, fathom_results_parsed(r));
+	fputs(",\"filters\":", f);
+	cli_json_cstr(f, fathom_results_filters(r));
 	fputs(",\"terms\":[", f);
 	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
 		int req = 0;
@@ -221,7 +231,13 @@ static void print_json(const char *query, const fathom_results *r)
 		        x->applied ? "true" : "false", (unsigned long long)x->chunks);
 	}
 	size_t n = fathom_results_count(r);
-	fprintf(f, "],\"count\":%zu,\"results\":[", n);
+	fprintf(f, "],\"count\":%zu,", n);
+	if (n == 0) {
+		fputs("\"why\":", f);
+		cli_json_cstr(f, fathom_results_why(r));
+		fputc(',', f);
+	}
+	fputs("\"results\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
 		fprintf(f, "%s{\"rank\":%zu,\"id\":", i ? "," : "", i + 1);
@@ -257,6 +273,9 @@ static void print_json(const char *query, const fathom_results *r)
 		fputs(",\"highlights\":[", f);
 		for (uint32_t j = 0; j < h->n_highlights; j++)
 			fprintf(f, "%s[%u,%u]", j ? "," : "", h->highlights[j].start, h->highlights[j].len);
+		fputs("],\"match_lines\":[", f);
+		for (uint32_t j = 0; j < h->n_match_lines; j++)
+			fprintf(f, "%s%u", j ? "," : "", h->match_lines[j]);
 		fputs("]}", f);
 	}
 	fputs("]}\n", f);
@@ -514,7 +533,7 @@ int cmd_search(int argc, char **argv)
 	if (json)
 		print_json(q, res);
 	else if (n == 0 && !explain)
-		printf("no results\n");
+		printf("no results: %s\n", fathom_results_why(res));
 	else
 		print_human(res, color, explain);
 	fathom_results_free(res);

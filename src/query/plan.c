@@ -455,6 +455,15 @@ static int prefix_visit(void *ctx, const char *term, size_t len, const ix_term_i
 
 static int intern_text(q_plan *p, fa_arena *a, const char *text, uint32_t len, uint32_t *idx);
 
+/* Remember where a term came from in the query, for messages. */
+static void term_source(q_term *t, const char *src, uint32_t len)
+{
+	if (!t->src) {
+		t->src = src;
+		t->src_len = len;
+	}
+}
+
 static int expand_prefix(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an,
                          const q_clause *c, uint8_t fields, int scored, mbuild *b, uint32_t *out)
 {
@@ -496,6 +505,7 @@ static int expand_prefix(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an
 		uint32_t idx, m = 0;
 		if ((rc = intern_text(p, a, hit[i].term, hit[i].len, &idx)))
 			return rc;
+		term_source(&p->terms[idx], c->text, c->len);
 		p->terms[idx].scored |= scored;
 		if ((rc = m_new(b, QM_TERM, fields, idx, &m)) || (rc = m_push(b, m)))
 			return rc;
@@ -504,6 +514,10 @@ static int expand_prefix(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an
 		return rc;
 	m_adopt(b, *out, base);
 	p->prefix_truncated |= pc.n == Q_MAX_PREFIX_TERMS && pc.seen > pc.n;
+	if (pc.n == 0 && !p->empty_prefix) {
+		p->empty_prefix = c->text;
+		p->empty_prefix_len = (uint32_t)c->len;
+	}
 	return 0;
 }
 
@@ -770,6 +784,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 			const q_tok *tk = &tl.t[x->whole];
 			if ((rc = intern_text(p, a, tk->term, tk->len, &idx)))
 				return rc;
+			term_source(&p->terms[idx], c->text + tk->start, tk->end - tk->start);
 			p->terms[idx].required |= required;
 			p->terms[idx].scored |= scored;
 			if (in_seq) {
@@ -793,6 +808,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 			const q_tok *tk = &tl.t[x->whole];
 			if ((rc = intern_text(p, a, tk->term, tk->len, &idx)))
 				return rc;
+			term_source(&p->terms[idx], c->text + tk->start, tk->end - tk->start);
 			p->terms[idx].scored |= scored;
 		}
 		uint32_t base = b.sp;
@@ -800,6 +816,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 			const q_tok *tk = &tl.t[x->elems[j]];
 			if ((rc = intern_text(p, a, tk->term, tk->len, &idx)))
 				return rc;
+			term_source(&p->terms[idx], c->text + tk->start, tk->end - tk->start);
 			p->terms[idx].required |= required;
 			p->terms[idx].scored |= scored;
 			if (ph)

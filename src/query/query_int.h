@@ -89,6 +89,8 @@ typedef struct q_term {
 	uint32_t len;
 	int required;        /* every match must contain it */
 	int scored;          /* in a leaf that is not negated (else idf is 0) */
+	const char *src;     /* the query text it came from (into the query) */
+	uint32_t src_len;
 	uint64_t df;         /* chunks containing it, summed over segments */
 	double idf;
 	uint32_t max_tf;     /* largest tf in any field and segment */
@@ -158,6 +160,8 @@ typedef struct q_plan {
 	uint32_t mroot;      /* UINT32_MAX: nothing binds (every word optional) */
 	int trivial;         /* the tree is an AND of required terms: nothing to check */
 	int prefix_truncated; /* a prefix began more terms than were searched */
+	const char *empty_prefix; /* a prefix that began no indexed term */
+	uint32_t empty_prefix_len;
 } q_plan;
 
 /* Build the plan of a parsed query (allocated in a). Looks identifiers up
@@ -432,10 +436,14 @@ int q_snip_work_init(q_snip_work *w, fa_arena *a, uint32_t nterms);
 
 /* Pick the window of about target bytes of text holding the most distinct
  * query terms and write it as one line into the arena a, with the byte
- * ranges of the matched tokens relative to it. */
+ * ranges of the matched tokens relative to it, and the lines (counted from
+ * line0, the text's first) the matches are on. */
+#define Q_MAX_MATCH_LINES 64
+
 int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
-              const char *text, size_t len, uint32_t target, const char **snippet,
-              fathom_span **hl, uint32_t *n_hl);
+              const char *text, size_t len, uint32_t target, uint32_t line0,
+              const char **snippet, fathom_span **hl, uint32_t *n_hl, uint32_t **lines,
+              uint32_t *n_lines);
 
 /* ---- results.c ------------------------------------------------------------------- */
 
@@ -443,5 +451,8 @@ int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
  * snippets. scratch holds the working memory. */
 int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena *scratch);
 int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
+/* Why the answer is empty, in words ("\"kubernetes\" occurs in no document"). */
+int q_results_set_why(fathom_results *r, const char *s, size_t n);
+int q_results_set_filters(fathom_results *r, const char *s, size_t n);
 
 #endif /* FATHOM_QUERY_INT_H */

@@ -21,6 +21,8 @@ struct fathom_results {
 	int *negated;
 	size_t nterms;
 	const char *parsed;   /* the query's canonical form */
+	const char *why;      /* an empty answer's reason */
+	const char *filters;  /* the filters applied, as key=value ... */
 	fathom_ident_receipt *idents;
 	size_t nidents;
 };
@@ -43,6 +45,28 @@ const char *fathom_results_parsed(const fathom_results *r)
 int fathom_results_term_negated(const fathom_results *r, size_t i)
 {
 	return r && i < r->nterms && r->negated ? r->negated[i] : 0;
+}
+
+const char *fathom_results_filters(const fathom_results *r)
+{
+	return r && r->filters ? r->filters : "";
+}
+
+int q_results_set_filters(fathom_results *r, const char *s, size_t n)
+{
+	r->filters = fa_arena_strndup(&r->arena, s, n);
+	return r->filters ? 0 : fa_err(FATHOM_ENOMEM, "results");
+}
+
+const char *fathom_results_why(const fathom_results *r)
+{
+	return r && r->why ? r->why : "";
+}
+
+int q_results_set_why(fathom_results *r, const char *s, size_t n)
+{
+	r->why = fa_arena_strndup(&r->arena, s, n);
+	return r->why ? 0 : fa_err(FATHOM_ENOMEM, "results");
 }
 
 int q_results_set_parsed(fathom_results *r, const char *s, size_t n)
@@ -199,9 +223,11 @@ static int build_hit(fathom_results *r, q_ctx *c, text_analyzer *an, q_snip_work
 	if (len && (rc = seg_doc_text(s, ci.doc, ci.byte_start, len, text)))
 		return rc;
 	fathom_span *hl;
-	rc = q_snippet(&r->arena, w, an, c->plan, (const char *)text->data, text->len,
-	               target, &h->snippet, &hl, &h->n_highlights);
+	uint32_t *lines;
+	rc = q_snippet(&r->arena, w, an, c->plan, (const char *)text->data, text->len, target,
+	               ci.line_start, &h->snippet, &hl, &h->n_highlights, &lines, &h->n_match_lines);
 	h->highlights = hl;
+	h->match_lines = lines;
 	return rc;
 }
 

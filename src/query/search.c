@@ -140,6 +140,117 @@ static int open_segment(q_ctx *c, uint32_t s)
 	return 0;
 }
 
+/* Does any live document of the index pass filter f? */
+static int filter_passes_any(ix_index *ix, const q_filter *f, int *any)
+{
+	*any = 0;
+	for (size_t s = 0; s < ix_nsegments(ix) && !*any; s++) {
+		ix_segment *seg = ix_segment_at(ix, s);
+		for (uint32_t d = 0; d < seg_ndocs(seg) && !*any; d++) {
+			ix_doc_info di;
+			if (seg_doc_is_deleted(seg, d))
+				continue;
+			int rc = seg_doc(seg, d, &di);
+			if (rc)
+				return rc;
+			*any = q_filter_doc(f, &di);
+		}
+	}
+	return 0;
+}
+
+/* Why an answer is empty, in words, into why. */
+static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf *why)
+{
+	for (uint32_t k = 0; k < p->nidents; k++) {
+		if (!p->idents[k].applied) {
+			fbuf_printf(why, "identifier %.*s occurs in no document", (int)p->idents[k].len,
+			            p->idents[k].text);
+			return 0;
+		}
+	}
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		const q_term *qt = &p->terms[t];
+		if (qt->required && qt->df == 0 && qt->src) {
+			fbuf_printf(why, "\"%.*s\" occurs in no document", (int)qt->src_len, qt->src);
+			return 0;
+		}
+	}
+	if (p->empty_prefix) {
+		fbuf_printf(why, "\"%.*s*\" begins no indexed word", (int)p->empty_prefix_len,
+		            p->empty_prefix);
+		return 0;
+	}
+	if (f->active) {
+		/* One filter at a time: which one passes nothing? */
+		q_filter one;
+		int any = 0, rc;
+		for (size_t i = 0; i < f->n; i++) {
+			memset(&one, 0, sizeof one);
+			one.keys = &f->keys[i];
+			one.values = &f->values[i];
+			one.n = 1;
+			one.active = 1;
+			if ((rc = filter_passes_any(ix, &one, &any)))
+				return rc;
+			if (!any) {
+				fbuf_printf(why, "filter %s=%s matches no document", f->keys[i], f->values[i]);
+				return 0;
+			}
+		}
+		if (f->lang) {
+			memset(&one, 0, sizeof one);
+			one.lang = f->lang;
+			one.active = 1;
+			if ((rc = filter_passes_any(ix, &one, &any)))
+				return rc;
+			if (!any) {
+				fbuf_printf(why, "no document is in the language %s", f->lang);
+				return 0;
+			}
+		}
+		if (f->glob) {
+			memset(&one, 0, sizeof one);
+			one.glob = f->glob;
+			one.glob_base = f->glob_base;
+			one.active = 1;
+			if ((rc = filter_passes_any(ix, &one, &any)))
+				return rc;
+			if (!any) {
+				fbuf_printf(why, "no document's path matches %s", f->glob);
+				return 0;
+			}
+		}
+		if ((rc = filter_passes_any(ix, f, &any)))
+			return rc;
+		if (!any) {
+			fbuf_puts(why, "no document passes all the filters together");
+			return 0;
+		}
+	}
+	/* Every part exists somewhere, but not together. */
+	uint32_t named = 0;
+	fbuf_puts(why, "no chunk matches the whole query");
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		const q_term *qt = &p->terms[t];
+		if (!qt->required || !qt->src)
+			continue;
+		fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : ": no chunk holds ", (int)qt->src_len,
+		            qt->src);
+	}
+	if (named > 1)
+		fbuf_puts(why, " together");
+	if (f->active)
+		fbuf_puts(why, named ? " among the documents the filters allow" : "");
+	for (uint32_t k = 0; k < p->nidents; k++)
+		if (p->idents[k].applied)
+			fbuf_printf(why, "%s with identifier %.*s", named++ ? "," : ": no chunk holds it",
+			            (int)p->idents[k].len, p->idents[k].text);
+	if (p->nphrases)
+		fbuf_puts(why, named ? " (or not as the phrase asked)" : " (a phrase is never met)");
+	return 0;
+}
+
 /* Does the query end as a sentence does (".", "?" or "!")? AUTO mode reads
  * that as natural language. */
 static int ends_like_sentence(const char *q)
@@ -225,6 +336,22 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 		fbuf_init(&f, Q_MAX_QUERY_BYTES * 4);
 		q_ast_format(&ast, &f);
 		rc = f.err ? f.err : q_results_set_parsed(*out, f.len ? (const char *)f.data : "", f.len);
+		if (!rc && filter.active) {
+			fbuf_reset(&f);
+			for (size_t i = 0; i < filter.n; i++)
+				fbuf_printf(&f, "%s%s=%s", i ? " " : "", filter.keys[i], filter.values[i]);
+			if (filter.lang)
+				fbuf_printf(&f, "%slang=%s", f.len ? " " : "", filter.lang);
+			if (filter.glob)
+				fbuf_printf(&f, "%spath=%s", f.len ? " " : "", filter.glob);
+			rc = f.err ? f.err : q_results_set_filters(*out, f.len ? (const char *)f.data : "", f.len);
+		}
+		if (!rc && c.top.n == 0) {
+			fbuf_reset(&f);
+			rc = explain_empty(ix, &plan, &filter, &f);
+			if (!rc)
+				rc = f.err ? f.err : q_results_set_why(*out, f.len ? (const char *)f.data : "", f.len);
+		}
 		fbuf_free(&f);
 		if (rc) {
 			fathom_results_free(*out);

@@ -33,7 +33,7 @@ static int on_token(void *ctx, const text_token *tok)
 		return 0;
 	for (uint32_t t = 0; t < s->p->nterms; t++) {
 		const q_term *qt = &s->p->terms[t];
-		if (qt->len == tok->len && memcmp(qt->text, tok->term, tok->len) == 0) {
+		if (qt->scored && qt->len == tok->len && memcmp(qt->text, tok->term, tok->len) == 0) {
 			s->m[s->n].start = tok->start;
 			s->m[s->n].end = tok->end;
 			s->m[s->n].term = t;
@@ -133,12 +133,15 @@ int q_snip_work_init(q_snip_work *w, fa_arena *a, uint32_t nterms)
 }
 
 int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
-              const char *text, size_t len, uint32_t target, const char **snippet,
-              fathom_span **hl, uint32_t *n_hl)
+              const char *text, size_t len, uint32_t target, uint32_t line0,
+              const char **snippet, fathom_span **hl, uint32_t *n_hl, uint32_t **lines,
+              uint32_t *n_lines)
 {
 	*snippet = "";
 	*hl = NULL;
 	*n_hl = 0;
+	*lines = NULL;
+	*n_lines = 0;
 	if (len == 0)
 		return 0;
 	if (len > UINT32_MAX)
@@ -149,6 +152,23 @@ int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
 	if (rc && rc != SCAN_FULL)
 		return rc;
 	qsort(sc.m, sc.n, sizeof *sc.m, cmp_match);
+
+	/* The lines the matches are on, for the receipt: distinct, in order. */
+	if (sc.n) {
+		uint32_t *ln = fa_arena_alloc(a, FA_MIN(sc.n, (uint32_t)Q_MAX_MATCH_LINES) * sizeof *ln);
+		if (!ln)
+			return fa_err(FATHOM_ENOMEM, "match lines");
+		uint32_t line = line0, nl = 0;
+		size_t at = 0;
+		for (uint32_t i = 0; i < sc.n && nl < Q_MAX_MATCH_LINES; i++) {
+			for (; at < sc.m[i].start; at++)
+				line += text[at] == '\n';
+			if (nl == 0 || ln[nl - 1] != line)
+				ln[nl++] = line;
+		}
+		*lines = ln;
+		*n_lines = nl;
+	}
 
 	size_t ws, we, s0 = 0, e0 = 0;
 	if (sc.n == 0) {

@@ -175,6 +175,10 @@ for q in "TC-1001" "tc_1001" "TC 1001" "tc1001"; do
 	grep -q '"filter":true' "$T/idq.json" && ok || fail "$q: no identifier receipt"
 done
 expect_out "TC-9999 .*occurs nowhere: filter dropped" "$F" search --index "$T/ids" --explain "TC-9999"
+expect_out "no results: identifier TC-9999 occurs in no document" "$F" search --index "$T/ids" "TC-9999"
+expect_out 'no results: "kubernetes" occurs in no document' "$F" search --index "$T/ids" kubernetes
+"$F" add -q --index "$T/ids2" --jsonl "$T/ids.jsonl" --ident-max 1
+[ "$("$F" vocab --index "$T/ids2" | wc -l)" -eq 4 ] && ok || fail "--ident-max 1 kept more than one per chunk"
 expect_rc 1 "$F" search --index "$T/ids" --explain "TC-9999"
 
 # Errors are clear and exit 2.
