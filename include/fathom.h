@@ -332,6 +332,58 @@ typedef struct fathom_ident_receipt {
 size_t fathom_results_nidents(const fathom_results *r);
 const fathom_ident_receipt *fathom_results_ident(const fathom_results *r, size_t i);
 
+/* The glossary groups that fired: words of the query read as any of their
+ * aliases ("auth" as auth | authentication | "sign in"). */
+typedef struct fathom_expansion {
+	const char *text;              /* the words as written */
+	uint32_t group;                /* the glossary group's id */
+	const char *const *aliases;    /* its members, the words' own form included */
+	size_t n_aliases;
+} fathom_expansion;
+
+size_t fathom_results_nexpansions(const fathom_results *r);
+const fathom_expansion *fathom_results_expansion(const fathom_results *r, size_t i);
+
+/* ---------------------------------------------------------------------------
+ * The glossary: curated alias groups (auth = authentication = sign-in) that
+ * expand query words, names protected from it, and a queue of groups
+ * proposed from the corpus. Changes take effect at the next fathom_commit,
+ * atomically with everything else in that commit.
+ */
+typedef struct fathom_gloss_item {
+	const char *kind;            /* "group", "protected" or "candidate" */
+	uint32_t id;
+	const char *const *terms;    /* normalised: NFKC, case folded, hyphens and
+	                              * runs of space as one space */
+	size_t n_terms;
+	const char *status;          /* candidates: "pending", "approved", "rejected" */
+	const char *source;          /* candidates: "acronym" or "variant" */
+	const char *evidence;        /* candidates: where it was first seen */
+	uint64_t count;              /* candidates: times seen */
+} fathom_gloss_item;
+
+typedef int (*fathom_gloss_cb)(void *ctx, const fathom_gloss_item *it);
+
+/* Make terms one group (merged with any group already holding one of them).
+ * A protected term (an all-caps acronym, a code identifier, a name marked
+ * protected) is refused with FATHOM_EINVAL naming it and why. */
+int fathom_glossary_add(fathom_index *ix, const char *const *terms, size_t n, uint32_t *group);
+/* Remove a group by id, or one term from its group. */
+int fathom_glossary_remove(fathom_index *ix, const char *id_or_term);
+/* Mark a name protected (on = 1) or not: it never joins a group and a query
+ * never expands it. */
+int fathom_glossary_protect(fathom_index *ix, const char *name, int on);
+/* Items of a kind ("group", "protected", "candidate", or "pending" for the
+ * candidates still waiting), or all with NULL. */
+int fathom_glossary_list(fathom_index *ix, const char *kind, fathom_gloss_cb cb, void *ctx);
+/* Scan the corpus for candidate groups: acronym definitions ("Transport
+ * Layer Security (TLS)") and spelling variants (sign-in / signin). A set of
+ * terms already grouped, queued or rejected is never proposed again. */
+int fathom_glossary_propose(fathom_index *ix, size_t *proposed);
+/* Approve (approve = 1: the candidate becomes a group) or reject it (it is
+ * remembered, and never proposed again). */
+int fathom_glossary_decide(fathom_index *ix, uint32_t candidate, int approve);
+
 /* ---------------------------------------------------------------------------
  * The identifier vocabulary: every exact identifier detected at ingest.
  */

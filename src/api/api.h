@@ -8,12 +8,17 @@
 #include "fathom.h"
 #include "index/index.h"
 #include "text/text.h"
+#include "query/glossary.h"
 
 struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */
 	unsigned flags;
 	fa_arena work;       /* search working memory, reused query after query */
+	/* The glossary parsed once, again when the index's payload changes. */
+	q_glossary gloss;
+	const unsigned char *gloss_src;
+	int gloss_ok;
 };
 
 #endif /* FATHOM_API_H */

@@ -50,6 +50,7 @@ void fathom_close(fathom_index *fx)
 	if (fx->ix)
 		ix_close(fx->ix);
 	fa_arena_free(&fx->work);
+	q_gloss_free(&fx->gloss);
 	fa_free(fx);
 }
 
@@ -79,7 +80,20 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	if (!(opts->phrase_bonus >= 1.0f && opts->phrase_bonus <= 100.0f) ||
 	    !(opts->prefix_bonus >= 1.0f && opts->prefix_bonus <= 100.0f))
 		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
-	return q_search_in(out, fx->ix, fx->an, query, opts, &fx->work);
+	const unsigned char *gd;
+	size_t gl;
+	ix_glossary(fx->ix, &gd, &gl);
+	if (!fx->gloss_ok || gd != fx->gloss_src) {
+		q_gloss_free(&fx->gloss);
+		fx->gloss_ok = 0;
+		int rc = q_gloss_parse(&fx->gloss, gd, gl);
+		if (rc)
+			return rc;
+		fx->gloss_src = gd;
+		fx->gloss_ok = 1;
+	}
+	return q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,
+	                   fx->gloss.n ? &fx->gloss : NULL);
 }
 
 /* Find the live document with this key: the newest segment that holds it

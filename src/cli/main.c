@@ -119,6 +119,7 @@ static const char usage_text[] =
 "  verify               check every checksum of every index file\n"
 "  optimize             merge every segment into one: smaller and faster\n"
 "  vocab [PREFIX]       the exact identifiers found at ingest (TC-1001, v2.0.1...)\n"
+"  glossary SUB ...     alias groups, protected names, the curation queue\n"
 "  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
 "  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
 "  help [COMMAND]       this text, or a command's options\n"
@@ -176,6 +177,20 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "delete", "usage: fathom delete [--index DIR] ID...\n" },
 	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
 	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
+	{ "glossary",
+	  "usage: fathom glossary [--index DIR] [--json] SUBCOMMAND ...\n"
+	  "  add TERM TERM...     make the terms one alias group (auth authentication sign-in)\n"
+	  "  list [KIND]          groups, protected names and candidates (KIND: group,\n"
+	  "                       protected, candidate)\n"
+	  "  remove ID|TERM       drop a group, or a term from its group\n"
+	  "  protect NAME         never group or expand NAME; unprotect NAME undoes it\n"
+	  "  propose              scan the corpus for candidates (acronym definitions,\n"
+	  "                       spelling variants)\n"
+	  "  pending              the candidates waiting for a decision\n"
+	  "  approve ID           the candidate becomes a group\n"
+	  "  reject ID            never propose it again\n"
+	  "  Terms are compared NFKC, case folded, with hyphens and spaces folded.\n"
+	  "  All-caps acronyms, code identifiers and protected names never join a group.\n" },
 	{ "vocab",
 	  "usage: fathom vocab [--index DIR] [--category C] [--json] [PREFIX]\n"
 	  "  lists the identifiers detected at ingest: canonical key, category, chunks,\n"
@@ -242,6 +257,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc, argv);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (strcmp(cmd, "glossary") == 0)
+		return cmd_glossary(argc, argv);
 	if (strcmp(cmd, "vocab") == 0)
 		return cmd_vocab(argc, argv);
 	if (strcmp(cmd, "optimize") == 0)

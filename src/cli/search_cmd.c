@@ -148,6 +148,13 @@ static void print_human(const fathom_results *r, int color, int explain)
 		printf("\n");
 		if (*fathom_results_filters(r))
 			printf("filters: %s (applied before ranking)\n", fathom_results_filters(r));
+		for (size_t i = 0; i < fathom_results_nexpansions(r); i++) {
+			const fathom_expansion *e = fathom_results_expansion(r, i);
+			printf("glossary: %s -> (", e->text);
+			for (size_t k = 0; k < e->n_aliases; k++)
+				printf("%s%s", k ? " | " : "", e->aliases[k]);
+			printf(")  [group %u]\n", e->group);
+		}
 		for (size_t i = 0; i < fathom_results_nidents(r); i++) {
 			const fathom_ident_receipt *x = fathom_results_ident(r, i);
 			if (x->applied)
@@ -219,6 +226,19 @@ static void print_json(const char *query, const fathom_results *r)
 		cli_json_cstr(f, t);
 		fprintf(f, ",\"required\":%s,\"negated\":%s}", req ? "true" : "false",
 		        fathom_results_term_negated(r, i) ? "true" : "false");
+	}
+	fputs("],\"glossary\":[", f);
+	for (size_t i = 0; i < fathom_results_nexpansions(r); i++) {
+		const fathom_expansion *e = fathom_results_expansion(r, i);
+		fprintf(f, "%s{\"text\":", i ? "," : "");
+		cli_json_cstr(f, e->text);
+		fprintf(f, ",\"group\":%u,\"aliases\":[", e->group);
+		for (size_t k = 0; k < e->n_aliases; k++) {
+			if (k)
+				fputc(',', f);
+			cli_json_cstr(f, e->aliases[k]);
+		}
+		fputs("]}", f);
 	}
 	fputs("],\"identifiers\":[", f);
 	for (size_t i = 0; i < fathom_results_nidents(r); i++) {

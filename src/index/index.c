@@ -200,6 +200,14 @@ static void close_snapshot(ix_index *ix)
 static int load_snapshot(ix_index *ix)
 {
 	ix_manifest *m = &ix->man;
+	fa_free(ix->gloss);
+	ix->gloss = NULL;
+	ix->gloss_len = 0;
+	if (m->glossary) {
+		int rc = ix_glossary_read(ix->dir, m->glossary, &ix->gloss, &ix->gloss_len);
+		if (rc)
+			return rc;
+	}
 	ix->segs = fa_calloc(m->nsegs ? m->nsegs : 1, sizeof *ix->segs);
 	if (!ix->segs)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
@@ -292,8 +300,13 @@ static void remove_leftovers(ix_index *ix)
 		const char *n = e->d_name;
 		int ours = (strncmp(n, "seg-", 4) == 0 &&
 		            (ends_with(n, ".fseg") || ends_with(n, ".fdel") || ends_with(n, ".tmp"))) ||
+		           (strncmp(n, "glossary-", 9) == 0 &&
+		            (ends_with(n, ".fglo") || ends_with(n, ".tmp"))) ||
 		           strcmp(n, "MANIFEST.tmp") == 0;
-		if (ours && !named_by_manifest(&ix->man, n))
+		char gname[64] = "";
+		if (ix->man.glossary)
+			ix_glossary_name(gname, sizeof gname, ix->man.glossary);
+		if (ours && !named_by_manifest(&ix->man, n) && strcmp(n, gname) != 0)
 			remove_file(ix->dir, n);
 	}
 	closedir(d);
@@ -408,6 +421,8 @@ void ix_close(ix_index *ix)
 	ix_pending_free(ix->pend);
 	close_snapshot(ix);
 	ix_manifest_free(&ix->man);
+	fa_free(ix->gloss);
+	fa_free(ix->gloss_new);
 	if (ix->lock_fd >= 0)
 		close(ix->lock_fd);   /* releases the flock */
 	fa_free(ix->dir);
@@ -649,11 +664,22 @@ int ix_commit(ix_index *ix)
 		goto cleanup;
 	merged = npick > 0;
 
-	int changed = merged;
+	int changed = merged || ix->gloss_dirty;
 	for (size_t i = 0; i < ix->nw; i++)
 		changed |= ix->w[i].fresh || ix->w[i].dirty;
 	if (!changed)
 		goto cleanup;
+
+	/* The glossary, when it changed: a new file under the next number,
+	 * named by the manifest below (so it takes effect with the commit). */
+	uint32_t gloss_no = ix->man.glossary;
+	if (ix->gloss_dirty) {
+		gloss_no = ix->man.glossary + 1;
+		if (gloss_no == 0)
+			gloss_no = 1;
+		if ((rc = ix_glossary_write(ix->dir, gloss_no, ix->gloss_new, ix->gloss_new_len)) != 0)
+			goto cleanup;
+	}
 
 	/* Tombstones, then the folder, then the manifest. */
 	for (size_t i = 0; i < ix->nw && !rc; i++) {
@@ -678,6 +704,7 @@ int ix_commit(ix_index *ix)
 	}
 	ix_manifest nm = ix->man;
 	nm.generation = gen;
+	nm.glossary = gloss_no;
 	nm.segs = ms;
 	nm.nsegs = (uint32_t)ix->nw;
 	if ((rc = ix_manifest_write(&nm, ix->dir)) != 0)
@@ -685,6 +712,19 @@ int ix_commit(ix_index *ix)
 	manifest_written = 1;
 
 	/* Durable. Now tidy up and move the snapshot forward. */
+	if (ix->gloss_dirty) {
+		if (ix->man.glossary) {
+			char name[64];
+			ix_glossary_name(name, sizeof name, ix->man.glossary);
+			remove_file(ix->dir, name);
+		}
+		fa_free(ix->gloss);
+		ix->gloss = ix->gloss_new;
+		ix->gloss_len = ix->gloss_new_len;
+		ix->gloss_new = NULL;
+		ix->gloss_new_len = 0;
+		ix->gloss_dirty = 0;
+	}
 	for (size_t i = 0; i < ngone; i++) {
 		unlink_seg_files(ix, gone[i].seg);
 		fa_free(gone[i].del_docs);
@@ -736,6 +776,11 @@ int ix_commit(ix_index *ix)
 cleanup:
 	if (rc && !manifest_written) {
 		/* Undo: the new files are named by nothing. */
+		if (ix->gloss_dirty) {
+			char name[64];
+			ix_glossary_name(name, sizeof name, ix->man.glossary + 1 ? ix->man.glossary + 1 : 1);
+			remove_file(ix->dir, name);
+		}
 		for (size_t i = 0; i < ix->nw; i++) {
 			if (ix->w[i].dirty) {
 				char name[64];
@@ -764,6 +809,10 @@ int ix_rollback(ix_index *ix)
 	if (!(ix->flags & IX_WRITE))
 		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
 	drop_fresh(ix);
+	fa_free(ix->gloss_new);
+	ix->gloss_new = NULL;
+	ix->gloss_new_len = 0;
+	ix->gloss_dirty = 0;
 	ix_pending *np;
 	int rc = ix_pending_new(&np);
 	if (rc)
@@ -781,6 +830,15 @@ int ix_verify(ix_index *ix)
 	int rc = ix_manifest_read(&m, ix->dir);
 	if (rc)
 		return rc;
+	if (m.glossary) {
+		unsigned char *g;
+		size_t gl;
+		if ((rc = ix_glossary_read(ix->dir, m.glossary, &g, &gl)) != 0) {
+			ix_manifest_free(&m);
+			return rc;
+		}
+		fa_free(g);
+	}
 	ix_manifest_free(&m);
 	for (size_t i = 0; i < ix->nsegs; i++) {
 		ix_segment *s = ix->segs[i];
@@ -829,5 +887,34 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 	out->other += 40 + strlen(ix->man.stem_lang) + (uint64_t)ix->man.nsegs * 40;
 	out->total = out->dict + out->postings + out->positions + out->docstore + out->docs +
 	             out->chunks + out->other;
+	return 0;
+}
+
+/* ---- the glossary's storage -------------------------------------------------- */
+
+void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len)
+{
+	if (ix->gloss_dirty) {
+		*data = ix->gloss_new;
+		*len = ix->gloss_new_len;
+	} else {
+		*data = ix->gloss;
+		*len = ix->gloss_len;
+	}
+}
+
+int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len)
+{
+	if (!(ix->flags & IX_WRITE))
+		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
+	unsigned char *copy = fa_malloc(len ? len : 1);
+	if (!copy)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if (len)
+		memcpy(copy, data, len);
+	fa_free(ix->gloss_new);
+	ix->gloss_new = copy;
+	ix->gloss_new_len = len;
+	ix->gloss_dirty = 1;
 	return 0;
 }

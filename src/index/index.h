@@ -124,6 +124,13 @@ int ix_foreach_live_key(ix_index *ix, int (*cb)(void *ctx, const char *key), voi
 int ix_commit(ix_index *ix);
 /* Commit with every segment merged into one and deletions purged. */
 int ix_optimize(ix_index *ix);
+
+/* The glossary payload (query/glossary.c reads and writes what is in it):
+ * what the writer staged, else the committed one; NULL, 0 when none. */
+void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len);
+/* Stage a new payload; the next commit makes it durable and visible, with
+ * everything else in that commit (docs/FORMAT.md). */
+int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len);
 int ix_rollback(ix_index *ix);
 
 /* Read every byte of every file and check every checksum and structure. */

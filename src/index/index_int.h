@@ -304,6 +304,7 @@ typedef struct ix_man_seg {
 
 typedef struct ix_manifest {
 	uint64_t generation;
+	uint32_t glossary;      /* glossary-<n>.fglo of this commit; 0: none */
 	uint32_t next_seg_id;
 	char stem_lang[64];
 	ix_man_seg *segs;
@@ -316,6 +317,10 @@ void ix_manifest_free(ix_manifest *m);
 
 /* File names: seg-<id>.fseg and seg-<id>.<gen>.fdel (decimal, zero-padded). */
 void ix_seg_name(char *buf, size_t cap, uint32_t id);
+void ix_glossary_name(char *buf, size_t cap, uint32_t n);
+/* The glossary file: read and checked (magic, version, CRC), payload out. */
+int ix_glossary_read(const char *dir, uint32_t n, unsigned char **payload, size_t *len);
+int ix_glossary_write(const char *dir, uint32_t n, const unsigned char *payload, size_t len);
 void ix_del_name(char *buf, size_t cap, uint32_t id, uint64_t gen);
 
 /* Tombstone bitmaps: (ndocs+7)/8 and (nchunks+7)/8 bytes. */
@@ -354,6 +359,13 @@ struct ix_index {
 	ix_wseg *w;
 	size_t nw, wcap;
 	ix_pending *pend;
+	/* The glossary: the committed payload, and one staged for the next
+	 * commit (glossary.c in the query layer owns what is inside). */
+	unsigned char *gloss;
+	size_t gloss_len;
+	unsigned char *gloss_new;
+	size_t gloss_new_len;
+	int gloss_dirty;
 	size_t flush_budget;
 	unsigned merge_max_segments;
 	double merge_max_deleted;

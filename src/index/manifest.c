@@ -2,7 +2,7 @@
  * manifest.c — the MANIFEST (the last commit) and the tombstone files.
  *
  * MANIFEST (little-endian):
- *   "FATHMAN\0", u32 version, u32 reserved (0), u64 generation,
+ *   "FATHMAN\0", u32 version, u32 glossary file number (0: none), u64 generation,
  *   u32 next segment id, u32 segment count, u32 stem language length (< 64),
  *   the stem language bytes, then per segment 40 bytes:
  *     u32 id, u32 nchunks, u32 ndocs, u32 footer CRC of the segment file,
@@ -36,6 +36,80 @@ void ix_seg_name(char *buf, size_t cap, uint32_t id)
 void ix_del_name(char *buf, size_t cap, uint32_t id, uint64_t gen)
 {
 	snprintf(buf, cap, "seg-%08" PRIu32 ".%" PRIu64 ".fdel", id, gen);
+}
+
+/* ---- the glossary file ---------------------------------------------------
+ * glossary-<n>.fglo: "FATHGLO\0", u32 version (1), u32 payload length, the
+ * payload (query/glossary.c), u32 CRC32C of everything before it. Written
+ * whole under a new number by the commit that changes it, named by that
+ * commit's MANIFEST, and the previous one removed once that is durable. */
+
+#define GLO_MAGIC "FATHGLO"
+#define GLO_VERSION 1u
+#define GLO_MAX (64u << 20)
+
+void ix_glossary_name(char *buf, size_t cap, uint32_t n)
+{
+	snprintf(buf, cap, "glossary-%08" PRIu32 ".fglo", n);
+}
+
+int ix_glossary_read(const char *dir, uint32_t n, unsigned char **payload, size_t *plen)
+{
+	char name[64];
+	ix_glossary_name(name, sizeof name, n);
+	char *path = fa_path_join(dir, name);
+	if (!path)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	char *data;
+	size_t len;
+	int rc = fa_read_file(&data, &len, path, GLO_MAX + 20);
+	if (rc) {
+		if (rc == FATHOM_ENOTFOUND)
+			rc = fa_err(FATHOM_ECORRUPT, "%s: the glossary the manifest names is missing", path);
+		fa_free(path);
+		return rc;
+	}
+	const unsigned char *d = (const unsigned char *)data;
+	if (len < 20 || memcmp(d, GLO_MAGIC, 8) != 0)
+		rc = fa_err(FATHOM_ECORRUPT, "%s: not a fathom glossary", path);
+	else if (fa_load32(d + 8) != GLO_VERSION)
+		rc = fa_err(FATHOM_EVERSION, "%s: glossary version %u", path, fa_load32(d + 8));
+	else if (fa_load32(d + 12) != len - 20)
+		rc = fa_err(FATHOM_ECORRUPT, "%s: truncated (length %zu)", path, len);
+	else if (fa_crc32c(0, d, len - 4) != fa_load32(d + len - 4))
+		rc = fa_err(FATHOM_ECORRUPT, "%s: fails its checksum", path);
+	if (!rc) {
+		*plen = len - 20;
+		*payload = fa_malloc(*plen ? *plen : 1);
+		if (!*payload)
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		else if (*plen)
+			memcpy(*payload, d + 16, *plen);
+	}
+	fa_free(data);
+	fa_free(path);
+	return rc;
+}
+
+int ix_glossary_write(const char *dir, uint32_t n, const unsigned char *payload, size_t len)
+{
+	if (len > GLO_MAX)
+		return fa_err(FATHOM_ETOOBIG, "glossary of %zu bytes (at most %u)", len, GLO_MAX);
+	fbuf b;
+	fbuf_init(&b, 0);
+	fbuf_append(&b, GLO_MAGIC, 8);
+	fbuf_put_u32(&b, GLO_VERSION);
+	fbuf_put_u32(&b, (uint32_t)len);
+	fbuf_append(&b, payload, len);
+	fbuf_put_u32(&b, b.err ? 0 : fa_crc32c(0, b.data, b.len));
+	int rc = b.err;
+	if (!rc) {
+		char name[64];
+		ix_glossary_name(name, sizeof name, n);
+		rc = fa_write_atomic(dir, name, b.data, b.len);
+	}
+	fbuf_free(&b);
+	return rc;
 }
 
 void ix_manifest_free(ix_manifest *m)
@@ -77,6 +151,7 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 			rc = fa_err(FATHOM_ECORRUPT, "%s: bad sizes", path);
 	}
 	if (!rc) {
+		m->glossary = fa_load32(d + 12);
 		m->generation = fa_load64(d + 16);
 		m->next_seg_id = fa_load32(d + 24);
 		memcpy(m->stem_lang, d + MAN_HEAD, slen);
@@ -114,7 +189,7 @@ int ix_manifest_write(const ix_manifest *m, const char *dir)
 	fbuf_init(&b, 0);
 	fbuf_append(&b, IX_MAN_MAGIC, 8);
 	fbuf_put_u32(&b, IX_FORMAT_VERSION);
-	fbuf_put_u32(&b, 0);
+	fbuf_put_u32(&b, m->glossary);
 	fbuf_put_u64(&b, m->generation);
 	fbuf_put_u32(&b, m->next_seg_id);
 	fbuf_put_u32(&b, m->nsegs);

@@ -20,8 +20,11 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 
 /* The same, with the query's working memory taken from work (reset on
  * return, so its first block is reused by the next query and a search
- * usually calls malloc only for its results). NULL: a private arena. */
+ * usually calls malloc only for its results; NULL: a private arena), and
+ * the glossary's alias groups expanding the query (NULL: none). */
+struct q_glossary;
 int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
-                const char *query, const fathom_search_opts *opts, fa_arena *work);
+                const char *query, const fathom_search_opts *opts, fa_arena *work,
+                const struct q_glossary *gloss);
 
 #endif /* FATHOM_QUERY_H */

@@ -62,7 +62,20 @@ typedef struct q_qfilter {
 	uint32_t off;
 } q_qfilter;
 
+#define Q_MAX_EXPANSIONS 16
+
+/* A glossary expansion: the words as written and the group they became. */
+typedef struct q_expansion {
+	const char *text;
+	uint32_t len;
+	uint32_t group;
+	const char *const *terms;   /* the group's members (the glossary's memory) */
+	uint32_t nterms;
+} q_expansion;
+
 typedef struct q_ast {
+	q_expansion exp[Q_MAX_EXPANSIONS];
+	uint32_t nexp;
 	q_node *node;
 	uint32_t nnodes;
 	uint32_t *kid;
@@ -77,6 +90,14 @@ typedef struct q_ast {
  * syntax error, an empty query, or one of negations only; FATHOM_ETOOBIG
  * past the limits above. */
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len);
+
+/* ---- expand.c: the glossary ---------------------------------------------------------- */
+
+struct q_glossary;
+/* Rewrite binding words that are glossary members into OR groups of their
+ * aliases (top_binds: the top level's words are required). stack: scratch
+ * of Q_MAX_NODES entries. */
+int q_expand(q_ast *t, const struct q_glossary *g, int top_binds, uint32_t *stack);
 
 /* The canonical form, for tests and --explain: (AND a (OR b c) (NOT d)),
  * "phrases", title:word, prefix*, then filters as key=value. */
@@ -454,5 +475,6 @@ int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
 /* Why the answer is empty, in words ("\"kubernetes\" occurs in no document"). */
 int q_results_set_why(fathom_results *r, const char *s, size_t n);
 int q_results_set_filters(fathom_results *r, const char *s, size_t n);
+int q_results_set_expansions(fathom_results *r, const q_ast *t);
 
 #endif /* FATHOM_QUERY_INT_H */

@@ -25,7 +25,44 @@ struct fathom_results {
 	const char *filters;  /* the filters applied, as key=value ... */
 	fathom_ident_receipt *idents;
 	size_t nidents;
+	fathom_expansion *exps;
+	size_t nexps;
 };
+
+size_t fathom_results_nexpansions(const fathom_results *r)
+{
+	return r ? r->nexps : 0;
+}
+
+const fathom_expansion *fathom_results_expansion(const fathom_results *r, size_t i)
+{
+	return r && i < r->nexps ? &r->exps[i] : NULL;
+}
+
+int q_results_set_expansions(fathom_results *r, const q_ast *t)
+{
+	if (!t->nexp)
+		return 0;
+	r->exps = fa_arena_calloc(&r->arena, t->nexp, sizeof *r->exps);
+	if (!r->exps)
+		return fa_err(FATHOM_ENOMEM, "results");
+	for (uint32_t i = 0; i < t->nexp; i++) {
+		const q_expansion *e = &t->exp[i];
+		fathom_expansion *o = &r->exps[i];
+		const char **al = fa_arena_alloc(&r->arena, (e->nterms ? e->nterms : 1) * sizeof *al);
+		o->text = fa_arena_strndup(&r->arena, e->text, e->len);
+		if (!al || !o->text)
+			return fa_err(FATHOM_ENOMEM, "results");
+		for (uint32_t k = 0; k < e->nterms; k++)
+			if (!(al[k] = fa_arena_strndup(&r->arena, e->terms[k], strlen(e->terms[k]))))
+				return fa_err(FATHOM_ENOMEM, "results");
+		o->group = e->group;
+		o->aliases = al;
+		o->n_aliases = e->nterms;
+		r->nexps = i + 1;
+	}
+	return 0;
+}
 
 size_t fathom_results_nidents(const fathom_results *r)
 {

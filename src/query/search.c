@@ -264,11 +264,43 @@ static int ends_like_sentence(const char *q)
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts)
 {
-	return q_search_in(out, ix, an, query, opts, NULL);
+	return q_search_in(out, ix, an, query, opts, NULL, NULL);
+}
+
+/* Are the top level's words required (so a glossary may expand them)? As
+ * plan.c decides for AUTO: operators, or a short keyword query without stop
+ * words or sentence punctuation. */
+static int top_words_bind(const q_ast *t, int match, int sentence)
+{
+	if (match == FATHOM_MATCH_ALL)
+		return 1;
+	if (match == FATHOM_MATCH_ANY)
+		return 0;
+	if (t->strict)
+		return 1;
+	if (sentence)
+		return 0;
+	const q_node *root = &t->node[t->root];
+	uint32_t words = 0;
+	fbuf b;
+	fbuf_init(&b, 4096);
+	int stop = 0;
+	for (uint32_t k = 0; k < root->n; k++) {
+		const q_node *c = &t->node[t->kid[root->first + k]];
+		if (c->kind != QN_WORD)
+			continue;
+		words++;
+		fbuf_reset(&b);
+		if (text_normalize(&b, c->text, c->len) == 0 && !b.err)
+			stop |= text_is_stopword((const char *)b.data, b.len);
+	}
+	fbuf_free(&b);
+	return !stop && words <= 4;
 }
 
 int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
-                const char *query, const fathom_search_opts *opts, fa_arena *shared)
+                const char *query, const fathom_search_opts *opts, fa_arena *shared,
+                const struct q_glossary *gloss)
 {
 	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
 	if (!out)
@@ -293,6 +325,16 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 	memset(&c, 0, sizeof c);
 	if ((rc = q_parse(&ast, work, query, strlen(query))))
 		goto cleanup;
+	if (gloss) {
+		uint32_t *stack = fa_arena_alloc(work, Q_MAX_NODES * sizeof *stack);
+		if (!stack) {
+			rc = fa_err(FATHOM_ENOMEM, "query expansion");
+			goto cleanup;
+		}
+		if ((rc = q_expand(&ast, gloss, top_words_bind(&ast, opts->match,
+		                                               ends_like_sentence(query)), stack)))
+			goto cleanup;
+	}
 	if ((rc = q_plan_build(&plan, work, ix, an, &ast, opts->match,
 	                        ends_like_sentence(query))))
 		goto cleanup;
@@ -336,6 +378,8 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 		fbuf_init(&f, Q_MAX_QUERY_BYTES * 4);
 		q_ast_format(&ast, &f);
 		rc = f.err ? f.err : q_results_set_parsed(*out, f.len ? (const char *)f.data : "", f.len);
+		if (!rc)
+			rc = q_results_set_expansions(*out, &ast);
 		if (!rc && filter.active) {
 			fbuf_reset(&f);
 			for (size_t i = 0; i < filter.n; i++)

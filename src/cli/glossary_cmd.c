@@ -1,0 +1,141 @@
+/*
+ * glossary_cmd.c — fathom glossary: alias groups, protected names and the
+ * curation queue. Every change is committed before the command returns, so
+ * the glossary changes atomically with the index.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int print_item(void *ctx, const fathom_gloss_item *it)
+{
+	int json = *(int *)ctx;
+	if (json) {
+		printf("{\"kind\":\"%s\",\"id\":%u,\"terms\":[", it->kind, it->id);
+		for (size_t i = 0; i < it->n_terms; i++) {
+			if (i)
+				fputc(',', stdout);
+			cli_json_cstr(stdout, it->terms[i]);
+		}
+		fputc(']', stdout);
+		if (strcmp(it->kind, "candidate") == 0) {
+			printf(",\"status\":\"%s\",\"source\":\"%s\",\"count\":%llu,\"evidence\":", it->status,
+			       it->source, (unsigned long long)it->count);
+			cli_json_cstr(stdout, it->evidence);
+		}
+		fputs("}\n", stdout);
+		return 0;
+	}
+	printf("%-10s %4u  ", it->kind, it->id);
+	for (size_t i = 0; i < it->n_terms; i++)
+		printf("%s%s", i ? " = " : "", it->terms[i]);
+	if (strcmp(it->kind, "candidate") == 0)
+		printf("  [%s, %s, seen %llu times, first in %s]", it->status, it->source,
+		       (unsigned long long)it->count, it->evidence);
+	fputc('\n', stdout);
+	return 0;
+}
+
+static int finish(fathom_index *ix, int rc, const char *what)
+{
+	if (!rc && (rc = fathom_commit(ix)) != 0)
+		what = "commit failed";
+	if (rc) {
+		cli_die_api(rc, what);
+		fathom_rollback(ix);
+	}
+	fathom_close(ix);
+	return rc ? 2 : 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	if (cli_parse_u64(s, 1, UINT32_MAX, &v))
+		return cli_usage_error("'%s' is not an id (see fathom glossary pending)", s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cmd_glossary(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "index", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *index = cli_default_index();
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'i': index = optarg; break;
+		case 'j': json = 1; break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("glossary: add, list, remove, protect, unprotect, propose, "
+		                       "pending, approve or reject?");
+	const char *sub = argv[optind++];
+	int nargs = argc - optind;
+	char **args = argv + optind;
+	int readonly = strcmp(sub, "list") == 0 || strcmp(sub, "pending") == 0;
+	fathom_index *ix;
+	if (cli_open(&ix, index, readonly ? FATHOM_OPEN_READONLY : FATHOM_OPEN_WRITE, NULL))
+		return 2;
+	int rc = 0;
+	if (readonly) {
+		if (nargs > 1 || (nargs == 1 && strcmp(sub, "pending") == 0)) {
+			fathom_close(ix);
+			return cli_usage_error("glossary %s: unexpected argument", sub);
+		}
+		const char *kind = strcmp(sub, "pending") == 0 ? "pending" : nargs ? args[0] : NULL;
+		rc = fathom_glossary_list(ix, kind, print_item, &json);
+		if (rc)
+			cli_die_api(rc, "glossary");
+		fathom_close(ix);
+		return rc ? 2 : 0;
+	}
+	if (strcmp(sub, "add") == 0) {
+		if (nargs < 2) {
+			fathom_close(ix);
+			return cli_usage_error("glossary add TERM TERM...: at least two terms");
+		}
+		uint32_t id = 0;
+		rc = fathom_glossary_add(ix, (const char *const *)args, (size_t)nargs, &id);
+		if (!rc)
+			printf("group %u\n", id);
+		return finish(ix, rc, "glossary add");
+	}
+	if (strcmp(sub, "remove") == 0 || strcmp(sub, "protect") == 0 || strcmp(sub, "unprotect") == 0) {
+		if (nargs != 1) {
+			fathom_close(ix);
+			return cli_usage_error("glossary %s wants one argument", sub);
+		}
+		rc = strcmp(sub, "remove") == 0 ? fathom_glossary_remove(ix, args[0])
+		                                 : fathom_glossary_protect(ix, args[0], sub[0] == 'p');
+		return finish(ix, rc, sub);
+	}
+	if (strcmp(sub, "propose") == 0) {
+		size_t n = 0;
+		rc = fathom_glossary_propose(ix, &n);
+		if (!rc)
+			printf("%zu new candidate%s (fathom glossary pending)\n", n, n == 1 ? "" : "s");
+		return finish(ix, rc, "glossary propose");
+	}
+	if (strcmp(sub, "approve") == 0 || strcmp(sub, "reject") == 0) {
+		uint32_t id = 0;
+		if (nargs != 1 || parse_u32(args[0], &id)) {
+			fathom_close(ix);
+			return nargs != 1 ? cli_usage_error("glossary %s ID", sub) : 2;
+		}
+		rc = fathom_glossary_decide(ix, id, sub[0] == 'a');
+		return finish(ix, rc, sub);
+	}
+	fathom_close(ix);
+	return cli_usage_error("glossary: no subcommand '%s'", sub);
+}
