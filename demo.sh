@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: index what any Debian machine has (fathom's own tree and
-# /usr/share/doc), then show a few searches, a receipt, a document fetch and
-# the index statistics. The index lives in demo-index/ (git-ignored).
+# /usr/share/doc), then show a few searches (the dialect, exact identifiers,
+# a glossary group), receipts, a document fetch and the index statistics. The index lives in demo-index/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")"
 F=${FATHOM:-build/fathom}
@@ -20,6 +20,14 @@ run "$F" search --index "$IX" -k 3 --filter collection=debian-doc "GNU General P
 run "$F" search --index "$IX" -k 3 --lang c "fa_crc32c"
 run "$F" search --index "$IX" -k 2 --path 'src/*' --explain "block max WAND"
 run "$F" search --index "$IX" -k 1 --json "getUserName"
+# The dialect: OR, negation, a field scope; the parsed form in the receipt.
+run "$F" search --index "$IX" -k 2 --explain 'manifest OR tombstone -test path:src'
+# Exact identifiers found at ingest, and one as a hard filter.
+run "$F" vocab --index "$IX" --category function fa_crc32
+run "$F" search --index "$IX" -k 2 --explain "fa_crc32c()"
+# A glossary group expands a query word into its aliases.
+run "$F" glossary --index "$IX" add checksum crc
+run "$F" search --index "$IX" -k 2 --explain --path 'docs/*' checksum
 # A word built here, so this script does not contain (and index) it.
 nonsense="quux""frobnicat""ezz"
 run "$F" search --index "$IX" "$nonsense"
