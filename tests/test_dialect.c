@@ -128,6 +128,10 @@ static const dcase cases[] = {
 	{ "apple-pie", "apple-pie", "d17", AUTO },
 	{ "apple pie", "(AND apple pie)", "d17", AUTO },
 	{ "v2.0.1", "v2.0.1", "d12", AUTO },
+	/* an identifier keeps its field scope, and a prefix is no identifier */
+	{ "title:v2.0.1", "title:v2.0.1", "", AUTO },
+	{ "body:v2.0.1", "body:v2.0.1", "d12", AUTO },
+	{ "v2.0*", "v2.0*", "d12", AUTO },
 	{ "unknown:fig", "unknown:fig", "", AUTO },
 	{ "title:", "title:", NULL, AUTO },
 	/* errors: a column and what was expected */

@@ -17,7 +17,7 @@ struct fathom_index {
 	fa_arena work;       /* search working memory, reused query after query */
 	/* The glossary parsed once, again when the index's payload changes. */
 	q_glossary gloss;
-	const unsigned char *gloss_src;
+	uint64_t gloss_version;
 	int gloss_ok;
 };
 

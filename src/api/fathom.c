@@ -82,14 +82,15 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
 	const unsigned char *gd;
 	size_t gl;
-	ix_glossary(fx->ix, &gd, &gl);
-	if (!fx->gloss_ok || gd != fx->gloss_src) {
+	uint64_t gv;
+	ix_glossary(fx->ix, &gd, &gl, &gv);
+	if (!fx->gloss_ok || gv != fx->gloss_version) {
 		q_gloss_free(&fx->gloss);
 		fx->gloss_ok = 0;
 		int rc = q_gloss_parse(&fx->gloss, gd, gl);
 		if (rc)
 			return rc;
-		fx->gloss_src = gd;
+		fx->gloss_version = gv;
 		fx->gloss_ok = 1;
 	}
 	return q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,

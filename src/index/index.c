@@ -203,6 +203,7 @@ static int load_snapshot(ix_index *ix)
 	fa_free(ix->gloss);
 	ix->gloss = NULL;
 	ix->gloss_len = 0;
+	ix->gloss_version++;
 	if (m->glossary) {
 		int rc = ix_glossary_read(ix->dir, m->glossary, &ix->gloss, &ix->gloss_len);
 		if (rc)
@@ -813,6 +814,7 @@ int ix_rollback(ix_index *ix)
 	ix->gloss_new = NULL;
 	ix->gloss_new_len = 0;
 	ix->gloss_dirty = 0;
+	ix->gloss_version++;
 	ix_pending *np;
 	int rc = ix_pending_new(&np);
 	if (rc)
@@ -835,7 +837,7 @@ int ix_verify(ix_index *ix)
 		size_t gl;
 		if ((rc = ix_glossary_read(ix->dir, m.glossary, &g, &gl)) != 0) {
 			ix_manifest_free(&m);
-			return rc;
+			return rc == FATHOM_ENOTFOUND ? fa_err_wrap(FATHOM_ECORRUPT, "%s", ix->dir) : rc;
 		}
 		fa_free(g);
 	}
@@ -892,8 +894,9 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 
 /* ---- the glossary's storage -------------------------------------------------- */
 
-void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len)
+void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len, uint64_t *version)
 {
+	*version = ix->gloss_version;
 	if (ix->gloss_dirty) {
 		*data = ix->gloss_new;
 		*len = ix->gloss_new_len;
@@ -916,5 +919,6 @@ int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len)
 	ix->gloss_new = copy;
 	ix->gloss_new_len = len;
 	ix->gloss_dirty = 1;
+	ix->gloss_version++;
 	return 0;
 }

@@ -126,8 +126,9 @@ int ix_commit(ix_index *ix);
 int ix_optimize(ix_index *ix);
 
 /* The glossary payload (query/glossary.c reads and writes what is in it):
- * what the writer staged, else the committed one; NULL, 0 when none. */
-void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len);
+ * what the writer staged, else the committed one; NULL, 0 when none.
+ * *version changes whenever the payload may have. */
+void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len, uint64_t *version);
 /* Stage a new payload; the next commit makes it durable and visible, with
  * everything else in that commit (docs/FORMAT.md). */
 int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len);

@@ -366,6 +366,7 @@ struct ix_index {
 	unsigned char *gloss_new;
 	size_t gloss_new_len;
 	int gloss_dirty;
+	uint64_t gloss_version;   /* changes whenever what ix_glossary returns may */
 	size_t flush_budget;
 	unsigned merge_max_segments;
 	double merge_max_deleted;

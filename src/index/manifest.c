@@ -64,8 +64,8 @@ int ix_glossary_read(const char *dir, uint32_t n, unsigned char **payload, size_
 	size_t len;
 	int rc = fa_read_file(&data, &len, path, GLO_MAX + 20);
 	if (rc) {
-		if (rc == FATHOM_ENOTFOUND)
-			rc = fa_err(FATHOM_ECORRUPT, "%s: the glossary the manifest names is missing", path);
+		if (rc == FATHOM_ENOTFOUND)   /* a writer may have committed meanwhile */
+			rc = fa_err(FATHOM_ENOTFOUND, "%s: the glossary the manifest names is missing", path);
 		fa_free(path);
 		return rc;
 	}

@@ -234,7 +234,7 @@ int q_gloss_parse(q_glossary *g, const unsigned char *data, size_t len)
 		rd_n(&r, 1);
 		it->id = (uint32_t)rd_n(&r, 4);
 		it->count = rd_n(&r, 8);
-		it->evidence = rd_str(&r, 4096);
+		it->evidence = rd_str(&r, Q_GLOSS_MAX_EVIDENCE);
 		uint64_t nt = rd_n(&r, 2);
 		if (it->kind > QG_CANDIDATE || it->status > QG_REJECTED || it->source > QG_SRC_VARIANT ||
 		    nt == 0 || nt > Q_GLOSS_MAX_TERMS || it->id == 0 || it->id > g->next_id)
@@ -259,6 +259,8 @@ int q_gloss_parse(q_glossary *g, const unsigned char *data, size_t len)
 static void put_str(fbuf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
+	if (n > Q_GLOSS_MAX_EVIDENCE)
+		n = text_utf8_floor(s, n, Q_GLOSS_MAX_EVIDENCE);
 	fbuf_put_u16(b, (uint16_t)n);
 	if (n)
 		fbuf_append(b, s, n);
@@ -287,7 +289,8 @@ int q_gloss_load(q_glossary *g, ix_index *ix)
 {
 	const unsigned char *d;
 	size_t n;
-	ix_glossary(ix, &d, &n);
+	uint64_t v;
+	ix_glossary(ix, &d, &n, &v);
 	return q_gloss_parse(g, d, n);
 }
 
@@ -344,6 +347,16 @@ int q_gloss_add(q_glossary *g, const char *const *terms, size_t n, int from_corp
 			rc = fa_err(FATHOM_ENOMEM, "glossary");
 	}
 	fbuf_free(&b);
+	size_t distinct = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		int dup = 0;
+		for (size_t k = 0; k < i; k++)
+			dup |= strcmp(norm[k], norm[i]) == 0;
+		distinct += !dup;
+	}
+	if (!rc && distinct < 2)
+		rc = fa_err(FATHOM_EINVAL, "a group needs at least two different terms (\"%s\" and "
+		            "\"%s\" are the same once normalised)", terms[0], terms[1]);
 	/* The new group absorbs every group that shares a term with it: the
 	 * first such group takes the others' terms, and they go. */
 	int target = -1;
@@ -362,11 +375,9 @@ int q_gloss_add(q_glossary *g, const char *const *terms, size_t n, int from_corp
 	}
 	q_gitem *grp = target >= 0 ? &g->items[target] : NULL;
 	if (!rc && !grp && !(grp = new_item(g, QG_GROUP)))
-		rc = -1;
+		rc = g->n >= Q_GLOSS_MAX_ITEMS ? FATHOM_ETOOBIG : FATHOM_ENOMEM;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = item_add_term(grp, norm[i], strlen(norm[i]));
-	if (rc == -1)
-		rc = FATHOM_ENOMEM;
 	if (!rc && id)
 		*id = grp->id;
 	for (size_t i = 0; i < n; i++)
@@ -518,7 +529,10 @@ static int propose(q_glossary *g, int source, char *const *terms, size_t n, cons
 		return FATHOM_ENOMEM;
 	it->source = (uint8_t)source;
 	it->count = 1;
-	if (!(it->evidence = dup_n(evidence, strlen(evidence))))
+	size_t el = strlen(evidence);
+	if (el > Q_GLOSS_MAX_EVIDENCE)
+		el = text_utf8_floor(evidence, el, Q_GLOSS_MAX_EVIDENCE);
+	if (!(it->evidence = dup_n(evidence, el)))
 		return fa_err(FATHOM_ENOMEM, "glossary");
 	for (size_t k = 0; k < n; k++) {
 		int rc = item_add_term(it, terms[k], strlen(terms[k]));
@@ -581,8 +595,10 @@ static int scan_acronyms(q_glossary *g, const char *text, size_t len, const char
 		if (need)
 			continue;
 		char *terms[2];
-		if ((rc = q_gloss_norm(acr, al, &a)) || (rc = q_gloss_norm(text + start, i - 1 - start, &b)))
-			break;
+		if (q_gloss_norm(acr, al, &a) != 0 || q_gloss_norm(text + start, i - 1 - start, &b) != 0) {
+			fa_err_clear();   /* too long a definition: not a candidate */
+			continue;
+		}
 		terms[0] = (char *)a.data;
 		terms[1] = (char *)b.data;
 		if (strcmp(terms[0], terms[1]) != 0)

@@ -14,6 +14,7 @@
 #define Q_GLOSS_MAX_TERMS 32     /* terms per group */
 #define Q_GLOSS_MAX_TERM 128     /* bytes per normalised term */
 #define Q_GLOSS_MAX_ITEMS 100000
+#define Q_GLOSS_MAX_EVIDENCE 1024  /* bytes of a candidate's evidence */
 
 enum q_gloss_kind { QG_GROUP = 0, QG_PROTECTED, QG_CANDIDATE };
 enum q_gloss_status { QG_PENDING = 0, QG_APPROVED, QG_REJECTED };

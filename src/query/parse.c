@@ -99,15 +99,19 @@ static int push(pstate *st, uint32_t node)
 }
 
 /* Make node own the children stack[base..sp) and pop them. */
-static void adopt(pstate *st, uint32_t node, uint32_t base)
+static int adopt(pstate *st, uint32_t node, uint32_t base)
 {
 	q_ast *t = st->t;
 	q_node *n = &t->node[node];
+	uint32_t count = st->sp - base;
+	if (t->nkids + count > Q_MAX_NODES)
+		return syntax(st, n->off, "too many terms and operators (at most 512)");
 	n->first = t->nkids;
-	n->n = st->sp - base;
-	memcpy(t->kid + t->nkids, st->stack + base, n->n * sizeof *t->kid);
-	t->nkids += n->n;
+	n->n = count;
+	memcpy(t->kid + t->nkids, st->stack + base, count * sizeof *t->kid);
+	t->nkids += count;
 	st->sp = base;
+	return 0;
 }
 
 static const struct {
@@ -269,8 +273,7 @@ static int parse_unary(pstate *st, int depth, uint8_t scope, int top, uint32_t *
 		uint32_t base = st->sp;
 		if ((rc = new_node(st, QN_NOT, off, out)) || (rc = push(st, child)))
 			return rc;
-		adopt(st, *out, base);
-		return 0;
+		return adopt(st, *out, base);
 	}
 	return parse_primary(st, depth, scope, top, out);
 }
@@ -308,9 +311,8 @@ static int parse_item(pstate *st, int depth, uint8_t scope, int top, uint32_t *o
 		if (st->t->node[st->stack[k]].kind == QN_NOT)
 			return syntax(st, st->t->node[st->stack[k]].off,
 			              "a negation cannot be an OR alternative (write it outside the group)");
-	if ((rc = new_node(st, QN_OR, off, out)))
+	if ((rc = new_node(st, QN_OR, off, out)) || (rc = adopt(st, *out, base)))
 		return rc;
-	adopt(st, *out, base);
 	st->t->strict = 1;
 	return 0;
 }
@@ -376,8 +378,7 @@ static int parse_seq(pstate *st, int depth, uint8_t scope, int closing, size_t o
 	}
 	if ((rc = new_node(st, QN_AND, closing ? open_off : 0, out)))
 		return rc;
-	adopt(st, *out, base);
-	return 0;
+	return adopt(st, *out, base);
 }
 
 /* Does the subtree hold a term that is not negated? */

@@ -479,6 +479,9 @@ static int expand_prefix(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an
 		chars += (norm.data[i] & 0xC0) != 0x80;
 	if (chars < Q_MIN_PREFIX || norm.len > Q_MAX_TERM_BYTES) {
 		fbuf_free(&norm);
+		if (chars >= Q_MIN_PREFIX)
+			return fa_err(FATHOM_ETOOBIG, "a prefix of %zu bytes (at most %d)", norm.len,
+			              Q_MAX_TERM_BYTES);
 		return fa_err(FATHOM_EINVAL, "a prefix needs at least %d characters before '*'",
 		              Q_MIN_PREFIX);
 	}
@@ -600,17 +603,20 @@ static int all_of(const char *s, size_t n, int digits)
  * also meets tc_1001); one found nowhere leaves them as they were. "TC 1001"
  * typed as two words is one identifier. A keyword query needs all its
  * identifiers; a ranked one (a sentence) one of them. */
-static int plan_idents(q_plan *p, ix_index *ix, const q_clause *cl, size_t ncl, q_unit *u,
-                       size_t nu, const q_tok *tok)
+static int plan_idents(q_plan *p, ix_index *ix, const q_ast *t, const q_clause *cl, size_t ncl,
+                       q_unit *u, size_t nu, const q_tok *tok)
 {
 	const char *span[Q_MAX_IDENTS][2];
 	text_ident_opts o = { 3, Q_MAX_IDENTS };
 	for (size_t i = 0; i < ncl; i++) {
-		if (!cl[i].must)
+		/* A scoped word keeps its field; a prefix is not one identifier. */
+		const q_node *qn = &t->node[cl[i].node];
+		if (!cl[i].must || qn->fields || qn->prefix)
 			continue;
 		ident_find f = { p, cl[i].text, span };
 		/* Two words "TC" "1001", one space apart in the query. */
 		if (cl[i].kind == Q_CLAUSE_WORD && i + 1 < ncl && cl[i + 1].must &&
+		    !t->node[cl[i + 1].node].fields && !t->node[cl[i + 1].node].prefix &&
 		    cl[i + 1].kind == Q_CLAUSE_WORD && cl[i + 1].text == cl[i].text + cl[i].len + 1 &&
 		    cl[i].text[cl[i].len] == ' ' && cl[i].len >= 2 && cl[i].len <= 10 &&
 		    all_of(cl[i].text, cl[i].len, 0) && all_of(cl[i + 1].text, cl[i + 1].len, 1)) {
@@ -720,7 +726,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	decide_required(u, nu, cl, match, sentence, t->strict);
 	for (size_t i = 0; i < nu; i++)
 		p->ident_any |= cl[u[i].clause].top && u[i].kind != U_QUOTED && !u[i].required;
-	if ((rc = plan_idents(p, ix, cl, ncl, u, nu, tl.t)))
+	if ((rc = plan_idents(p, ix, t, cl, ncl, u, nu, tl.t)))
 		return rc;
 
 	/* An identifier nobody indexed falls back to the phrase of its parts. */

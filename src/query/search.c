@@ -267,10 +267,45 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 	return q_search_in(out, ix, an, query, opts, NULL, NULL);
 }
 
-/* Are the top level's words required (so a glossary may expand them)? As
- * plan.c decides for AUTO: operators, or a short keyword query without stop
- * words or sentence punctuation. */
-static int top_words_bind(const q_ast *t, int match, int sentence)
+/* Counting the top level's keywords and stop words as plan.c does: one per
+ * word, identifier (not its parts) or run of CJK. */
+typedef struct unit_count {
+	const char *text;
+	uint32_t keywords, stopwords;
+	int in_cjk;
+	fbuf norm;
+} unit_count;
+
+static int count_unit(void *ctx, const text_token *tok)
+{
+	unit_count *u = ctx;
+	if (tok->kind == TOK_PART)
+		return 0;
+	if (tok->kind == TOK_CJK) {
+		if (!u->in_cjk)
+			u->keywords++;
+		u->in_cjk = 1;
+		return 0;
+	}
+	u->in_cjk = 0;
+	int stop = 0;
+	if (tok->kind == TOK_WORD) {
+		fbuf_reset(&u->norm);
+		if (text_normalize(&u->norm, u->text + tok->start, tok->end - tok->start) == 0 &&
+		    !u->norm.err)
+			stop = text_is_stopword((const char *)u->norm.data, u->norm.len);
+	}
+	if (stop)
+		u->stopwords++;
+	else
+		u->keywords++;
+	return 0;
+}
+
+/* Are the top level's words required (so a glossary may expand them)? The
+ * same answer as plan.c's decide_required: operators, or a short keyword
+ * query without stop words or sentence punctuation. */
+static int top_words_bind(const q_ast *t, text_analyzer *an, int match, int sentence)
 {
 	if (match == FATHOM_MATCH_ALL)
 		return 1;
@@ -278,24 +313,25 @@ static int top_words_bind(const q_ast *t, int match, int sentence)
 		return 0;
 	if (t->strict)
 		return 1;
-	if (sentence)
-		return 0;
 	const q_node *root = &t->node[t->root];
-	uint32_t words = 0;
-	fbuf b;
-	fbuf_init(&b, 4096);
-	int stop = 0;
+	unit_count u = { NULL, 0, 0, 0, { 0 } };
+	fbuf_init(&u.norm, 4096);
 	for (uint32_t k = 0; k < root->n; k++) {
 		const q_node *c = &t->node[t->kid[root->first + k]];
 		if (c->kind != QN_WORD)
 			continue;
-		words++;
-		fbuf_reset(&b);
-		if (text_normalize(&b, c->text, c->len) == 0 && !b.err)
-			stop |= text_is_stopword((const char *)b.data, b.len);
+		uint32_t pos = 0;
+		u.text = c->text;
+		u.in_cjk = 0;
+		text_analyze(an, c->text, c->len, &pos, count_unit, &u, NULL);
 	}
-	fbuf_free(&b);
-	return !stop && words <= 4;
+	fbuf_free(&u.norm);
+	fa_err_clear();
+	if (u.keywords == 0)
+		return 1;
+	if (u.stopwords || sentence)
+		return 0;
+	return u.keywords <= 4;
 }
 
 int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
@@ -331,7 +367,7 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 			rc = fa_err(FATHOM_ENOMEM, "query expansion");
 			goto cleanup;
 		}
-		if ((rc = q_expand(&ast, gloss, top_words_bind(&ast, opts->match,
+		if ((rc = q_expand(&ast, gloss, top_words_bind(&ast, an, opts->match,
 		                                               ends_like_sentence(query)), stack)))
 			goto cleanup;
 	}
@@ -375,7 +411,7 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 	rc = q_results_build(out, &c, an, work);
 	if (!rc) {
 		fbuf f;
-		fbuf_init(&f, Q_MAX_QUERY_BYTES * 4);
+		fbuf_init(&f, 0);
 		q_ast_format(&ast, &f);
 		rc = f.err ? f.err : q_results_set_parsed(*out, f.len ? (const char *)f.data : "", f.len);
 		if (!rc)
