@@ -143,6 +143,7 @@ int q_ident_terms(ix_segment *s, const char *key, uint32_t key_len,
 typedef struct ident_bits {
 	ix_segment *s;
 	uint8_t *bits;       /* the identifier's chunks, being built */
+	uint64_t set;        /* bits newly set */
 	int err;
 } ident_bits;
 
@@ -154,18 +155,12 @@ static int mark_postings(void *ctx, const char *term, size_t len, const ix_term_
 	ix_postings p;
 	int rc = ix_post_open(&p, ib->s, ti);
 	while (!rc && p.doc != IX_END) {
-		ib->bits[p.doc >> 3] |= (uint8_t)(1u << (p.doc & 7));
+		uint8_t bit = (uint8_t)(1u << (p.doc & 7));
+		ib->set += !(ib->bits[p.doc >> 3] & bit);
+		ib->bits[p.doc >> 3] |= bit;
 		rc = ix_post_next(&p);
 	}
 	return rc ? (ib->err = rc) : 0;
-}
-
-static uint64_t popcount_bits(const uint8_t *b, size_t n)
-{
-	uint64_t c = 0;
-	for (size_t i = 0; i < n; i++)
-		c += (uint64_t)__builtin_popcount(b[i]);
-	return c;
 }
 
 int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
@@ -173,23 +168,33 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 	uint32_t nchunks = seg_nchunks(s);
 	size_t nb = (size_t)nchunks / 8 + 1;
 	uint8_t *all = NULL, *one = NULL;
+	uint32_t applied = 0;
+	for (uint32_t k = 0; k < p->nidents; k++)
+		applied += p->idents[k].applied != 0;
 	for (uint32_t k = 0; k < p->nidents; k++) {
 		q_ident *x = &p->idents[k];
 		if (!x->applied)
 			continue;
+		/* One identifier (the usual case): mark straight into the
+		 * result; several: one at a time, then AND (or OR) them in. */
+		int direct = applied == 1;
 		if (!all) {
-			if (!(all = fa_arena_alloc(a, nb)) || !(one = fa_arena_alloc(a, nb)))
+			if (!(all = fa_arena_alloc(a, nb)))
 				return fa_err(FATHOM_ENOMEM, "identifier bitmap");
-			memset(all, p->ident_any ? 0x00 : 0xff, nb);
+			memset(all, direct || p->ident_any ? 0x00 : 0xff, nb);
 		}
-		memset(one, 0, nb);
-		ident_bits ib = { s, one, 0 };
+		if (!direct && !one && !(one = fa_arena_alloc(a, nb)))
+			return fa_err(FATHOM_ENOMEM, "identifier bitmap");
+		if (!direct)
+			memset(one, 0, nb);
+		ident_bits ib = { s, direct ? all : one, 0, 0 };
 		int rc = q_ident_terms(s, x->key, x->key_len, mark_postings, &ib);
 		if (ib.err || rc)
 			return ib.err ? ib.err : rc;
-		x->chunks += popcount_bits(one, nb);
-		for (size_t i = 0; i < nb; i++)
-			all[i] = p->ident_any ? (uint8_t)(all[i] | one[i]) : (uint8_t)(all[i] & one[i]);
+		x->chunks += ib.set;
+		if (!direct)
+			for (size_t i = 0; i < nb; i++)
+				all[i] = p->ident_any ? (uint8_t)(all[i] | one[i]) : (uint8_t)(all[i] & one[i]);
 	}
 	if (!all)
 		return 0;

@@ -106,6 +106,8 @@ int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len
 
 static int ieq(const char *s, size_t n, const char *w)
 {
+	if (n == 0 || tolower((unsigned char)s[0]) != w[0])
+		return 0;   /* the common answer, without strlen */
 	size_t m = strlen(w);
 	if (n != m)
 		return 0;
