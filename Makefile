@@ -16,9 +16,9 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Isrc
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
-LDLIBS  := -lutf8proc -lstemmer -lzstd -ljansson -lpthread -lm
+LDLIBS  := -lutf8proc -lstemmer -lzstd -ljansson -lpcre2-8 -lpthread -lm
 
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/api/*.c))
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/api/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
@@ -29,9 +29,9 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
-DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev
-DEPS_TEST  := clang libclang-rt-14-dev
-DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3
+DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev libpcre2-dev
+DEPS_TEST  := clang libclang-rt-14-dev grep
+DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch
 
 .PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
 
