@@ -127,6 +127,7 @@ typedef struct doc_src {
 	uint64_t size;
 	int64_t mtime_ns;
 	uint64_t hash;
+	int is_file;          /* from the tree walk: goes in the trigram index */
 } doc_src;
 
 /* A document ready for the writer: repaired text, kind, title, chunks. */
@@ -205,6 +206,7 @@ static int add_one(ingest_run *r, const doc_src *d)
 		.n_chunks = r->n_chunks,
 		.ident_min_len = r->opts->ident_min_len,
 		.ident_max = r->opts->ident_max,
+		.trigrams = d->is_file,
 	};
 	if ((rc = ix_add_doc(r->fx->ix, r->fx->an, &in)) != 0)
 		return rc;
@@ -393,7 +395,7 @@ static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 	}
 	doc_src d = {
 		.key = e->path, .path = e->path, .text = data, .len = len,
-		.size = len, .mtime_ns = e->mtime_ns, .hash = h,
+		.size = len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
 	};
 	rc = r->chunk_cb ? emit_chunks(r, &d) : add_one(r, &d);
 	fa_free(data);

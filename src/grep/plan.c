@@ -253,14 +253,23 @@ static int escape_byte(gp *g, const unsigned char **pp)
 			v = v * 16 + d;
 			k++;
 		}
-		if (k == 0)
-			return -1;   /* \x{...} or a bare \x: not followed */
+		if (k == 0) {
+			*g->global_unsupported = 1;   /* \x{...}: not followed */
+			return -1;
+		}
 		*pp = p + 1 + k;
 		return v;
 	}
 	default:
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-			return -1;   /* \w \d \b \1 \p ...: a class, anchor or reference */
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			/* One-letter classes and anchors consume nothing more. Any
+			 * other escape may take arguments (\cX, \p{..}, \g{..},
+			 * \k<..>, \o{..}, \N{..}, octal, back references): the
+			 * planner does not follow them, and plans nothing. */
+			if (!strchr("dDwWsSbBhHvVRAzZGXE", c))
+				*g->global_unsupported = 1;
+			return -1;
+		}
 		return c;        /* an escaped punctuation character stands for itself */
 	}
 }

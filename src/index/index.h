@@ -95,6 +95,7 @@ typedef struct ix_doc_in {
 	size_t n_chunks;
 	uint32_t ident_min_len;  /* exact identifiers: shortest spelling (0: 3) */
 	uint32_t ident_max;      /* at most this many per chunk (0: 50) */
+	int trigrams;            /* a file: index its trigrams for grep */
 } ix_doc_in;
 
 /* Add a document (and replace any live one with the same key). Each chunk
@@ -173,6 +174,7 @@ int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM
 typedef struct ix_doc_info {
 	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */
 	uint8_t kind;
+	int trigrams;          /* a file in the trigram index */
 	uint32_t first_chunk, n_chunks;
 	uint64_t size;
 	int64_t mtime_ns;
@@ -218,6 +220,38 @@ typedef struct ix_term_info {
  * the body field (docs/FORMAT.md, "Identifier vocabulary"). */
 #define IX_IDENT_MARK '\x02'
 #define IX_IDENT_SEP '\x1f'
+
+/* ---- the trigram index (index/trigram.c) -----------------------------------
+ * Trigrams are three bytes of a file with ASCII letters folded to lower
+ * case, packed b0 << 16 | b1 << 8 | b2. */
+static inline unsigned char ix_tri_fold(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+static inline uint32_t ix_trigram(unsigned char a, unsigned char b, unsigned char c)
+{
+	return (uint32_t)ix_tri_fold(a) << 16 | (uint32_t)ix_tri_fold(b) << 8 | ix_tri_fold(c);
+}
+
+/* Call cb once per distinct trigram of [s, s+n). seen: a 2 MiB (2^24 bits)
+ * scratch bitmap, all zero on entry; zero again on return. */
+int ix_trigrams(const unsigned char *s, size_t n, uint8_t *seen,
+                int (*cb)(void *ctx, uint32_t tri), void *ctx);
+
+typedef struct ix_tri_info {
+	uint32_t tri, ndocs;
+	uint64_t off, len;       /* the list's bytes in the segment file */
+} ix_tri_info;
+
+uint64_t seg_ntrigrams(const ix_segment *s);
+int seg_tri_at(const ix_segment *s, uint64_t i, ix_tri_info *out);
+/* 0, FATHOM_ENOTFOUND (no file of the segment holds it) or an error. */
+int seg_tri_find(const ix_segment *s, uint32_t tri, ix_tri_info *out);
+/* Decode the list: ti->ndocs documents, ascending, into docs. */
+int seg_tri_docs(const ix_segment *s, const ix_tri_info *ti, uint32_t *docs);
+/* Is the document a file whose trigrams are indexed? */
+int seg_doc_has_trigrams(const ix_segment *s, uint32_t doc);
 
 /* Look a term up: 0, or FATHOM_ENOTFOUND, or FATHOM_ECORRUPT. */
 int seg_term(const ix_segment *s, const char *term, size_t len, ix_term_info *out);

@@ -15,7 +15,7 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 3u
+#define IX_FORMAT_VERSION 4u
 #define IX_PAGE 1024u               /* integrity page of a segment file */
 #define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
@@ -23,7 +23,7 @@
 #define IX_MAN_MAGIC "FATHMAN"
 #define IX_DEL_MAGIC "FATHDEL"
 #define IX_PREAMBLE_SIZE 16u
-#define IX_FOOTER_SIZE 296u
+#define IX_FOOTER_SIZE 328u
 #define IX_DICT_BLOCK_TERMS 16u     /* terms per front-coded dictionary block */
 #define IX_MAX_TERM 255u            /* longest term the format holds */
 #define IX_FRAME_RAW 65536u         /* document store frame, raw bytes */
@@ -33,14 +33,17 @@
 #define IX_FRAME_REC 24u            /* frame table record */
 #define IX_DIDX_REC 16u             /* dictionary index record */
 #define IX_DIR_REC 32u              /* postings block directory record */
+#define IX_TRI_REC 16u              /* trigram index record */
 #define IX_MAX_TF 65535u
 #define IX_DOC_PATH_IS_KEY 1u       /* doc flag: the path is the key (shares its bytes) */
 #define IX_DOC_TITLE_IS_PATH 2u     /* doc flag: title stored empty, equals the path */
+#define IX_DOC_TRIGRAMS 4u          /* doc flag: a file, in the trigram index */
 
 /* Sections of a segment file, in file order. */
 enum ix_section {
 	IX_SEC_DOCSTORE = 0,   /* zstd frames of the document text */
 	IX_SEC_TERMDATA,       /* per term: postings (directory + blocks), then positions */
+	IX_SEC_TRI_POST,       /* per trigram: its documents (varint gaps) */
 	IX_SEC_DICT,           /* front-coded term blocks */
 	IX_SEC_DICT_INDEX,     /* one record per term block + first terms */
 	IX_SEC_FRAMES,         /* document store frame table */
@@ -49,6 +52,7 @@ enum ix_section {
 	IX_SEC_CHUNKS,         /* chunk table */
 	IX_SEC_CHUNK_STRINGS,  /* heading trails */
 	IX_SEC_KEYS,           /* key index: (FNV-1a 64 of key, doc), sorted */
+	IX_SEC_TRI_INDEX,      /* trigram index: (trigram, count, list offset), sorted */
 	IX_NSEC
 };
 
@@ -168,6 +172,7 @@ int seg_find_doc_live(const ix_segment *s, const char *key, const uint8_t *del_d
 /* Raw bytes of the doc/chunk records (range-checked). */
 int seg_doc_rec(const ix_segment *s, uint32_t doc, const unsigned char **rec);
 int seg_chunk_rec(const ix_segment *s, uint32_t chunk, const unsigned char **rec);
+int seg_tri_verify(const ix_segment *s);
 
 static inline int ix_bit_get(const uint8_t *bm, uint32_t i)
 {
@@ -256,6 +261,7 @@ typedef struct ix_doc_rec {
 	uint64_t content_hash;
 	uint8_t kind;
 	uint32_t n_tags, n_meta;
+	int trigrams;            /* a file: index the trigrams of its text */
 } ix_doc_rec;
 
 int ix_segw_new(ix_segw **out, uint32_t id);
@@ -264,6 +270,11 @@ void ix_segw_free(ix_segw *w);      /* also removes an unfinished file */
 void ix_segw_set_id(ix_segw *w, uint32_t id);
 /* Documents first (with their chunks), then terms in byte order.
  * strs: key, path, title, url, lang, then tags, then meta, each NUL-ended. */
+/* Trigram lists: collected from each document's text (when the document
+ * asks for it) and written at the end, or, for a merge, streamed in
+ * ascending trigram order after the terms (collection then off). */
+void ix_segw_collect_trigrams(ix_segw *w, int on);
+int ix_segw_tri_list(ix_segw *w, uint32_t tri, const uint32_t *docs, size_t n);
 int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
                     const char *text, size_t text_len);
 int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,

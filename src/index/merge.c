@@ -17,6 +17,8 @@ typedef struct merge_in {
 	const ix_segment *s;
 	const uint8_t *del_docs, *del_chunks;
 	uint32_t *map;           /* old chunk -> new chunk, IX_END when deleted */
+	uint32_t *doc_map;       /* old doc -> new doc, IX_END when deleted */
+	uint64_t tri;            /* next trigram record */
 	ix_term_iter it;
 	int has_term;
 } merge_in;
@@ -27,8 +29,10 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, 
 	for (uint32_t c = 0; c < s->nchunks; c++)
 		m->map[c] = IX_END;
 	for (uint32_t d = 0; d < s->ndocs; d++) {
+		m->doc_map[d] = IX_END;
 		if (ix_bit_get(m->del_docs, d))
 			continue;
+		m->doc_map[d] = ix_segw_ndocs(w);
 		ix_doc_info di;
 		int rc = seg_doc(s, d, &di);
 		if (rc)
@@ -48,7 +52,8 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, 
 		fbuf_reset(text);
 		if ((rc = seg_doc_text(s, d, 0, di.text_len, text)) != 0)
 			return rc;
-		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta };
+		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
+		                   di.trigrams };
 		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
 		                     (const char *)text->data, text->len);
 		if (rc)
@@ -117,6 +122,54 @@ static int term_eq(const merge_in *a, const merge_in *b)
 	return a->it.len == b->it.len && memcmp(a->it.term, b->it.term, a->it.len) == 0;
 }
 
+/* The inputs' trigram lists, merged in trigram order, documents mapped and
+ * deleted ones dropped; inputs are in order, so the lists stay ascending. */
+static int merge_trigrams(ix_segw *w, merge_in *m, size_t n)
+{
+	uint32_t total = ix_segw_ndocs(w);
+	uint32_t *out = fa_malloc(((size_t)total + 1) * sizeof *out), *in = NULL;
+	size_t in_cap = 0;
+	int rc = out ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t k = 0; k < n; k++)
+		m[k].tri = 0;
+	while (!rc) {
+		uint32_t tri = UINT32_MAX;
+		for (size_t k = 0; k < n && !rc; k++) {
+			ix_tri_info ti;
+			if (m[k].tri < seg_ntrigrams(m[k].s) && !(rc = seg_tri_at(m[k].s, m[k].tri, &ti)))
+				tri = FA_MIN(tri, ti.tri);
+		}
+		if (rc || tri == UINT32_MAX)
+			break;
+		size_t cnt = 0;
+		for (size_t k = 0; k < n && !rc; k++) {
+			ix_tri_info ti;
+			if (m[k].tri >= seg_ntrigrams(m[k].s) || (rc = seg_tri_at(m[k].s, m[k].tri, &ti)) ||
+			    ti.tri != tri)
+				continue;
+			if (ti.ndocs > in_cap) {
+				fa_free(in);
+				in_cap = ti.ndocs;
+				if (!(in = fa_malloc(in_cap * sizeof *in))) {
+					rc = fa_err(FATHOM_ENOMEM, "out of memory");
+					break;
+				}
+			}
+			if ((rc = seg_tri_docs(m[k].s, &ti, in)))
+				break;
+			for (uint32_t i = 0; i < ti.ndocs && cnt < total; i++)
+				if (m[k].doc_map[in[i]] != IX_END)
+					out[cnt++] = m[k].doc_map[in[i]];
+			m[k].tri++;
+		}
+		if (!rc && cnt)
+			rc = ix_segw_tri_list(w, tri, out, cnt);
+	}
+	fa_free(in);
+	fa_free(out);
+	return rc;
+}
+
 int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint64_t *file_len)
 {
 	*out = NULL;
@@ -146,7 +199,8 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 			goto cleanup;
 		}
 		m[k].map = fa_malloc(((size_t)m[k].s->nchunks + 1) * sizeof(uint32_t));
-		if (!m[k].map) {
+		m[k].doc_map = fa_malloc(((size_t)m[k].s->ndocs + 1) * sizeof(uint32_t));
+		if (!m[k].map || !m[k].doc_map) {
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
 			goto cleanup;
 		}
@@ -166,6 +220,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	}
 	if ((rc = ix_segw_new(&w, id)) != 0 || (rc = ix_segw_open_file(w, path)) != 0)
 		goto cleanup;
+	ix_segw_collect_trigrams(w, 0);   /* the lists are merged, not rebuilt */
 	uint32_t next_chunk = 0;
 	for (size_t k = 0; k < n && !rc; k++)
 		rc = copy_docs(w, &m[k], &next_chunk, &text, &strs);
@@ -203,6 +258,8 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 			rc = ix_segw_term_end(w);
 	}
 	if (!rc)
+		rc = merge_trigrams(w, m, n);
+	if (!rc)
 		rc = ix_segw_finish(w, file_len);
 	if (!rc && (rc = seg_open_file(out, path)) != 0)
 		remove(path);
@@ -211,8 +268,10 @@ cleanup:
 	ix_segw_free(w);   /* removes the file unless finished */
 	if (rc)
 		*file_len = 0;
-	for (size_t k = 0; m && k < n; k++)
+	for (size_t k = 0; m && k < n; k++) {
 		fa_free(m[k].map);
+		fa_free(m[k].doc_map);
+	}
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		fa_free(pos[f]);
 	fbuf_free(&text);

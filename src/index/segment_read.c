@@ -143,7 +143,7 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "footer counts disagree with the section sizes");
 	/* DICT_INDEX: block records, first-term strings, then the term hash
 	 * table, whose size follows from nterms. */
-	s->thash_buckets = fa_load32(f + 288);
+	s->thash_buckets = fa_load32(f + 128 + 16 * IX_NSEC);
 	if (s->thash_buckets != ix_thash_buckets(s->nterms))
 		return corrupt(s, "bad term hash table size");
 	uint64_t rest = s->sec_len[IX_SEC_DICT_INDEX] - s->ndict_blocks * IX_DIDX_REC;
@@ -338,7 +338,7 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	if (rc || (rc = doc_strings(s, r, &p, &n)) != 0)
 		return rc;
 	unsigned flags = r[71];
-	if (flags & ~(IX_DOC_PATH_IS_KEY | IX_DOC_TITLE_IS_PATH))
+	if (flags & ~(IX_DOC_PATH_IS_KEY | IX_DOC_TITLE_IS_PATH | IX_DOC_TRIGRAMS))
 		return corrupt(s, "unknown document flags");
 	uint64_t plen = fa_load16(r + 68);
 	if ((rc = doc_string_at(s, fa_load64(r + 40), plen, &path)) != 0)
@@ -377,6 +377,7 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	if (!out->meta)
 		out->meta = q - 1;
 	out->kind = r[70];
+	out->trigrams = (flags & IX_DOC_TRIGRAMS) != 0;
 	out->first_chunk = fa_load32(r + 56);
 	out->n_chunks = fa_load32(r + 60);
 	out->size = fa_load64(r + 8);
@@ -1056,5 +1057,17 @@ int seg_verify(ix_segment *s)
 		rc = verify_docs(s);
 	if (!rc)
 		rc = ix_ds_verify(s);
+	if (!rc)
+		rc = seg_tri_verify(s);
 	return rc;
+}
+
+int seg_doc_has_trigrams(const ix_segment *s, uint32_t doc)
+{
+	const unsigned char *r;
+	if (seg_doc_rec(s, doc, &r) != 0) {
+		fa_err_clear();
+		return 0;
+	}
+	return (r[71] & IX_DOC_TRIGRAMS) != 0;
 }

@@ -81,6 +81,15 @@ struct ix_segw {
 	uint64_t last_path_off;        /* the previous document's path */
 	uint32_t last_path_len;
 	int have_last_path;
+	/* The trigram index: (trigram << 32 | doc) pairs collected from the
+	 * documents, or lists streamed by a merge; the index records. */
+	int tri_collect;
+	uint64_t *tri_pairs;
+	size_t ntri_pairs, tri_pairs_cap;
+	uint8_t *tri_seen;             /* 2^24 bits of scratch */
+	int tri_started;
+	uint32_t tri_next;             /* lists come in ascending order */
+	fbuf tri_idx;
 	/* The file. */
 	char *path;
 	int fd;
@@ -151,9 +160,10 @@ int ix_segw_new(ix_segw **out, uint32_t id)
 	w->fd = -1;
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
 	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
-	                 &w->tblocks, &w->tpos };
+	                 &w->tblocks, &w->tpos, &w->tri_idx };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_init(bufs[i], 0);
+	w->tri_collect = 1;
 	/* Chunk headings are addressed by u32 offsets. */
 	w->chunk_strs.max = UINT32_MAX;
 	int rc = ix_ds_init(&w->ds);
@@ -178,9 +188,11 @@ void ix_segw_free(ix_segw *w)
 	}
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
 	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
-	                 &w->tblocks, &w->tpos };
+	                 &w->tblocks, &w->tpos, &w->tri_idx };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_free(bufs[i]);
+	fa_free(w->tri_pairs);
+	fa_free(w->tri_seen);
 	ix_ds_free(&w->ds);
 	fa_free(w->keys);
 	fa_free(w->bpos);
@@ -206,6 +218,7 @@ uint32_t ix_segw_nchunks(const ix_segw *w)
 size_t ix_segw_mem(const ix_segw *w)
 {
 	return w->docs.cap + w->doc_strs.cap + w->chunks.cap + w->chunk_strs.cap +
+	       w->tri_pairs_cap * sizeof *w->tri_pairs + w->tri_idx.cap +
 	       w->thash.cap + w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
 	       IX_FRAME_RAW;
 }
@@ -221,6 +234,109 @@ void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
 /* ---- documents ------------------------------------------------------------- */
 
 static int drain_docstore(ix_segw *w);
+
+/* ---- the trigram index ---------------------------------------------------- */
+
+static int start_terms(ix_segw *w);
+static int out_write(ix_segw *w, const void *data, size_t n);
+
+void ix_segw_collect_trigrams(ix_segw *w, int on)
+{
+	w->tri_collect = on;
+}
+
+typedef struct tri_ctx {
+	ix_segw *w;
+	uint64_t doc;
+} tri_ctx;
+
+static int add_pair(void *ctx, uint32_t tri)
+{
+	tri_ctx *t = ctx;
+	ix_segw *w = t->w;
+	if (w->ntri_pairs == w->tri_pairs_cap &&
+	    fa_grow((void **)&w->tri_pairs, &w->tri_pairs_cap, w->ntri_pairs + 1, sizeof *w->tri_pairs))
+		return fa_err(FATHOM_ENOMEM, "out of memory (trigrams)");
+	w->tri_pairs[w->ntri_pairs++] = (uint64_t)tri << 32 | t->doc;
+	return 0;
+}
+
+static int collect_trigrams(ix_segw *w, const char *text, size_t len)
+{
+	if (!w->tri_seen && !(w->tri_seen = fa_calloc(1, (size_t)1 << 21)))
+		return fa_err(FATHOM_ENOMEM, "out of memory (trigram scratch)");
+	tri_ctx t = { w, ix_segw_ndocs(w) - 1 };
+	return ix_trigrams((const unsigned char *)text, len, w->tri_seen, add_pair, &t);
+}
+
+/* Close TERMDATA and open TRI_POST (once). */
+static int start_trigrams(ix_segw *w)
+{
+	if (w->tri_started)
+		return 0;
+	if (w->state == SW_DOCS && start_terms(w))
+		return w->err;
+	if (w->in_term)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: unfinished term"));
+	w->sec_len[IX_SEC_TERMDATA] = w->off - w->sec_off[IX_SEC_TERMDATA];
+	w->sec_off[IX_SEC_TRI_POST] = w->off;
+	w->tri_started = 1;
+	return 0;
+}
+
+int ix_segw_tri_list(ix_segw *w, uint32_t tri, const uint32_t *docs, size_t n)
+{
+	if (w->err)
+		return w->err;
+	if (start_trigrams(w))
+		return w->err;
+	if (tri >= (1u << 24) || tri < w->tri_next || n == 0 || n > ix_segw_ndocs(w))
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: trigram list out of order"));
+	unsigned char rec[IX_TRI_REC];
+	fa_store32(rec, tri);
+	fa_store32(rec + 4, (uint32_t)n);
+	fa_store64(rec + 8, w->off - w->sec_off[IX_SEC_TRI_POST]);
+	fbuf_append(&w->tri_idx, rec, sizeof rec);
+	unsigned char buf[10];
+	for (size_t i = 0; i < n; i++) {
+		if (docs[i] >= ix_segw_ndocs(w) || (i && docs[i] <= docs[i - 1]))
+			return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: trigram list not ascending"));
+		uint64_t gap = i ? (uint64_t)docs[i] - docs[i - 1] - 1 : docs[i];
+		out_write(w, buf, fa_varint_put(buf, gap));
+	}
+	w->tri_next = tri + 1;
+	return w->tri_idx.err ? sw_fail(w, w->tri_idx.err) : w->err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The collected pairs as lists. */
+static int write_collected_trigrams(ix_segw *w)
+{
+	if (!w->ntri_pairs)
+		return 0;
+	qsort(w->tri_pairs, w->ntri_pairs, sizeof *w->tri_pairs, cmp_u64);
+	uint32_t *docs = fa_malloc((size_t)(ix_segw_ndocs(w) + 1) * sizeof *docs);
+	if (!docs)
+		return sw_fail(w, fa_err(FATHOM_ENOMEM, "out of memory (trigrams)"));
+	size_t i = 0;
+	while (i < w->ntri_pairs && !w->err) {
+		uint32_t tri = (uint32_t)(w->tri_pairs[i] >> 32);
+		size_t n = 0;
+		for (; i < w->ntri_pairs && (uint32_t)(w->tri_pairs[i] >> 32) == tri; i++)
+			docs[n++] = (uint32_t)w->tri_pairs[i];
+		ix_segw_tri_list(w, tri, docs, n);
+	}
+	fa_free(docs);
+	fa_free(w->tri_pairs);
+	w->tri_pairs = NULL;
+	w->ntri_pairs = w->tri_pairs_cap = 0;
+	return w->err;
+}
 
 int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
                     const char *text, size_t text_len)
@@ -270,6 +386,8 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	int title_is_path = plen && tlen == plen && memcmp(title, path, plen) == 0;
 	if (title_is_path)
 		flags |= IX_DOC_TITLE_IS_PATH;
+	if (d->trigrams)
+		flags |= IX_DOC_TRIGRAMS;
 	size_t rest_len = strs_len - (size_t)(rest - strs);
 	size_t slen = klen + 1 + (title_is_path ? 0 : tlen) + 1 + rest_len;
 	if (flags & IX_DOC_PATH_IS_KEY)
@@ -309,6 +427,8 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 		w->last_path_len = (uint32_t)plen;
 	}
 	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
+		return sw_fail(w, rc);
+	if (d->trigrams && w->tri_collect && text_len >= 3 && (rc = collect_trigrams(w, text, text_len)))
 		return sw_fail(w, rc);
 	w->have_last_head = 0;
 	if (w->fd >= 0 && w->ds.comp.len >= OUT_BUF)
@@ -749,9 +869,9 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		return w->err;
 	if (w->in_term)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: unfinished term"));
-	if (w->state == SW_DOCS && start_terms(w))
+	if (start_trigrams(w) || write_collected_trigrams(w))
 		return w->err;
-	w->sec_len[IX_SEC_TERMDATA] = w->off - w->sec_off[IX_SEC_TERMDATA];
+	w->sec_len[IX_SEC_TRI_POST] = w->off - w->sec_off[IX_SEC_TRI_POST];
 	write_section(w, IX_SEC_DICT, w->dict.data, w->dict.len);
 	w->sec_off[IX_SEC_DICT_INDEX] = w->off;
 	out_write(w, w->didx.data, w->didx.len);
@@ -787,6 +907,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		out_write(w, r, sizeof r);
 	}
 	w->sec_len[IX_SEC_KEYS] = w->off - w->sec_off[IX_SEC_KEYS];
+	write_section(w, IX_SEC_TRI_INDEX, w->tri_idx.data, w->tri_idx.len);
 	if (w->err)
 		return w->err;
 
@@ -822,7 +943,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		fa_store64(f + 128 + 16 * i, w->sec_off[i]);
 		fa_store64(f + 136 + 16 * i, w->sec_len[i]);
 	}
-	fa_store32(f + 288, nb);
+	fa_store32(f + 128 + 16 * IX_NSEC, nb);
 	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
 	out_raw(w, f, sizeof f, 0);
 	if (w->err || out_flush(w))

@@ -355,7 +355,7 @@ static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
 
 	uint32_t doc = ix_segw_ndocs(p->w);
 	ix_doc_rec rec = { d->size, d->mtime_ns, d->content_hash, d->kind, (uint32_t)d->n_tags,
-	                   (uint32_t)d->n_meta };
+	                   (uint32_t)d->n_meta, d->trigrams };
 	int rc = ix_segw_add_doc(p->w, &rec, (const char *)s->data, s->len, d->text, d->text_len);
 	if (rc)
 		return rc;
