@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		g_query *q;
 		if (g_plan(&a, (const char *)pat, plen, flags, &q) == 0) {
 			memset(set, 0, 1u << 21);
-			g_trigrams(text, tlen, seen, collect, NULL);
+			ix_trigrams(text, tlen, seen, collect, NULL);
 			if (!g_query_eval(q, has, NULL))
 				abort();   /* the plan would skip a matching file */
 		}

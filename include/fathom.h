@@ -345,6 +345,58 @@ size_t fathom_results_nexpansions(const fathom_results *r);
 const fathom_expansion *fathom_results_expansion(const fathom_results *r, size_t i);
 
 /* ---------------------------------------------------------------------------
+ * Grep: literal and regex search over the files of the index, line by line,
+ * with the trigram index choosing which files to read.
+ */
+typedef struct fathom_grep_opts {
+	unsigned version;
+	int literal;              /* -F: the pattern is a string; its lines are alternatives */
+	int caseless;             /* -i */
+	int word;                 /* -w: matches bounded by non-word characters */
+	const char *glob;         /* only paths matching this fnmatch pattern (or base name) */
+	const char *lang;         /* only files of this language */
+	const char *const *prefixes; /* only paths under one of these (NULL: all) */
+	size_t n_prefixes;
+	uint32_t max_count;       /* stop a file after this many matching lines (0: all) */
+} fathom_grep_opts;
+
+#define FATHOM_GREP_OPTS_VERSION 1
+#define FATHOM_GREP_OPTS_INIT { FATHOM_GREP_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
+
+typedef struct fathom_grep_line {
+	uint32_t line;            /* 1-based */
+	uint64_t start, end;      /* the line's bytes in text (no newline) */
+	uint64_t match_start, match_end; /* the first match in it */
+} fathom_grep_line;
+
+typedef struct fathom_grep_file {
+	const char *doc_id;
+	const char *path;
+	const char *text;         /* the file as searched: on disk when it changed
+	                           * since it was indexed, else the stored copy */
+	size_t len;
+	const fathom_grep_line *lines; /* the matching lines, in order */
+	size_t n_lines;
+	int fresh_from_disk;      /* 1 when the file changed since indexing */
+} fathom_grep_file;
+
+typedef int (*fathom_grep_cb)(void *ctx, const fathom_grep_file *f);
+
+typedef struct fathom_grep_stats {
+	uint64_t files;           /* files in the index that grep may search */
+	uint64_t candidates;      /* files the trigram index left to read */
+	uint64_t matched;         /* files with a matching line */
+	int planned;              /* 1 when trigrams narrowed the search */
+} fathom_grep_stats;
+
+/* Search every indexed file (documents from `fathom index`, not JSON lines)
+ * for pattern, calling cb once per file with its matching lines. A bad
+ * pattern is FATHOM_EINVAL with the column and PCRE2's reason. stats may
+ * be NULL. */
+int fathom_grep(fathom_index *ix, const char *pattern, const fathom_grep_opts *opts,
+                fathom_grep_cb cb, void *ctx, fathom_grep_stats *stats);
+
+/* ---------------------------------------------------------------------------
  * The glossary: curated alias groups (auth = authentication = sign-in) that
  * expand query words, names protected from it, and a queue of groups
  * proposed from the corpus. Changes take effect at the next fathom_commit,

@@ -138,7 +138,7 @@ static void test_soundness(void)
 			CHECK_OK(g_plan(&a, pat, pl, flags, &q));
 			planned += q->op != GQ_ALL;
 			memset(tset, 0, sizeof tset);
-			CHECK_OK(g_trigrams((const unsigned char *)text, tl, seen, add_tri, NULL));
+			CHECK_OK(ix_trigrams((const unsigned char *)text, tl, seen, add_tri, NULL));
 			if (!g_query_eval(q, has_tri, NULL)) {
 				fprintf(stderr, "  unsound: /%.*s/ on \"%.*s\"\n", (int)pl, pat, (int)tl, text);
 				test_failed_checks++;

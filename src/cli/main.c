@@ -120,6 +120,7 @@ static const char usage_text[] =
 "  optimize             merge every segment into one: smaller and faster\n"
 "  vocab [PREFIX]       the exact identifiers found at ingest (TC-1001, v2.0.1...)\n"
 "  glossary SUB ...     alias groups, protected names, the curation queue\n"
+"  grep PATTERN [PATH]  regex or literal search of the indexed files, line by line\n"
 "  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
 "  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
 "  help [COMMAND]       this text, or a command's options\n"
@@ -177,6 +178,21 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "delete", "usage: fathom delete [--index DIR] ID...\n" },
 	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
 	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
+	{ "grep",
+	  "usage: fathom grep [--index DIR] [options] PATTERN [PATH...]\n"
+	  "  PCRE2 syntax by default; the trigram index picks the files to read\n"
+	  "  -F                   the pattern is a literal string (its lines: any of them)\n"
+	  "  -i, -w               ignore case; whole words only\n"
+	  "  -l, -c               the matching files only; a count per file\n"
+	  "  -n, -N               line numbers (default) or none\n"
+	  "  -C N, -A N, -B N     lines of context around, after, before\n"
+	  "  -m N, --max-count N  at most N matching lines per file\n"
+	  "  --glob GLOB          only paths matching GLOB (or whose base name does)\n"
+	  "  --lang LANG          only files of this language\n"
+	  "  --json               one JSON object per matching line\n"
+	  "  --stats              how many files the index let grep skip (on stderr)\n"
+	  "  PATH...              only files under these paths\n"
+	  "  exit 0 when a line matches, 1 when none does, 2 on error\n" },
 	{ "glossary",
 	  "usage: fathom glossary [--index DIR] [--json] SUBCOMMAND ...\n"
 	  "  add TERM TERM...     make the terms one alias group (auth authentication sign-in)\n"
@@ -257,6 +273,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc, argv);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (strcmp(cmd, "grep") == 0)
+		return cmd_grep(argc, argv);
 	if (strcmp(cmd, "glossary") == 0)
 		return cmd_glossary(argc, argv);
 	if (strcmp(cmd, "vocab") == 0)

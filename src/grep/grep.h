@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/util.h"
+#include "index/index.h"
 
 enum g_qop {
 	GQ_ALL = 0,   /* every file may match: no trigram to use */
@@ -38,17 +38,6 @@ enum g_flags {
 #define G_MAX_DEPTH 64        /* group nesting the planner follows */
 #define G_MAX_TRIGRAMS 4096   /* trigrams one query keeps */
 
-/* ASCII letters folded to lower case: the index's byte alphabet. */
-static inline unsigned char g_fold(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-}
-
-static inline uint32_t g_trigram(unsigned char a, unsigned char b, unsigned char c)
-{
-	return (uint32_t)g_fold(a) << 16 | (uint32_t)g_fold(b) << 8 | g_fold(c);
-}
-
 /* The query a file must satisfy to possibly match pattern (PCRE2 syntax, or
  * a literal with G_LITERAL). Never wrong in the unsafe direction: whatever
  * the planner does not understand becomes GQ_ALL. The query lives in a. */
@@ -59,10 +48,5 @@ void g_query_format(const g_query *q, fbuf *out);
 
 /* Does a file whose trigram set answers has(ctx, tri) satisfy q? */
 int g_query_eval(const g_query *q, int (*has)(void *ctx, uint32_t tri), void *ctx);
-
-/* Call cb once per distinct trigram of [s, s+n) (seen: a 2^24-bit scratch
- * bitmap, all zero on entry and on return). */
-int g_trigrams(const unsigned char *s, size_t n, uint8_t *seen,
-               int (*cb)(void *ctx, uint32_t tri), void *ctx);
 
 #endif /* FATHOM_GREP_H */

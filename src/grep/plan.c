@@ -153,7 +153,7 @@ static void flush(gp *g, run *r, qlist *seq)
 		g_query *q = node(g, GQ_TRI);
 		if (!q)
 			break;
-		q->tri = g_trigram(r->b[i], r->b[i + 1], r->b[i + 2]);
+		q->tri = ix_trigram(r->b[i], r->b[i + 1], r->b[i + 2]);
 		qlist_add(g, seq, q);
 	}
 	r->n = 0;
@@ -164,7 +164,7 @@ static void push_byte(gp *g, run *r, qlist *seq, unsigned char c)
 	/* Caseless Unicode matching gives k and s partners beyond ASCII (the
 	 * Kelvin sign, the long s), and non-ASCII letters theirs: such bytes
 	 * end the run rather than promise a trigram. */
-	unsigned char f = g_fold(c);
+	unsigned char f = ix_tri_fold(c);
 	if (g->caseless && (c >= 0x80 || f == 'k' || f == 's')) {
 		flush(g, r, seq);
 		return;
@@ -174,7 +174,7 @@ static void push_byte(gp *g, run *r, qlist *seq, unsigned char c)
 		flush(g, r, seq);
 		return;
 	}
-	r->b[r->n++] = g_fold(c);
+	r->b[r->n++] = ix_tri_fold(c);
 }
 
 /* ---- the parser --------------------------------------------------------------------- */
@@ -283,13 +283,19 @@ static int skip_class(gp *g)
 	if (p < g->end && *p == ']')
 		p++;
 	while (p < g->end && *p != ']') {
-		if (*p == '\\')
+		if (*p == '\\') {
 			p++;
-		else if (*p == '[' && p + 1 < g->end && p[1] == ':') {
+		} else if (*p == '[' && p + 1 < g->end && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			/* [:alpha:] (and [.x.], [=x=]) only when well formed; else
+			 * the '[' is an ordinary member, as PCRE2 reads it */
+			unsigned char kind = p[1];
 			const unsigned char *e = p + 2;
-			while (e + 1 < g->end && !(e[0] == ':' && e[1] == ']'))
+			if (e < g->end && *e == '^')
 				e++;
-			p = e + 1;
+			while (e < g->end && ((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z')))
+				e++;
+			if (e + 1 < g->end && e[0] == kind && e[1] == ']')
+				p = e + 1;
 		}
 		p++;
 	}
@@ -346,6 +352,8 @@ static g_query *parse_seq(gp *g, int *unsupported)
 			g->depth--;
 			if (g->p < g->end && *g->p == ')')
 				g->p++;
+			else
+				*g->global_unsupported = 1;   /* unclosed: PCRE2 refuses it */
 			min = quantifier(g, g->p, &ql, &isq);
 			g->p += ql;
 			if (sub_unsupported)
@@ -359,7 +367,8 @@ static g_query *parse_seq(gp *g, int *unsupported)
 		if (c == '[') {
 			flush(g, &r, &seq);
 			if (!skip_class(g)) {
-				*unsupported = 1;
+				/* lost track of the structure: plan nothing at all */
+				*g->global_unsupported = 1;
 				g->p = g->end;
 				break;
 			}
@@ -522,30 +531,4 @@ int g_query_eval(const g_query *q, int (*has)(void *ctx, uint32_t tri), void *ct
 				return 1;
 		return 0;
 	}
-}
-
-int g_trigrams(const unsigned char *s, size_t n, uint8_t *seen,
-               int (*cb)(void *ctx, uint32_t tri), void *ctx)
-{
-	fbuf set;
-	fbuf_init(&set, 0);
-	int rc = 0;
-	for (size_t i = 0; i + 2 < n && !rc; i++) {
-		uint32_t t = g_trigram(s[i], s[i + 1], s[i + 2]);
-		uint8_t bit = (uint8_t)(1u << (t & 7));
-		if (seen[t >> 3] & bit)
-			continue;
-		seen[t >> 3] |= bit;
-		fbuf_append(&set, &t, sizeof t);
-		rc = cb(ctx, t);
-	}
-	if (!rc && set.err)
-		rc = set.err;
-	for (size_t i = 0; i + sizeof(uint32_t) <= set.len; i += sizeof(uint32_t)) {
-		uint32_t t;
-		memcpy(&t, set.data + i, sizeof t);
-		seen[t >> 3] = 0;
-	}
-	fbuf_free(&set);
-	return rc;
 }

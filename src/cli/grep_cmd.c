@@ -1,0 +1,204 @@
+/*
+ * grep_cmd.c — fathom grep: ripgrep-like output over the indexed files.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+typedef struct gout {
+	int files_only, count, line_numbers, json, color;
+	uint32_t before, after;
+	uint64_t matched_lines;
+	int first_group;
+} gout;
+
+/* Offsets of the starts of lines first..last (1-based) of text. */
+static size_t line_start(const char *t, size_t len, size_t from, uint32_t back)
+{
+	size_t p = from;
+	while (back-- > 0 && p > 0) {
+		p--;   /* onto the previous line's newline */
+		while (p > 0 && t[p - 1] != '\n')
+			p--;
+	}
+	(void)len;
+	return p;
+}
+
+static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, size_t s, size_t e,
+                       char sep, const fathom_grep_line *m)
+{
+	if (o->color)
+		printf("\033[35m%s\033[0m%c", f->path, sep);
+	else
+		printf("%s%c", f->path, sep);
+	if (o->line_numbers)
+		printf(o->color ? "\033[32m%u\033[0m%c" : "%u%c", no, sep);
+	if (m && o->color && m->match_end > m->match_start) {
+		fwrite(f->text + s, 1, m->match_start - s, stdout);
+		fputs("\033[1;31m", stdout);
+		fwrite(f->text + m->match_start, 1, m->match_end - m->match_start, stdout);
+		fputs("\033[0m", stdout);
+		fwrite(f->text + m->match_end, 1, e - m->match_end, stdout);
+	} else {
+		fwrite(f->text + s, 1, e - s, stdout);
+	}
+	fputc('\n', stdout);
+}
+
+static int on_file(void *ctx, const fathom_grep_file *f)
+{
+	gout *o = ctx;
+	o->matched_lines += f->n_lines;
+	if (o->files_only) {
+		printf("%s\n", f->path);
+		return 0;
+	}
+	if (o->count) {
+		printf("%s:%zu\n", f->path, f->n_lines);
+		return 0;
+	}
+	if (o->json) {
+		for (size_t i = 0; i < f->n_lines; i++) {
+			const fathom_grep_line *l = &f->lines[i];
+			fputs("{\"path\":", stdout);
+			cli_json_str(stdout, f->path, strlen(f->path));
+			printf(",\"line\":%u,\"text\":", l->line);
+			cli_json_str(stdout, f->text + l->start, (size_t)(l->end - l->start));
+			printf(",\"match\":[%llu,%llu]}\n", (unsigned long long)(l->match_start - l->start),
+			       (unsigned long long)(l->match_end - l->start));
+		}
+		return 0;
+	}
+	/* Lines with context: groups of nearby lines, "--" between groups. */
+	uint32_t printed_to = 0;   /* last line number printed */
+	for (size_t i = 0; i < f->n_lines; i++) {
+		const fathom_grep_line *l = &f->lines[i];
+		uint32_t first = l->line > o->before ? l->line - o->before : 1;
+		if (first <= printed_to)
+			first = printed_to + 1;
+		if ((o->before || o->after) && !o->first_group && first > printed_to + 1)
+			printf(o->color ? "\033[36m--\033[0m\n" : "--\n");
+		o->first_group = 0;
+		size_t s = line_start(f->text, f->len, (size_t)l->start, l->line - first);
+		for (uint32_t no = first; no < l->line; no++) {
+			const char *nl = memchr(f->text + s, '\n', (size_t)l->start - s);
+			size_t e = nl ? (size_t)(nl - f->text) : (size_t)l->start;
+			print_line(o, f, no, s, e, '-', NULL);
+			s = e + 1;
+		}
+		print_line(o, f, l->line, (size_t)l->start, (size_t)l->end, ':', l);
+		printed_to = l->line;
+		/* after-context, up to the next match */
+		size_t p = (size_t)l->end;
+		uint32_t limit = i + 1 < f->n_lines ? f->lines[i + 1].line - 1 : UINT32_MAX;
+		for (uint32_t k = 0; k < o->after && p < f->len && printed_to < limit; k++) {
+			size_t s2 = p + 1;
+			if (s2 > f->len)
+				break;
+			const char *nl = memchr(f->text + s2, '\n', f->len - s2);
+			size_t e2 = nl ? (size_t)(nl - f->text) : f->len;
+			if (s2 == f->len)
+				break;
+			print_line(o, f, ++printed_to, s2, e2, '-', NULL);
+			p = e2;
+		}
+	}
+	return 0;
+}
+
+int cmd_grep(int argc, char **argv)
+{
+	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS };
+	static const struct option lo[] = {
+		{ "index", required_argument, NULL, O_INDEX },
+		{ "fixed-strings", no_argument, NULL, 'F' },
+		{ "ignore-case", no_argument, NULL, 'i' },
+		{ "word-regexp", no_argument, NULL, 'w' },
+		{ "files-with-matches", no_argument, NULL, 'l' },
+		{ "count", no_argument, NULL, 'c' },
+		{ "line-number", no_argument, NULL, 'n' },
+		{ "no-line-number", no_argument, NULL, 'N' },
+		{ "context", required_argument, NULL, 'C' },
+		{ "after-context", required_argument, NULL, 'A' },
+		{ "before-context", required_argument, NULL, 'B' },
+		{ "max-count", required_argument, NULL, 'm' },
+		{ "glob", required_argument, NULL, O_GLOB },
+		{ "lang", required_argument, NULL, O_LANG },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "color", required_argument, NULL, O_COLOR },
+		{ "stats", no_argument, NULL, O_STATS },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *index = cli_default_index();
+	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 1 };
+	int c, show_stats = 0;
+	uint64_t v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "FiwlcnNC:A:B:m:", lo, NULL)) != -1) {
+		switch (c) {
+		case O_INDEX: index = optarg; break;
+		case 'F': go.literal = 1; break;
+		case 'i': go.caseless = 1; break;
+		case 'w': go.word = 1; break;
+		case 'l': o.files_only = 1; break;
+		case 'c': o.count = 1; break;
+		case 'n': o.line_numbers = 1; break;
+		case 'N': o.line_numbers = 0; break;
+		case 'C': case 'A': case 'B':
+			if (cli_parse_u64(optarg, 0, 100000, &v))
+				return cli_usage_error("-%c wants a number of lines", c);
+			if (c != 'B')
+				o.after = (uint32_t)v;
+			if (c != 'A')
+				o.before = (uint32_t)v;
+			break;
+		case 'm':
+			if (cli_parse_u64(optarg, 1, UINT32_MAX, &v))
+				return cli_usage_error("--max-count wants a positive number");
+			go.max_count = (uint32_t)v;
+			break;
+		case O_GLOB: go.glob = optarg; break;
+		case O_LANG: go.lang = optarg; break;
+		case O_JSON: o.json = 1; break;
+		case O_STATS: show_stats = 1; break;
+		case O_COLOR:
+			if (strcmp(optarg, "always") == 0)
+				o.color = 1;
+			else if (strcmp(optarg, "never") == 0)
+				o.color = 0;
+			else if (strcmp(optarg, "auto") != 0)
+				return cli_usage_error("--color wants always, never or auto");
+			break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("grep: what pattern? (fathom grep PATTERN [PATH...])");
+	const char *pattern = argv[optind++];
+	go.prefixes = (const char *const *)(argv + optind);
+	go.n_prefixes = (size_t)(argc - optind);
+	if (o.json)
+		o.color = 0;
+	fathom_index *ix;
+	if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
+		return 2;
+	fathom_grep_stats st;
+	int rc = fathom_grep(ix, pattern, &go, on_file, &o, &st);
+	fathom_close(ix);
+	if (rc) {
+		cli_die_api(rc, "grep");
+		return 2;
+	}
+	if (show_stats)
+		fprintf(stderr, "%llu files, %llu read (%s), %llu matched, %llu lines\n",
+		        (unsigned long long)st.files, (unsigned long long)st.candidates,
+		        st.planned ? "trigram index" : "no trigram to use: all read",
+		        (unsigned long long)st.matched, (unsigned long long)o.matched_lines);
+	return st.matched ? 0 : 1;
+}
