@@ -91,6 +91,7 @@ fuzz: deps
 
 bench: all deps-bench
 	bench/run.sh
+	bench/grep_bench.sh
 
 demo: deps
 	$(MAKE) all

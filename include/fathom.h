@@ -491,6 +491,7 @@ typedef struct fathom_stats {
 	         bytes_docs, bytes_chunks, bytes_other;
 	uint64_t raw_text_bytes;   /* indexed text, uncompressed */
 	char stem_language[32];
+	uint64_t bytes_trigrams;   /* the trigram index of the files (fathom grep) */
 } fathom_stats;
 
 int fathom_stats_get(fathom_stats *out, fathom_index *ix);

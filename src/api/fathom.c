@@ -249,6 +249,7 @@ int fathom_stats_get(fathom_stats *out, fathom_index *fx)
 	out->bytes_docs = sz.docs;
 	out->bytes_chunks = sz.chunks;
 	out->bytes_other = sz.other;
+	out->bytes_trigrams = sz.trigrams;
 	out->raw_text_bytes = sz.raw_text;
 	snprintf(out->stem_language, sizeof out->stem_language, "%s", ix_stem_language(fx->ix));
 	return 0;

@@ -168,15 +168,16 @@ int cmd_stats(int argc, char **argv)
 		printf("{\"generation\":%llu,\"documents\":%llu,\"chunks\":%llu,\"deleted_chunks\":%llu,"
 		       "\"terms\":%llu,\"segments\":%u,\"bytes_total\":%llu,\"bytes\":{\"dictionary\":%llu,"
 		       "\"postings\":%llu,\"positions\":%llu,\"docstore\":%llu,\"documents\":%llu,"
-		       "\"chunks\":%llu,\"other\":%llu},\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,"
-		       "\"stem_language\":",
+		       "\"chunks\":%llu,\"trigrams\":%llu,\"other\":%llu},\"bytes_trigrams\":%llu,"
+		       "\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,\"stem_language\":",
 		       (unsigned long long)s.generation, (unsigned long long)s.docs,
 		       (unsigned long long)s.chunks, (unsigned long long)s.deleted_chunks,
 		       (unsigned long long)s.terms, s.segments, (unsigned long long)s.bytes_total,
 		       (unsigned long long)s.bytes_dict, (unsigned long long)s.bytes_postings,
 		       (unsigned long long)s.bytes_positions, (unsigned long long)s.bytes_docstore,
 		       (unsigned long long)s.bytes_docs, (unsigned long long)s.bytes_chunks,
-		       (unsigned long long)s.bytes_other, (unsigned long long)s.raw_text_bytes, ratio);
+		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.bytes_other,
+		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.raw_text_bytes, ratio);
 		cli_json_cstr(stdout, s.stem_language);
 		printf("}\n");
 		return 0;
@@ -194,7 +195,8 @@ int cmd_stats(int argc, char **argv)
 	const struct { const char *name; uint64_t v; } parts[] = {
 		{ "dictionary", s.bytes_dict }, { "postings", s.bytes_postings },
 		{ "positions", s.bytes_positions }, { "doc store", s.bytes_docstore },
-		{ "documents", s.bytes_docs }, { "chunks", s.bytes_chunks }, { "other", s.bytes_other },
+		{ "documents", s.bytes_docs }, { "chunks", s.bytes_chunks },
+		{ "trigrams", s.bytes_trigrams }, { "other", s.bytes_other },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
 		printf("  %-11s %llu bytes\n", parts[i].name, (unsigned long long)parts[i].v);

@@ -877,6 +877,7 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 		out->docstore += l[IX_SEC_DOCSTORE] + l[IX_SEC_FRAMES];
 		out->docs += l[IX_SEC_DOCS] + l[IX_SEC_DOC_STRINGS] + l[IX_SEC_KEYS];
 		out->chunks += l[IX_SEC_CHUNKS] + l[IX_SEC_CHUNK_STRINGS];
+		out->trigrams += l[IX_SEC_TRI_POST] + l[IX_SEC_TRI_INDEX];
 		out->other += IX_PREAMBLE_SIZE + s->npages * 4 + IX_FOOTER_SIZE;
 		if (s->del_gen)
 			out->other += ix_tomb_file_size(s->ndocs, s->nchunks);

@@ -140,7 +140,7 @@ int ix_verify(ix_index *ix);
 
 /* Sizes per structure, summed over segments. */
 typedef struct ix_sizes {
-	uint64_t dict, postings, positions, docstore, docs, chunks, other, total;
+	uint64_t dict, postings, positions, docstore, docs, chunks, trigrams, other, total;
 	uint64_t terms, docs_live, chunks_live, chunks_deleted, raw_text;
 } ix_sizes;
 int ix_sizes_get(ix_index *ix, ix_sizes *out);
