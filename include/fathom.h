@@ -103,6 +103,10 @@ typedef struct fathom_open_opts {
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts);
 void fathom_close(fathom_index *ix);
 
+/* The absolute folder that relative document paths are under (where the
+ * first `fathom index` of relative paths ran), or "" when none is known. */
+const char *fathom_root(fathom_index *ix);
+
 /* ---------------------------------------------------------------------------
  * Ingest. Documents are split into chunks; a chunk is the unit of retrieval.
  * Nothing is visible to searches, nor durable, before fathom_commit().
@@ -135,6 +139,8 @@ typedef struct fathom_ingest_stats {
 	uint64_t bytes_read;
 	uint64_t invalid_utf8;     /* invalid sequences repaired */
 	double elapsed_sec;
+	uint64_t files_grep_only;  /* indexed for fathom grep alone (over
+	                            * max_file_size, or grep_only) */
 } fathom_ingest_stats;
 
 /* Progress for long runs: called at most a few times a second. Return
@@ -165,14 +171,24 @@ typedef struct fathom_ingest_opts {
 	 * per chunk in the identifier vocabulary */
 	uint32_t ident_min_len;    /* shortest spelling (default 3) */
 	uint32_t ident_max;        /* at most this many per chunk (default 50; 0 = default) */
+	/* version 3: fathom grep. Files go in the trigram index with their
+	 * full-text indexing; a file over max_file_size (up to
+	 * grep_max_file_size) goes in the trigram index alone. */
+	uint64_t grep_max_file_size; /* default 256 MiB; 0: no file over max_file_size */
+	int grep_only;             /* every file for grep alone: the trigram index
+	                            * and file table, no full text (fast, small) */
 } fathom_ingest_opts;
 
-#define FATHOM_INGEST_OPTS_VERSION 2
+#define FATHOM_INGEST_OPTS_VERSION 3
 #define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
-	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50 }
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0 }
 
 /* Walk files and folders and index what changed since the last run.
- * Document keys are the paths as given (relative paths stay relative). */
+ * Document keys are the paths as given, relative paths staying relative to
+ * the index's root folder: the folder the first indexing of relative paths
+ * ran in (recorded in the index). Run from elsewhere, relative paths are
+ * rebased onto it (from a subfolder "x" is "sub/x"; from outside it they
+ * become absolute), so one file always has one key. */
 int fathom_index_paths(fathom_index *ix, const char *const *paths, size_t n_paths,
                        const fathom_ingest_opts *opts, fathom_ingest_stats *stats);
 
@@ -358,10 +374,22 @@ typedef struct fathom_grep_opts {
 	const char *const *prefixes; /* only paths under one of these (NULL: all) */
 	size_t n_prefixes;
 	uint32_t max_count;       /* stop a file after this many matching lines (0: all) */
+	/* version 2 */
+	int files_only;           /* -l: stop each file at its first matching line
+	                           * (n_lines 1, text NULL) */
+	int count_only;           /* -c: count every matching line (text NULL) */
+	int boolean;              /* the pattern is a boolean query: `error AND
+	                           * handler`, `file:auth.c lang:c -test`
+	                           * (docs/QUERY.md) */
+	int no_fresh_check;       /* trust the index: read only the files it lists,
+	                           * without checking every other file for changes
+	                           * made since indexing (faster; may miss them) */
+	uint32_t threads;         /* worker threads; 0: one per CPU (at most 16) */
 } fathom_grep_opts;
 
-#define FATHOM_GREP_OPTS_VERSION 1
-#define FATHOM_GREP_OPTS_INIT { FATHOM_GREP_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
+#define FATHOM_GREP_OPTS_VERSION 2
+#define FATHOM_GREP_OPTS_INIT { FATHOM_GREP_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, 0, 0, \
+	0, 0, 0, 0, 0 }
 
 typedef struct fathom_grep_line {
 	uint32_t line;            /* 1-based */
@@ -371,11 +399,13 @@ typedef struct fathom_grep_line {
 
 typedef struct fathom_grep_file {
 	const char *doc_id;
-	const char *path;
-	const char *text;         /* the file as searched: on disk when it changed
-	                           * since it was indexed, else the stored copy */
+	const char *path;         /* as indexed (relative to the index's root
+	                           * folder, or absolute) */
+	const char *text;         /* the file as it is on disk now; NULL with
+	                           * files_only and count_only */
 	size_t len;
-	const fathom_grep_line *lines; /* the matching lines, in order */
+	const fathom_grep_line *lines; /* the matching lines, in order (none for a
+	                           * boolean query of file: and lang: alone) */
 	size_t n_lines;
 	int fresh_from_disk;      /* 1 when the file changed since indexing */
 } fathom_grep_file;
@@ -383,18 +413,34 @@ typedef struct fathom_grep_file {
 typedef int (*fathom_grep_cb)(void *ctx, const fathom_grep_file *f);
 
 typedef struct fathom_grep_stats {
-	uint64_t files;           /* files in the index that grep may search */
-	uint64_t candidates;      /* files the trigram index left to read */
+	uint64_t files;           /* indexed files in scope (paths, glob, lang) */
+	uint64_t candidates;      /* files read: those the trigram index left, and
+	                           * those changed since indexing */
 	uint64_t matched;         /* files with a matching line */
 	int planned;              /* 1 when trigrams narrowed the search */
+	uint64_t changed;         /* files changed on disk since indexing */
+	uint64_t missing;         /* indexed files gone from disk (skipped) */
+	uint64_t bytes_read;
+	uint64_t lines;           /* matching lines reported */
+	uint32_t threads;         /* worker threads used */
 } fathom_grep_stats;
 
 /* Search every indexed file (documents from `fathom index`, not JSON lines)
- * for pattern, calling cb once per file with its matching lines. A bad
- * pattern is FATHOM_EINVAL with the column and PCRE2's reason. stats may
- * be NULL. */
+ * for pattern, line by line as grep does, calling cb once per matching file
+ * in index (path) order, from the calling thread. Files are read from disk
+ * as they are now: those the trigram index cannot rule out, and every file
+ * whose size or mtime changed since indexing. A bad pattern is
+ * FATHOM_EINVAL (FATHOM_ESYNTAX for a boolean query) naming the column. A
+ * pattern too costly to match (catastrophic backtracking) fails with
+ * FATHOM_ETOOBIG rather than run unbounded. cb returning non-zero stops the
+ * search (FATHOM_EINTERRUPTED). stats may be NULL. */
 int fathom_grep(fathom_index *ix, const char *pattern, const fathom_grep_opts *opts,
                 fathom_grep_cb cb, void *ctx, fathom_grep_stats *stats);
+
+/* The trigram query a pattern is planned into ("(and \"abc\" \"bcd\")",
+ * "ALL" when no trigram can be required), and for a boolean query the
+ * expression as parsed, for --explain. *out is freed with fathom_free. */
+int fathom_grep_explain(char **out, const char *pattern, const fathom_grep_opts *opts);
 
 /* ---------------------------------------------------------------------------
  * The glossary: curated alias groups (auth = authentication = sign-in) that

@@ -170,12 +170,33 @@ int fathom_get(char **out, size_t *out_len, fathom_index *fx, const char *id,
 		return rc;
 	fbuf b;
 	fbuf_init(&b, 0);
+	if (di.grep_only) {
+		/* indexed for grep alone: the text is the file's, on disk */
+		const char *root = ix_root(fx->ix);
+		char *path = *root ? fa_path_resolve(root, di.path) : fa_strdup(di.path);
+		char *data = NULL;
+		size_t len = 0;
+		rc = path ? fa_read_file(&data, &len, path, (size_t)1 << 30)
+		          : fa_err(FATHOM_ENOMEM, "out of memory");
+		if (rc == FATHOM_ENOTFOUND)
+			rc = fa_err(FATHOM_ENOTFOUND, "%s: indexed for grep alone, and gone from disk", di.path);
+		if (!rc)
+			rc = slice_lines(out, out_len, data, len, from_line ? from_line : 1, count);
+		fa_free(data);
+		fa_free(path);
+		return rc;
+	}
 	rc = seg_doc_text(s, d, 0, di.text_len, &b);
 	if (!rc)
 		rc = slice_lines(out, out_len, b.len ? (const char *)b.data : "", b.len,
 		                 from_line ? from_line : 1, count);
 	fbuf_free(&b);
 	return rc;
+}
+
+const char *fathom_root(fathom_index *fx)
+{
+	return fx ? ix_root(fx->ix) : "";
 }
 
 int fathom_get_chunk(char **out, size_t *out_len, fathom_index *fx, uint64_t chunk_id)

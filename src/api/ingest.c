@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "ingest/ingest.h"
@@ -207,6 +208,8 @@ static int add_one(ingest_run *r, const doc_src *d)
 		.ident_min_len = r->opts->ident_min_len,
 		.ident_max = r->opts->ident_max,
 		.trigrams = d->is_file,
+		.raw = d->is_file ? d->text : NULL,   /* trigrams of the bytes grep reads */
+		.raw_len = d->is_file ? d->len : 0,
 	};
 	if ((rc = ix_add_doc(r->fx->ix, r->fx->an, &in)) != 0)
 		return rc;
@@ -233,10 +236,12 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	fa_err_clear();
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
-	if (opts->version == 1) {
-		/* a caller built before version 2: its struct ends before the
-		 * identifier limits, which take their defaults */
-		memcpy(&r->own_opts, opts, offsetof(fathom_ingest_opts, ident_min_len));
+	if (opts->version == 1 || opts->version == 2) {
+		/* a caller built before version 2 (3): its struct ends before
+		 * the identifier limits (the grep settings), which take their
+		 * defaults */
+		memcpy(&r->own_opts, opts, opts->version == 1 ? offsetof(fathom_ingest_opts, ident_min_len)
+		                                              : offsetof(fathom_ingest_opts, grep_max_file_size));
 		r->own_opts.version = FATHOM_INGEST_OPTS_VERSION;
 		opts = r->opts = &r->own_opts;
 	}
@@ -271,7 +276,8 @@ static void run_free(ingest_run *r)
 /* ---- files ------------------------------------------------------------------ */
 
 typedef struct file_ent {
-	char *path;
+	char *path;           /* as walked, from the current folder */
+	char *key;            /* in the index: relative to its root folder */
 	uint64_t size;
 	int64_t mtime_ns;
 } file_ent;
@@ -281,6 +287,7 @@ typedef struct walk_ctx {
 	file_ent *ents;
 	size_t n, cap;
 	fa_arena names;
+	const char *rebase;   /* prefix of relative keys ("": none) */
 } walk_ctx;
 
 /* "./a/b" -> "a/b"; "a//b" -> "a/b"; "a/" -> "a". In place. */
@@ -300,6 +307,18 @@ static void normalize_path(char *p)
 	*w = '\0';
 }
 
+/* The key of a path walked from the current folder: the path resolved
+ * against rebase when relative. In names. */
+static char *rebased(fa_arena *names, const char *rebase, const char *path)
+{
+	if (!*rebase || path[0] == '/')
+		return fa_arena_strndup(names, path, strlen(path));
+	char *k = fa_path_resolve(rebase, path);
+	char *out = k ? fa_arena_strndup(names, k, strlen(k)) : NULL;
+	fa_free(k);
+	return out;
+}
+
 static int on_file(void *ctx, const walk_entry *e)
 {
 	walk_ctx *w = ctx;
@@ -309,7 +328,11 @@ static int on_file(void *ctx, const walk_entry *e)
 	if (!p)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	normalize_path(p);
+	char *k = *w->rebase ? rebased(&w->names, w->rebase, p) : p;
+	if (!k)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
 	w->ents[w->n].path = p;
+	w->ents[w->n].key = k;
 	w->ents[w->n].size = e->size;
 	w->ents[w->n].mtime_ns = e->mtime_ns;
 	w->n++;
@@ -348,29 +371,59 @@ static int emit_chunks(ingest_run *r, const doc_src *d)
 	return rc;
 }
 
+/* A file indexed for grep alone: its bytes go to the trigram index, the
+ * document records its path, language, size and mtime, and no text or
+ * chunks are stored (fathom grep reads files from disk). */
+static int add_grep_only(ingest_run *r, const file_ent *e, const char *data, size_t len,
+                         uint64_t hash)
+{
+	const char *lang = "text";
+	int kind = text_detect_kind(e->key, &lang);
+	const char *base = strrchr(e->key, '/');
+	ix_doc_in in = {
+		.key = e->key, .path = e->key, .title = base ? base + 1 : e->key, .url = "",
+		.lang = lang, .kind = (uint8_t)kind, .meta = r->opts->meta, .n_meta = r->opts->n_meta,
+		.size = len, .mtime_ns = e->mtime_ns, .content_hash = hash, .text = "", .text_len = 0,
+		.trigrams = 1, .grep_only = 1, .raw = data, .raw_len = len,
+	};
+	int rc = ix_add_doc(r->fx->ix, r->fx->an, &in);
+	if (!rc) {
+		r->st->docs_added++;
+		r->st->files_grep_only++;
+	}
+	return rc;
+}
+
 static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 {
+	const fathom_ingest_opts *o = r->opts;
 	r->st->files_seen++;
 	int is_new;
-	if (!fa_strmap_upsert(seen, e->path, strlen(e->path), &is_new))
+	if (!fa_strmap_upsert(seen, e->key, strlen(e->key), &is_new))
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	if (!is_new)
 		return 0; /* the same file reached through two roots */
+	/* Over the full-text size cap (or all of them, grep_only): for grep alone. */
+	int grep_only = r->fx && (o->grep_only || (o->max_file_size && e->size > o->max_file_size));
 	ix_doc_state old;
-	int rc = r->fx ? ix_doc_lookup(r->fx->ix, e->path, &old) : FATHOM_ENOTFOUND;
+	int rc = r->fx ? ix_doc_lookup(r->fx->ix, e->key, &old) : FATHOM_ENOTFOUND;
 	int known = rc == 0;
 	if (rc && rc != FATHOM_ENOTFOUND)
 		return rc;
-	if (known && old.size == e->size && old.mtime_ns == e->mtime_ns) {
+	/* A document indexed for grep alone that may now be indexed in full
+	 * is read again; a full one serves grep as well and stays. */
+	int upgrade = known && old.grep_only && !grep_only;
+	if (known && !upgrade && old.size == e->size && old.mtime_ns == e->mtime_ns) {
 		r->st->files_unchanged++;
 		return 0;
 	}
+	uint64_t cap = grep_only ? FA_MAX(o->grep_max_file_size, o->max_file_size) : o->max_file_size;
 	char *data = NULL;
 	size_t len = 0;
-	rc = fa_read_file(&data, &len, e->path, r->opts->max_file_size ? r->opts->max_file_size : SIZE_MAX);
+	rc = fa_read_file(&data, &len, e->path, cap ? cap : SIZE_MAX);
 	if (rc == FATHOM_ETOOBIG) {
 		skip(r, e->path, FATHOM_SKIP_TOO_BIG);
-		return known ? ix_delete_doc(r->fx->ix, e->path) : 0;
+		return known ? ix_delete_doc(r->fx->ix, e->key) : 0;
 	}
 	if (rc) {
 		skip(r, e->path, FATHOM_SKIP_UNREADABLE);
@@ -383,7 +436,7 @@ static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 		drop = 1;
 	}
 	uint64_t h = drop ? 0 : fa_hash64(data, len, 0);
-	if (!drop && known && old.content_hash == h && old.size == len) {
+	if (!drop && known && !upgrade && old.content_hash == h && old.size == len) {
 		r->st->files_unchanged++;
 		fa_free(data);
 		return 0;
@@ -391,13 +444,17 @@ static int index_file(ingest_run *r, const file_ent *e, fa_strmap *seen)
 	if (drop) {
 		fa_free(data);
 		/* A file that turned binary leaves the index. */
-		return known ? ix_delete_doc(r->fx->ix, e->path) : 0;
+		return known ? ix_delete_doc(r->fx->ix, e->key) : 0;
 	}
-	doc_src d = {
-		.key = e->path, .path = e->path, .text = data, .len = len,
-		.size = len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
-	};
-	rc = r->chunk_cb ? emit_chunks(r, &d) : add_one(r, &d);
+	if (grep_only) {
+		rc = add_grep_only(r, e, data, len, h);
+	} else {
+		doc_src d = {
+			.key = e->key, .path = e->key, .text = data, .len = len,
+			.size = len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
+		};
+		rc = r->chunk_cb ? emit_chunks(r, &d) : add_one(r, &d);
+	}
 	fa_free(data);
 	if (!rc)
 		r->st->files_indexed++;
@@ -448,6 +505,37 @@ static int find_gone(void *ctx, const char *key)
 	return 0;
 }
 
+/* How keys of relative paths walked from here are rooted. The first
+ * indexing of relative paths records the current folder as the index's
+ * root; later runs from elsewhere prefix their relative paths so keys stay
+ * relative to it: *rebase "sub/dir" from a subfolder, the absolute current
+ * folder from outside it, NULL from the root itself. */
+static int key_rebase(fathom_index *fx, const char *const *paths, size_t n_paths, char **rebase)
+{
+	*rebase = NULL;
+	int relative = 0;
+	for (size_t i = 0; i < n_paths; i++)
+		relative |= paths[i][0] != '/';
+	if (!relative)
+		return 0;
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return fa_err(FATHOM_EIO, "cannot tell the current folder: %s", strerror(errno));
+	const char *root = ix_root(fx->ix);
+	if (!*root)
+		return ix_set_root(fx->ix, cwd);
+	if (strcmp(root, cwd) == 0)
+		return 0;
+	size_t rl = strlen(root);
+	if (strcmp(root, "/") == 0)
+		*rebase = fa_strdup(cwd + 1);
+	else if (strncmp(cwd, root, rl) == 0 && cwd[rl] == '/')
+		*rebase = fa_strdup(cwd + rl + 1);
+	else
+		*rebase = fa_strdup(cwd);
+	return *rebase ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
+}
+
 static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_paths,
                            const fathom_ingest_opts *opts, fathom_ingest_stats *st,
                            fathom_chunk_cb chunk_cb, void *chunk_ctx)
@@ -460,8 +548,9 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 	st = r.st;
 	r.chunk_cb = chunk_cb;
 	r.chunk_ctx = chunk_ctx;
-	walk_ctx w = { .r = &r };
+	walk_ctx w = { .r = &r, .rebase = "" };
 	fa_arena_init(&w.names, 256 * 1024, 0);
+	char *rebase = NULL;
 	fa_strmap seen;
 	fa_strmap_init(&seen);
 	char **roots = fa_calloc(n_paths ? n_paths : 1, sizeof *roots);
@@ -471,18 +560,33 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 		goto cleanup;
 	}
 
+	/* 0. Where relative keys are rooted: the index's root folder. */
+	if (fx && (rc = key_rebase(fx, paths, n_paths, &rebase)) != 0)
+		goto cleanup;
+	if (rebase)
+		w.rebase = rebase;
+	/* Files over the full-text cap are still walked when grep takes them. */
+	uint64_t walk_max = opts->max_file_size;
+	if (fx && walk_max && opts->grep_max_file_size)
+		walk_max = FA_MAX(walk_max, opts->grep_max_file_size);
+
 	/* 1. Walk: list the candidate files (so progress can show an ETA). */
 	for (size_t i = 0; i < n_paths && !rc; i++) {
-		roots[i] = fa_arena_strndup(&w.names, paths[i], strlen(paths[i]));
+		char *given = fa_arena_strndup(&w.names, paths[i], strlen(paths[i]));
+		if (!given) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			break;
+		}
+		normalize_path(given);
+		roots[i] = *w.rebase ? rebased(&w.names, w.rebase, given) : given;
 		if (!roots[i]) {
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
 			break;
 		}
-		normalize_path(roots[i]);
 		walk_opts wo = {
 			.follow_symlinks = opts->follow_symlinks,
 			.use_gitignore = opts->use_gitignore,
-			.max_file_size = opts->max_file_size,
+			.max_file_size = walk_max,
 			.on_file = on_file,
 			.on_skip = on_walk_skip,
 			.ctx = &w,
@@ -509,6 +613,7 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 	if (!rc)
 		rc = progress(&r, 1);
 cleanup:
+	fa_free(rebase);
 	fa_free(g.gone);
 	fa_free(roots);
 	fa_free(w.ents);

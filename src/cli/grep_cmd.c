@@ -10,7 +10,7 @@
 #include "cli.h"
 
 typedef struct gout {
-	int files_only, count, line_numbers, json, color;
+	int files_only, count, line_numbers, json, color, quiet;
 	uint32_t before, after;
 	uint64_t matched_lines;
 	int first_group;
@@ -54,7 +54,9 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 {
 	gout *o = ctx;
 	o->matched_lines += f->n_lines;
-	if (o->files_only) {
+	if (o->quiet)
+		return 1;   /* one match answers the question */
+	if (o->files_only || f->n_lines == 0) {
 		printf("%s\n", f->path);
 		return 0;
 	}
@@ -113,7 +115,7 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 
 int cmd_grep(int argc, char **argv)
 {
-	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS };
+	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "fixed-strings", no_argument, NULL, 'F' },
@@ -132,15 +134,20 @@ int cmd_grep(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "color", required_argument, NULL, O_COLOR },
 		{ "stats", no_argument, NULL, O_STATS },
+		{ "query", no_argument, NULL, 'Q' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "trust-index", no_argument, NULL, O_TRUST },
+		{ "explain", no_argument, NULL, O_EXPLAIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
 	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
-	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 1 };
-	int c, show_stats = 0;
+	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 0, 1 };
+	int c, show_stats = 0, explain = 0;
 	uint64_t v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "FiwlcnNC:A:B:m:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "FiwlcnNC:A:B:m:Qqj:", lo, NULL)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case 'F': go.literal = 1; break;
@@ -163,6 +170,15 @@ int cmd_grep(int argc, char **argv)
 				return cli_usage_error("--max-count wants a positive number");
 			go.max_count = (uint32_t)v;
 			break;
+		case 'Q': go.boolean = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'j':
+			if (cli_parse_u64(optarg, 1, 256, &v))
+				return cli_usage_error("--threads wants a number from 1 to 256");
+			go.threads = (uint32_t)v;
+			break;
+		case O_TRUST: go.no_fresh_check = 1; break;
+		case O_EXPLAIN: explain = 1; break;
 		case O_GLOB: go.glob = optarg; break;
 		case O_LANG: go.lang = optarg; break;
 		case O_JSON: o.json = 1; break;
@@ -185,20 +201,38 @@ int cmd_grep(int argc, char **argv)
 	go.n_prefixes = (size_t)(argc - optind);
 	if (o.json)
 		o.color = 0;
+	go.files_only = o.files_only || o.quiet;
+	go.count_only = o.count && !go.files_only;
+	if (explain) {
+		char *plan;
+		if (fathom_grep_explain(&plan, pattern, &go)) {
+			cli_die_api(FATHOM_EINVAL, "grep");
+			return 2;
+		}
+		printf("%s\n", plan);
+		fathom_free(plan);
+		return 0;
+	}
 	fathom_index *ix;
 	if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
 		return 2;
 	fathom_grep_stats st;
 	int rc = fathom_grep(ix, pattern, &go, on_file, &o, &st);
 	fathom_close(ix);
+	if (rc == FATHOM_EINTERRUPTED && o.quiet)
+		rc = 0;   /* -q stops at the first match */
 	if (rc) {
 		cli_die_api(rc, "grep");
 		return 2;
 	}
 	if (show_stats)
-		fprintf(stderr, "%llu files, %llu read (%s), %llu matched, %llu lines\n",
+		fprintf(stderr,
+		        "%llu files, %llu read (%s), %llu matched, %llu lines; %llu changed since "
+		        "indexing, %llu gone; %llu bytes read, %u threads\n",
 		        (unsigned long long)st.files, (unsigned long long)st.candidates,
 		        st.planned ? "trigram index" : "no trigram to use: all read",
-		        (unsigned long long)st.matched, (unsigned long long)o.matched_lines);
+		        (unsigned long long)st.matched, (unsigned long long)o.matched_lines,
+		        (unsigned long long)st.changed, (unsigned long long)st.missing,
+		        (unsigned long long)st.bytes_read, st.threads);
 	return st.matched ? 0 : 1;
 }

@@ -97,6 +97,9 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 		fprintf(stderr, "; %llu removed", (unsigned long long)st->files_deleted);
 	if (st->invalid_utf8)
 		fprintf(stderr, "; %llu invalid UTF-8 sequences repaired", (unsigned long long)st->invalid_utf8);
+	if (st->files_grep_only)
+		fprintf(stderr, "; %llu for grep alone%s", (unsigned long long)st->files_grep_only,
+		        ci->io.grep_only ? "" : " (over --max-size)");
 	fputc('\n', stderr);
 	if (st->files_skipped) {
 		fprintf(stderr, "skipped %llu:", (unsigned long long)st->files_skipped);
@@ -118,12 +121,15 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 }
 
 enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NOIGNORE,
-       OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX };
+       OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX,
+       OPT_GREPONLY, OPT_GREPMAX };
 
 static const struct option ingest_longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "meta", required_argument, NULL, OPT_META },
 	{ "max-size", required_argument, NULL, OPT_MAXSIZE },
+	{ "grep-only", no_argument, NULL, OPT_GREPONLY },
+	{ "grep-max-size", required_argument, NULL, OPT_GREPMAX },
 	{ "chunk-target", required_argument, NULL, OPT_CTARGET },
 	{ "chunk-overlap", required_argument, NULL, OPT_COVERLAP },
 	{ "chunk-max", required_argument, NULL, OPT_CMAX },
@@ -167,6 +173,12 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 			if (cli_parse_u64(optarg, 1, UINT64_MAX, &v))
 				return cli_usage_error("--max-size wants a byte count, got '%s'", optarg);
 			a->ci.io.max_file_size = v;
+			break;
+		case OPT_GREPONLY: a->ci.io.grep_only = 1; break;
+		case OPT_GREPMAX:
+			if (cli_parse_u64(optarg, 0, UINT64_MAX, &v))
+				return cli_usage_error("--grep-max-size wants a byte count, got '%s'", optarg);
+			a->ci.io.grep_max_file_size = v;
 			break;
 		case OPT_CTARGET:
 		case OPT_COVERLAP:

@@ -532,3 +532,19 @@ int g_query_eval(const g_query *q, int (*has)(void *ctx, uint32_t tri), void *ct
 		return 0;
 	}
 }
+
+g_query *g_query_and(fa_arena *a, g_query *const *q, uint32_t n)
+{
+	int global = 0;
+	gp g = { a, NULL, NULL, 0, 0, 0, &global, 0 };
+	qlist l = { (g_query **)q, n, n };
+	return make_and(&g, &l);
+}
+
+g_query *g_query_or(fa_arena *a, g_query *const *q, uint32_t n)
+{
+	int global = 0;
+	gp g = { a, NULL, NULL, 0, 0, 0, &global, 0 };
+	qlist l = { (g_query **)q, n, n };
+	return make_or(&g, &l, 1);
+}

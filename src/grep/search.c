@@ -1,17 +1,32 @@
 /*
  * search.c — fathom grep: plan the pattern into a trigram query, take the
- * files of each segment that satisfy it, and verify each with PCRE2 (JIT)
- * line by line, as grep does.
+ * files of each segment that satisfy it, and verify them with PCRE2 (JIT)
+ * line by line, as grep does, on worker threads.
  *
- * A file is read from disk instead of the stored copy when its size or
- * mtime changed since it was indexed, so a match reflects the file as it is
- * now. Matching is bounded: PCRE2's match and depth limits stop a hostile
- * pattern from running away (the search then fails with a clear error).
+ * Files are read from disk, as they are now: grep never prints a line the
+ * file no longer holds. The index only says which files need not be read.
+ * A file the index rules out is still read when its size or mtime differ
+ * from the index's (it changed since indexing); that check is one stat per
+ * file, which opts->no_fresh_check skips. A file gone from disk is skipped.
+ *
+ * Work is cut into batches of consecutive documents. Workers take batches in
+ * order, and the calling thread hands each batch's matching files to the
+ * callback in order, so output is deterministic (index order, which is path
+ * order within a segment). At most a window of batches is in flight, which
+ * bounds the memory held by matched files waiting to be printed.
+ *
+ * Matching is bounded: PCRE2's match limit (and, without JIT, its depth
+ * limit) stop a hostile pattern, and the search fails with FATHOM_ETOOBIG
+ * instead of running away.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <pcre2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,28 +35,84 @@
 
 #define G_MATCH_LIMIT 10000000u
 #define G_DEPTH_LIMIT 10000u
+#define G_BATCH 128u             /* documents per batch */
+#define G_MAX_THREADS 16u
+#define G_MAX_FILE ((size_t)1 << 30)
+#define G_JIT_STACK (1u << 20)
 
-typedef struct gsearch {
+/* ---- compiled query -------------------------------------------------------- */
+
+typedef struct gterm {
 	pcre2_code *re;
-	pcre2_match_data *md;
-	pcre2_match_context *mc;
-	const fathom_grep_opts *o;
-	fathom_grep_line *lines;
-	size_t nlines, cap;
-} gsearch;
+	int positive;          /* not under a NOT: its lines are reported */
+} gterm;
 
-/* The pattern PCRE2 compiles: -w wraps it in non-word boundaries, -F
- * quotes it (each line an alternative). */
-static int build_pattern(fbuf *b, const char *pat, const fathom_grep_opts *o)
+typedef struct gfilter {
+	const g_expr *x;
+	pcre2_code *re;        /* GX_FILE */
+} gfilter;
+
+/* One batch: documents [d0, d1) of segment seg, and what matched in it. */
+typedef struct gres {
+	const char *key;
+	char *path;            /* owned: as the user's shell sees it */
+	char *text;            /* owned; NULL when the callback gets no text */
+	size_t len;
+	fathom_grep_line *lines;   /* owned */
+	size_t nlines;
+	int fresh;
+} gres;
+
+typedef struct gbatch {
+	size_t seg;
+	uint32_t d0, d1;
+	gres *res;
+	size_t nres, cap;
+	int done;
+} gbatch;
+
+typedef struct gctx {
+	fathom_index *fx;
+	const fathom_grep_opts *o;
+	g_expr *expr;
+	gterm *terms;
+	uint32_t nterms;
+	gfilter *filters;          /* GX_FILE and GX_LANG leaves, by address */
+	uint32_t nfilters;
+	int lines_wanted;          /* report lines (not only -l) */
+	int keep_text;             /* the callback gets the text */
+	uint32_t line_limit;       /* per term: 0 all */
+	uint8_t **cand;            /* per segment: the trigram query's bitmap */
+	int root_fd;               /* relative paths are opened from here */
+	const char *root;          /* the index's root folder ("": the current one) */
+	char *sub;                 /* the current folder under the root ("" the root
+	                            * itself; NULL outside it or no root) */
+	char **prefixes;           /* the PATH arguments as index paths */
+	size_t nprefixes;
+
+	gbatch *batches;
+	size_t nbatches, next_claim, next_emit, window;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done;
+	int stop;
+	int err;                   /* first error of a worker */
+	char errmsg[1024];
+} gctx;
+
+/* ---- pattern compilation ---------------------------------------------------- */
+
+/* The pattern PCRE2 compiles: -w wraps it in non-word boundaries, a
+ * literal is quoted (each of its lines an alternative). */
+static int build_pattern(fbuf *b, const char *pat, size_t plen, int literal, int word)
 {
-	if (o->word)
+	if (word)
 		fbuf_puts(b, "(?<!\\w)(?:");
-	if (o->literal) {
-		const char *p = pat;
+	if (literal) {
+		const char *p = pat, *end = pat + plen;
 		int first = 1;
 		for (;;) {
-			const char *e = strchr(p, '\n');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
+			const char *e = memchr(p, '\n', (size_t)(end - p));
+			size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
 			if (!first)
 				fbuf_putc(b, '|');
 			first = 0;
@@ -61,85 +132,191 @@ static int build_pattern(fbuf *b, const char *pat, const fathom_grep_opts *o)
 			p = e + 1;
 		}
 	} else {
-		fbuf_puts(b, pat);
+		fbuf_append(b, pat, plen);
 	}
-	if (o->word)
+	if (word)
 		fbuf_puts(b, ")(?!\\w)");
 	return b->err;
 }
 
-static int compile(gsearch *g, const char *pat)
+static int compile_one(pcre2_code **out, const char *pat, size_t plen, int literal, int caseless,
+                       int word, int multiline, const char *what)
 {
 	fbuf b;
 	fbuf_init(&b, 0);
-	int rc = build_pattern(&b, pat, g->o);
+	int rc = build_pattern(&b, pat, plen, literal, word);
 	if (rc) {
 		fbuf_free(&b);
 		return rc;
 	}
-	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
-	if (g->o->caseless)
+	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+	if (multiline)
+		opts |= PCRE2_MULTILINE;
+	if (caseless)
 		opts |= PCRE2_CASELESS;
 	int err;
 	PCRE2_SIZE off;
-	g->re = pcre2_compile((PCRE2_SPTR)(b.len ? (const char *)b.data : ""), b.len, opts, &err, &off,
-	                      NULL);
-	size_t prefix = g->o->word ? strlen("(?<!\\w)(?:") : 0;
+	*out = pcre2_compile((PCRE2_SPTR)(b.len ? (const char *)b.data : ""), b.len, opts, &err, &off,
+	                     NULL);
+	size_t prefix = word ? strlen("(?<!\\w)(?:") : 0;
 	fbuf_free(&b);
-	if (!g->re) {
+	if (!*out) {
 		PCRE2_UCHAR msg[256];
 		pcre2_get_error_message(err, msg, sizeof msg);
 		size_t col = off > prefix ? off - prefix : 0;
-		return fa_err(FATHOM_EINVAL, "bad pattern at column %zu: %s", col + 1, (const char *)msg);
+		if (col > plen)
+			col = plen;
+		return fa_err(FATHOM_EINVAL, "bad %s at column %zu: %s", what, col + 1,
+		              (const char *)msg);
 	}
-	pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE);   /* the interpreter if JIT is refused */
-	g->md = pcre2_match_data_create_from_pattern(g->re, NULL);
-	g->mc = pcre2_match_context_create(NULL);
-	if (!g->md || !g->mc)
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	pcre2_set_match_limit(g->mc, G_MATCH_LIMIT);
-	pcre2_set_depth_limit(g->mc, G_DEPTH_LIMIT);
+	pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);   /* the interpreter if JIT is refused */
 	return 0;
 }
 
-/* One match in [s, s+n) from start: 1 found (*ms, *me), 0 none, < 0 error. */
-static int match(gsearch *g, const char *s, size_t n, size_t start, size_t *ms, size_t *me)
+/* Collect the leaves of x: terms by number, filters in order. */
+static int compile_expr(gctx *g, const g_expr *x, int positive)
 {
-	int r = pcre2_match(g->re, (PCRE2_SPTR)s, n, start, 0, g->md, g->mc);
+	int rc = 0;
+	switch (x->op) {
+	case GX_TERM: {
+		gterm *t = &g->terms[x->term];
+		if (!t->re) {
+			const char *what = g->o->boolean ? "pattern in the query" : "pattern";
+			rc = compile_one(&t->re, x->text, x->len, x->literal, x->caseless > 0, g->o->word, 1,
+			                 what);
+		}
+		t->positive |= positive;
+		return rc;
+	}
+	case GX_FILE:
+	case GX_LANG: {
+		gfilter *f = &g->filters[g->nfilters++];
+		f->x = x;
+		f->re = NULL;
+		if (x->op == GX_FILE)
+			rc = compile_one(&f->re, x->text, x->len, 0, x->caseless > 0, 0, 0, "file: regex");
+		return rc;
+	}
+	default:
+		for (uint32_t i = 0; i < x->n && !rc; i++)
+			rc = compile_expr(g, x->kid[i], x->op == GX_NOT ? 0 : positive);
+		return rc;
+	}
+}
+
+static uint32_t count_filters(const g_expr *x)
+{
+	uint32_t n = x->op == GX_FILE || x->op == GX_LANG;
+	for (uint32_t i = 0; i < x->n; i++)
+		n += count_filters(x->kid[i]);
+	return n;
+}
+
+/* ---- the worker's view of one file --------------------------------------------- */
+
+typedef struct glines {
+	fathom_grep_line *v;
+	size_t n, cap;
+	int state;             /* -1 not matched yet, 0 no line, 1 some */
+} glines;
+
+typedef struct gworker {
+	gctx *g;
+	pthread_t th;
+	pcre2_match_data *md;
+	pcre2_match_context *mc;
+	pcre2_jit_stack *js;
+	char *buf;             /* the file being searched */
+	size_t buf_cap;
+	glines *tl;            /* per term */
+	glines merged;
+	/* the folder of the last file opened */
+	char dir[4096];
+	size_t dlen;
+	int dfd;
+	int have_dir;
+	fathom_grep_stats st;
+	fa_arena names;
+	int err;
+	char errmsg[1024];
+} gworker;
+
+/* Newlines in [p, p + n): a word at a time. */
+static size_t count_newlines(const char *p, size_t n)
+{
+	size_t c = 0, i = 0;
+	const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		uint64_t x = w ^ (ones * '\n');
+		/* high bit of each byte set where x's byte is zero */
+		uint64_t z = ~(((x & low7) + low7) | x | low7);
+		c += (size_t)(((z >> 7) * ones) >> 56);
+	}
+	for (; i < n; i++)
+		c += p[i] == '\n';
+	return c;
+}
+
+static int match_err(int r)
+{
+	PCRE2_UCHAR msg[256];
+	pcre2_get_error_message(r, msg, sizeof msg);
+	return fa_err(FATHOM_ETOOBIG, "the pattern is too costly to match (%s)", (const char *)msg);
+}
+
+/* One match in [s, s+n) from start: 1 found (*ms, *me), 0 none, < 0 error. */
+static int match(gworker *w, pcre2_code *re, const char *s, size_t n, size_t start, size_t *ms,
+                 size_t *me)
+{
+	int r = pcre2_match(re, (PCRE2_SPTR)s, n, start, 0, w->md, w->mc);
 	if (r == PCRE2_ERROR_NOMATCH)
 		return 0;
-	if (r < 0) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(r, msg, sizeof msg);
-		return fa_err(FATHOM_ETOOBIG, "the pattern is too costly to match (%s)", (const char *)msg);
-	}
-	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
+	if (r < 0)
+		return match_err(r);
+	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(w->md);
 	*ms = ov[0];
 	*me = ov[1];
+	if (*me < *ms)   /* \K in a lookbehind: the match ends before it starts */
+		*me = *ms;
 	return 1;
 }
 
-/* The matching lines of text into g->lines. */
-static int scan(gsearch *g, const char *text, size_t len)
+static int add_line(glines *l, uint32_t no, size_t ls, size_t le, size_t ms, size_t me)
 {
-	g->nlines = 0;
-	size_t pos = 0, line_no = 1, counted = 0;
+	if (l->n == l->cap && fa_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	l->v[l->n++] = (fathom_grep_line){ no, ls, le, ms, me };
+	return 0;
+}
+
+/* The lines of text that re matches, as grep sees them (a match must lie
+ * within one line), at most limit of them (0: all). */
+static int scan(gworker *w, pcre2_code *re, const char *text, size_t len, uint32_t limit,
+                glines *out)
+{
+	out->n = 0;
+	size_t pos = 0, counted = 0, line_no = 1;
 	while (pos < len) {   /* no phantom line after a final newline */
-		size_t ms, me;
-		int r = match(g, text, len, pos, &ms, &me);
+		size_t ms = 0, me = 0;
+		int r = match(w, re, text, len, pos, &ms, &me);
 		if (r <= 0)
 			return r;
-		/* the line holding the match's start; grep matches line by line */
+		/* the line holding the match's start */
 		size_t ls = ms;
 		while (ls > pos && text[ls - 1] != '\n')
 			ls--;
+		if (ms == len && ls == len)
+			break;   /* an empty match at the very end: no line there */
 		const char *nl = memchr(text + ms, '\n', len - ms);
 		size_t le = nl ? (size_t)(nl - text) : len;
-		for (; counted < ls; counted++)
-			line_no += text[counted] == '\n';
-		size_t lms, lme;
+		line_no += count_newlines(text + counted, ls - counted);
+		counted = ls;
+		size_t lms = 0, lme = 0;
 		if (me > le || ms < ls) {
-			r = match(g, text + ls, le - ls, 0, &lms, &lme);
+			/* it ran past the line: does the line alone match? */
+			r = match(w, re, text + ls, le - ls, 0, &lms, &lme);
 			if (r < 0)
 				return r;
 		} else {
@@ -148,12 +325,12 @@ static int scan(gsearch *g, const char *text, size_t len)
 			lme = me - ls;
 		}
 		if (r == 1) {
-			if (g->nlines == g->cap &&
-			    fa_grow((void **)&g->lines, &g->cap, g->nlines + 1, sizeof *g->lines))
-				return fa_err(FATHOM_ENOMEM, "out of memory");
-			g->lines[g->nlines++] = (fathom_grep_line){ (uint32_t)line_no, ls, le, ls + lms,
-			                                            ls + lme };
-			if (g->o->max_count && g->nlines >= g->o->max_count)
+			if (line_no > UINT32_MAX)
+				return 0;
+			int rc = add_line(out, (uint32_t)line_no, ls, le, ls + lms, ls + lme);
+			if (rc)
+				return rc;
+			if (limit && out->n >= limit)
 				return 0;
 		}
 		if (!nl)
@@ -163,10 +340,285 @@ static int scan(gsearch *g, const char *text, size_t len)
 	return 0;
 }
 
-static int path_ok(const fathom_grep_opts *o, const ix_doc_info *di)
+typedef struct gfile {
+	const ix_doc_info *di;
+	const char *text;
+	size_t len;
+} gfile;
+
+/* Does the file's path or language satisfy a filter leaf? */
+static int filter_holds(gworker *w, const g_expr *x, const ix_doc_info *di)
 {
+	gctx *g = w->g;
+	for (uint32_t i = 0; i < g->nfilters; i++) {
+		if (g->filters[i].x != x)
+			continue;
+		if (x->op == GX_LANG)
+			return strcasecmp(di->lang, x->text) == 0;
+		const char *path = di->path && *di->path ? di->path : di->key;
+		int r = pcre2_match(g->filters[i].re, (PCRE2_SPTR)path, strlen(path), 0, 0, w->md, w->mc);
+		if (r < -1 && !w->err)
+			w->err = match_err(r);
+		return r >= 0;
+	}
+	return 0;
+}
+
+/* Three-valued: 1 holds, 0 does not, 2 unknown until the text is read. */
+static int eval_pre(gworker *w, const g_expr *x, const ix_doc_info *di)
+{
+	switch (x->op) {
+	case GX_TERM:
+		return 2;
+	case GX_FILE:
+	case GX_LANG:
+		return filter_holds(w, x, di);
+	case GX_NOT: {
+		int v = eval_pre(w, x->kid[0], di);
+		return v == 2 ? 2 : !v;
+	}
+	case GX_AND: {
+		int v = 1;
+		for (uint32_t i = 0; i < x->n; i++) {
+			int k = eval_pre(w, x->kid[i], di);
+			if (k == 0)
+				return 0;
+			if (k == 2)
+				v = 2;
+		}
+		return v;
+	}
+	default: {
+		int v = 0;
+		for (uint32_t i = 0; i < x->n; i++) {
+			int k = eval_pre(w, x->kid[i], di);
+			if (k == 1)
+				return 1;
+			if (k == 2)
+				v = 2;
+		}
+		return v;
+	}
+	}
+}
+
+/* Does the file's text hold a line matching term t? Matched once per file:
+ * all its lines (up to the limit) for a term that is reported, the first
+ * for one that only decides. */
+static int term_holds(gworker *w, uint32_t t, const gfile *f)
+{
+	glines *l = &w->tl[t];
+	if (l->state < 0) {
+		gctx *g = w->g;
+		uint32_t limit = g->terms[t].positive && g->lines_wanted ? g->line_limit : 1;
+		int rc = scan(w, g->terms[t].re, f->text ? f->text : "", f->len, limit, l);
+		if (rc) {
+			if (!w->err)
+				w->err = rc;
+			l->n = 0;
+		}
+		l->state = l->n > 0;
+	}
+	return l->state;
+}
+
+static int eval_full(gworker *w, const g_expr *x, const gfile *f)
+{
+	switch (x->op) {
+	case GX_TERM:
+		return term_holds(w, x->term, f);
+	case GX_FILE:
+	case GX_LANG:
+		return filter_holds(w, x, f->di);
+	case GX_NOT:
+		return !eval_full(w, x->kid[0], f);
+	case GX_AND:
+		for (uint32_t i = 0; i < x->n; i++)
+			if (!eval_full(w, x->kid[i], f))
+				return 0;
+		return 1;
+	default:
+		for (uint32_t i = 0; i < x->n; i++)
+			if (eval_full(w, x->kid[i], f))
+				return 1;
+		return 0;
+	}
+}
+
+/* The reported lines: those of every positive term that matched, merged in
+ * line order (one entry per line, its earliest match). */
+static int merge_lines(gworker *w, glines **out)
+{
+	gctx *g = w->g;
+	glines *only = NULL;
+	uint32_t nsrc = 0;
+	for (uint32_t t = 0; t < g->nterms; t++) {
+		if (g->terms[t].positive && w->tl[t].state > 0) {
+			only = &w->tl[t];
+			nsrc++;
+		}
+	}
+	if (nsrc <= 1) {
+		static glines none;
+		*out = only ? only : &none;
+		return 0;
+	}
+	glines *m = &w->merged;
+	m->n = 0;
+	for (uint32_t t = 0; t < g->nterms; t++) {
+		if (!g->terms[t].positive || w->tl[t].state <= 0)
+			continue;
+		for (size_t i = 0; i < w->tl[t].n; i++) {
+			const fathom_grep_line *l = &w->tl[t].v[i];
+			if (add_line(m, l->line, l->start, l->end, l->match_start, l->match_end))
+				return FATHOM_ENOMEM;
+		}
+	}
+	/* insertion sort by line, then match start; drop repeats of a line */
+	for (size_t i = 1; i < m->n; i++) {
+		fathom_grep_line v = m->v[i];
+		size_t j = i;
+		while (j > 0 && (m->v[j - 1].line > v.line ||
+		                 (m->v[j - 1].line == v.line && m->v[j - 1].match_start > v.match_start))) {
+			m->v[j] = m->v[j - 1];
+			j--;
+		}
+		m->v[j] = v;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (k == 0 || m->v[k - 1].line != m->v[i].line)
+			m->v[k++] = m->v[i];
+	m->n = k;
+	if (g->line_limit && m->n > g->line_limit)
+		m->n = g->line_limit;
+	*out = m;
+	return 0;
+}
+
+/* ---- files on disk ------------------------------------------------------------- */
+
+/* A handle on the folder of path (relative to the root, or absolute), kept
+ * while the next file is in the same folder, as files of one folder follow
+ * each other in a segment. *name is the file's name within it. */
+static int open_dir(gworker *w, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+	*name = slash ? slash + 1 : path;
+	if (slash && dl == 0)
+		dl = 1;   /* "/x": the root folder */
+	if (dl >= sizeof w->dir)
+		return -1;
+	if (w->have_dir && dl == w->dlen && memcmp(w->dir, path, dl) == 0)
+		return w->dfd;
+	if (w->dfd >= 0 && w->dfd != w->g->root_fd)
+		close(w->dfd);
+	w->have_dir = 1;
+	memcpy(w->dir, path, dl);
+	w->dir[dl] = '\0';
+	w->dlen = dl;
+	if (dl == 0)
+		w->dfd = w->g->root_fd;
+	else
+		w->dfd = openat(w->g->root_fd, w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+	return w->dfd;
+}
+
+static int stat_changed(const struct stat *st, const ix_doc_info *di)
+{
+	return (uint64_t)st->st_size != di->size ||
+	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec != di->mtime_ns;
+}
+
+/* Read the file into w->buf: 1 read, 0 gone or not a regular file, < 0 error. */
+static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *di, size_t *len,
+                     int *changed)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		return 0;
+	}
+	*changed = stat_changed(&st, di);
+	size_t want = (size_t)st.st_size + 1, n = 0;
+	for (;;) {
+		if (want > w->buf_cap) {
+			char *nb = fa_realloc(w->buf, want);
+			if (!nb) {
+				close(fd);
+				return fa_err(FATHOM_ENOMEM, "out of memory reading %s", di->key);
+			}
+			w->buf = nb;
+			w->buf_cap = want;
+		}
+		ssize_t r = read(fd, w->buf + n, w->buf_cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return 0;   /* unreadable now: as if gone */
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n == w->buf_cap) {   /* it grew while we read */
+			if (n >= G_MAX_FILE)
+				break;
+			want = n * 2;
+		}
+	}
+	close(fd);
+	*len = n;
+	return 1;
+}
+
+/* ---- paths ------------------------------------------------------------------------- */
+
+/* The path to print for a document path: relative to the current folder
+ * when the file is under it, else absolute (when the index has a root). */
+static char *display_path(const gctx *g, const char *path)
+{
+	if (path[0] == '/' || !*g->root || (g->sub && !*g->sub))
+		return fa_strdup(path);
+	size_t sl = g->sub ? strlen(g->sub) : 0;
+	if (g->sub && strncmp(path, g->sub, sl) == 0 && path[sl] == '/')
+		return fa_strdup(path + sl + 1);
+	return fa_path_resolve(g->root, path);
+}
+
+/* A PATH argument (relative to the current folder) as a prefix of document
+ * paths: relative to the root when under it, else absolute. */
+static char *index_prefix(const gctx *g, const char *cwd, const char *arg)
+{
+	char *abs = fa_path_resolve(cwd, arg);
+	if (!abs)
+		return NULL;
+	const char *base = *g->root ? g->root : cwd;
+	size_t bl = strlen(base);
+	char *out;
+	if (strcmp(abs, base) == 0)
+		out = fa_strdup("");
+	else if (strcmp(base, "/") == 0)
+		out = fa_strdup(abs + 1);
+	else if (strncmp(abs, base, bl) == 0 && abs[bl] == '/')
+		out = fa_strdup(abs + bl + 1);
+	else
+		out = fa_strdup(abs);
+	fa_free(abs);
+	return out;
+}
+
+/* ---- paths in scope ---------------------------------------------------------------- */
+
+static int path_ok(const gctx *g, const ix_doc_info *di)
+{
+	const fathom_grep_opts *o = g->o;
 	const char *path = di->path && *di->path ? di->path : di->key;
-	if (o->lang && *o->lang && strcmp(di->lang, o->lang) != 0)
+	if (o->lang && *o->lang && strcasecmp(di->lang, o->lang) != 0)
 		return 0;
 	if (o->glob && *o->glob) {
 		const char *base = strrchr(path, '/');
@@ -174,25 +626,165 @@ static int path_ok(const fathom_grep_opts *o, const ix_doc_info *di)
 		    (strchr(o->glob, '/') || fnmatch(o->glob, base ? base + 1 : path, 0) != 0))
 			return 0;
 	}
-	if (o->n_prefixes) {
-		size_t i;
-		for (i = 0; i < o->n_prefixes; i++) {
-			const char *pre = o->prefixes[i];
+	if (g->nprefixes) {
+		for (size_t i = 0; i < g->nprefixes; i++) {
+			const char *pre = g->prefixes[i];
 			size_t n = strlen(pre);
-			while (n > 1 && pre[n - 1] == '/')
-				n--;
+			if (n == 0)
+				return 1;
 			if (strncmp(path, pre, n) == 0 && (path[n] == '\0' || path[n] == '/' || pre[n - 1] == '/'))
-				break;
-			if (strcmp(pre, ".") == 0)
-				break;
+				return 1;
 		}
-		if (i == o->n_prefixes)
-			return 0;
+		return 0;
 	}
 	return 1;
 }
 
-/* The candidate documents of a segment, as a bitmap over its documents. */
+/* ---- the worker -------------------------------------------------------------------------- */
+
+static int batch_add(gbatch *b, const gres *r)
+{
+	if (b->nres == b->cap && fa_grow((void **)&b->res, &b->cap, b->nres + 1, sizeof *b->res))
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	b->res[b->nres++] = *r;
+	return 0;
+}
+
+static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8_t *cand)
+{
+	gctx *g = w->g;
+	if (seg_doc_is_deleted(s, d) || !seg_doc_has_trigrams(s, d))
+		return 0;
+	ix_doc_info di;
+	int rc = seg_doc(s, d, &di);
+	if (rc)
+		return rc;
+	if (!path_ok(g, &di))
+		return 0;
+	if (g->nfilters && eval_pre(w, g->expr, &di) == 0)
+		return w->err;
+	w->st.files++;
+	int is_cand = cand[d >> 3] >> (d & 7) & 1;
+	if (!is_cand && g->o->no_fresh_check)
+		return 0;
+	const char *path = di.path && *di.path ? di.path : di.key, *name;
+	int dfd = open_dir(w, path, &name);
+	if (dfd == -1) {
+		w->st.missing++;
+		return 0;
+	}
+	if (g->nterms == 0) {
+		/* file: and lang: alone: the file matches if it is still there */
+		struct stat st;
+		if (fstatat(dfd, name, &st, 0) != 0) {
+			w->st.missing++;
+			return 0;
+		}
+		gres r = { di.key, display_path(g, path), NULL, 0, NULL, 0, stat_changed(&st, &di) };
+		if (!r.path)
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		w->st.matched++;
+		if ((rc = batch_add(b, &r)))
+			fa_free(r.path);
+		return rc;
+	}
+	if (!is_cand) {
+		struct stat st;
+		if (fstatat(dfd, name, &st, 0) != 0) {
+			w->st.missing++;
+			return 0;
+		}
+		if (!stat_changed(&st, &di))
+			return 0;   /* as indexed, and the index rules it out */
+	}
+	size_t len = 0;
+	int changed = 0;
+	rc = read_file(w, dfd, name, &di, &len, &changed);
+	if (rc <= 0) {
+		if (rc == 0)
+			w->st.missing++;
+		return rc;
+	}
+	w->st.candidates++;
+	w->st.bytes_read += len;
+	w->st.changed += (uint64_t)changed;
+	for (uint32_t t = 0; t < g->nterms; t++)
+		w->tl[t].state = -1;
+	gfile f = { &di, w->buf, len };
+	int holds = eval_full(w, g->expr, &f);
+	if (w->err)
+		return w->err;
+	if (!holds)
+		return 0;
+	glines *lines;
+	if ((rc = merge_lines(w, &lines)))
+		return rc;
+	gres r = { di.key, display_path(g, path), NULL, len, NULL, lines->n, changed };
+	if (!r.path)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if (lines->n) {
+		r.lines = fa_malloc(lines->n * sizeof *r.lines);
+		if (!r.lines) {
+			fa_free(r.path);
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		}
+		memcpy(r.lines, lines->v, lines->n * sizeof *r.lines);
+	}
+	if (g->keep_text) {
+		/* the buffer goes with the result; the next file gets a new one */
+		r.text = w->buf;
+		w->buf = NULL;
+		w->buf_cap = 0;
+	}
+	w->st.matched++;
+	w->st.lines += lines->n;
+	if ((rc = batch_add(b, &r))) {
+		fa_free(r.path);
+		fa_free(r.lines);
+		fa_free(r.text);
+	}
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	gworker *w = arg;
+	gctx *g = w->g;
+	for (;;) {
+		pthread_mutex_lock(&g->mu);
+		while (!g->stop && g->next_claim < g->nbatches && g->next_claim >= g->next_emit + g->window)
+			pthread_cond_wait(&g->cv_work, &g->mu);
+		if (g->stop || g->next_claim >= g->nbatches) {
+			pthread_mutex_unlock(&g->mu);
+			break;
+		}
+		gbatch *b = &g->batches[g->next_claim++];
+		pthread_mutex_unlock(&g->mu);
+
+		ix_segment *s = ix_segment_at(g->fx->ix, b->seg);
+		int rc = 0;
+		for (uint32_t d = b->d0; d < b->d1 && !rc; d++)
+			rc = do_file(w, b, s, d, g->cand[b->seg]);
+
+		pthread_mutex_lock(&g->mu);
+		if (rc && !g->err) {
+			g->err = rc;
+			snprintf(g->errmsg, sizeof g->errmsg, "%s", fathom_errmsg());
+		}
+		if (rc)
+			g->stop = 1;
+		b->done = 1;
+		pthread_cond_broadcast(&g->cv_done);
+		pthread_mutex_unlock(&g->mu);
+		if (rc)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- the trigram query over a segment ----------------------------------------------- */
+
+/* The documents of a segment that may satisfy q, as a bitmap. */
 static int eval_bits(ix_segment *s, const g_query *q, uint8_t *out, size_t nb, uint32_t *docs)
 {
 	int rc = 0;
@@ -207,8 +799,10 @@ static int eval_bits(ix_segment *s, const g_query *q, uint8_t *out, size_t nb, u
 		memset(out, 0, nb);
 		ix_tri_info ti;
 		rc = seg_tri_find(s, q->tri, &ti);
-		if (rc == FATHOM_ENOTFOUND)
+		if (rc == FATHOM_ENOTFOUND) {
+			fa_err_clear();
 			return 0;
+		}
 		if (rc || (rc = seg_tri_docs(s, &ti, docs)))
 			return rc;
 		for (uint32_t i = 0; i < ti.ndocs; i++)
@@ -223,8 +817,13 @@ static int eval_bits(ix_segment *s, const g_query *q, uint8_t *out, size_t nb, u
 		for (uint32_t k = 0; k < q->n && !rc; k++) {
 			if ((rc = eval_bits(s, q->kid[k], tmp, nb, docs)))
 				break;
-			for (size_t i = 0; i < nb; i++)
+			int any = 0;
+			for (size_t i = 0; i < nb; i++) {
 				out[i] = q->op == GQ_AND ? (uint8_t)(out[i] & tmp[i]) : (uint8_t)(out[i] | tmp[i]);
+				any |= out[i];
+			}
+			if (q->op == GQ_AND && !any)
+				break;   /* nothing left to narrow */
 		}
 		fa_free(tmp);
 		return rc;
@@ -232,66 +831,179 @@ static int eval_bits(ix_segment *s, const g_query *q, uint8_t *out, size_t nb, u
 	}
 }
 
-/* stat() of the indexed files, relative to an open handle on their folder:
- * files of one folder follow each other in a segment, so the path is
- * walked once per folder, not once per file (most of grep's time on a
- * large tree when it checks every file for changes). */
-typedef struct statcache {
-	int dirfd;
-	char dir[4096];
-	size_t dlen;
-} statcache;
+/* ---- setup ------------------------------------------------------------------------------ */
 
-static int cached_stat(statcache *c, const char *path, struct stat *st)
+/* The query of a search: a boolean query parsed, or one pattern as a term. */
+static int make_expr(gctx *g, fa_arena *a, const char *pattern, g_expr **out, uint32_t *nterms)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dl = slash ? (size_t)(slash - path) : 0;
-	if (dl >= sizeof c->dir)
-		return stat(path, st);
-	if (c->dirfd < 0 || dl != c->dlen || memcmp(c->dir, path, dl) != 0) {
-		if (c->dirfd >= 0)
-			close(c->dirfd);
-		memcpy(c->dir, path, dl);
-		c->dir[dl] = '\0';
-		c->dlen = dl;
-		c->dirfd = open(dl ? c->dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
-		if (c->dirfd < 0)
-			return -1;
+	const fathom_grep_opts *o = g->o;
+	unsigned flags = (o->literal ? G_LITERAL : 0) | (o->caseless ? G_CASELESS : 0);
+	if (o->boolean)
+		return g_parse_query(a, pattern, strlen(pattern), flags, out, nterms);
+	g_expr *x = fa_arena_calloc(a, 1, sizeof *x);
+	if (!x)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	x->op = GX_TERM;
+	x->text = pattern;
+	x->len = strlen(pattern);
+	x->literal = o->literal;
+	x->caseless = o->caseless;
+	*out = x;
+	*nterms = 1;
+	return 0;
+}
+
+static uint32_t pick_threads(const fathom_grep_opts *o)
+{
+	uint32_t n = o->threads;
+	if (n == 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		n = c > 0 ? (uint32_t)c : 1;
 	}
-	return fstatat(c->dirfd, slash ? slash + 1 : path, st, 0);
+	return n > G_MAX_THREADS ? G_MAX_THREADS : n;
 }
 
-/* Has the file changed on disk since it was indexed? */
-static int changed(statcache *c, const ix_doc_info *di)
+static void emit_batch(gctx *g, gbatch *b, fathom_grep_cb cb, void *ctx, int *stop, int *rc)
 {
-	struct stat st;
-	const char *path = di->path && *di->path ? di->path : di->key;
-	if (cached_stat(c, path, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0;   /* gone: nothing newer to read */
-	return (uint64_t)st.st_size != di->size ||
-	       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != di->mtime_ns;
-}
-
-/* The file as it is now: from disk when it changed since indexing. */
-static int file_text(ix_segment *s, uint32_t d, const ix_doc_info *di, fbuf *text, int is_changed,
-                     int *fresh)
-{
-	*fresh = 0;
-	const char *path = di->path && *di->path ? di->path : di->key;
-	if (is_changed) {
-		char *data;
-		size_t len;
-		if (fa_read_file(&data, &len, path, (size_t)1 << 30) == 0) {
-			fbuf_reset(text);
-			fbuf_append(text, data, len);
-			fa_free(data);
-			*fresh = 1;
-			return text->err;
+	for (size_t i = 0; i < b->nres; i++) {
+		gres *r = &b->res[i];
+		if (!*stop) {
+			fathom_grep_file f = { r->key, r->path, r->text, r->text ? r->len : 0, r->lines,
+			                       r->nlines, r->fresh };
+			if (cb(ctx, &f)) {
+				*stop = 1;
+				*rc = fa_err(FATHOM_EINTERRUPTED, "grep stopped by its callback");
+			}
 		}
-		fa_err_clear();
+		fa_free(r->path);
+		fa_free(r->text);
+		fa_free(r->lines);
 	}
-	fbuf_reset(text);
-	return seg_doc_text(s, d, 0, di->text_len, text);
+	fa_free(b->res);
+	b->res = NULL;
+	b->nres = b->cap = 0;
+	(void)g;
+}
+
+static int worker_init(gworker *w, gctx *g)
+{
+	memset(w, 0, sizeof *w);
+	w->g = g;
+	w->dfd = -1;
+	w->md = pcre2_match_data_create(1, NULL);
+	w->mc = pcre2_match_context_create(NULL);
+	w->js = pcre2_jit_stack_create(32 * 1024, G_JIT_STACK, NULL);
+	w->tl = fa_calloc(g->nterms ? g->nterms : 1, sizeof *w->tl);
+	if (!w->md || !w->mc || !w->js || !w->tl)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	pcre2_set_match_limit(w->mc, G_MATCH_LIMIT);
+	pcre2_set_depth_limit(w->mc, G_DEPTH_LIMIT);
+	pcre2_jit_stack_assign(w->mc, NULL, w->js);
+	return 0;
+}
+
+static void worker_free(gworker *w)
+{
+	if (w->dfd >= 0 && w->dfd != w->g->root_fd)
+		close(w->dfd);
+	for (uint32_t t = 0; w->tl && t < w->g->nterms; t++)
+		fa_free(w->tl[t].v);
+	fa_free(w->tl);
+	fa_free(w->merged.v);
+	fa_free(w->buf);
+	pcre2_jit_stack_free(w->js);
+	pcre2_match_context_free(w->mc);
+	pcre2_match_data_free(w->md);
+}
+
+static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats *stats)
+{
+	int rc = make_expr(g, a, pattern, &g->expr, &g->nterms);
+	if (rc)
+		return rc;
+	g->terms = fa_calloc(g->nterms ? g->nterms : 1, sizeof *g->terms);
+	uint32_t nf = count_filters(g->expr);
+	g->filters = fa_calloc(nf ? nf : 1, sizeof *g->filters);
+	if (!g->terms || !g->filters)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if ((rc = compile_expr(g, g->expr, 1)))
+		return rc;
+	g_query *q;
+	if ((rc = g_expr_plan(a, g->expr, &q)))
+		return rc;
+	stats->planned = q->op != GQ_ALL;
+	const fathom_grep_opts *o = g->o;
+	g->lines_wanted = !o->files_only;
+	g->keep_text = !o->files_only && !o->count_only;
+	g->line_limit = o->files_only ? 1 : o->max_count;
+	/* where files are, and where the user is */
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return fa_err(FATHOM_EIO, "cannot tell the current folder: %s", strerror(errno));
+	g->root = ix_root(g->fx->ix);
+	if (*g->root) {
+		g->root_fd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+		if (g->root_fd < 0) {
+			/* the indexed folder moved: read paths from here */
+			g->root = "";
+			g->root_fd = AT_FDCWD;
+		}
+	}
+	size_t rl = strlen(g->root);
+	if (*g->root && strcmp(cwd, g->root) == 0)
+		g->sub = fa_strdup("");
+	else if (*g->root && strcmp(g->root, "/") == 0)
+		g->sub = fa_strdup(cwd + 1);
+	else if (*g->root && strncmp(cwd, g->root, rl) == 0 && cwd[rl] == '/')
+		g->sub = fa_strdup(cwd + rl + 1);
+	g->prefixes = fa_calloc(o->n_prefixes ? o->n_prefixes : 1, sizeof *g->prefixes);
+	if (!g->prefixes)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t i = 0; i < o->n_prefixes; i++) {
+		if (!o->prefixes[i] || !*o->prefixes[i])
+			return fa_err(FATHOM_EINVAL, "an empty path");
+		if (!(g->prefixes[i] = index_prefix(g, cwd, o->prefixes[i])))
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		g->nprefixes++;
+	}
+	/* the candidates of each segment, and the batches */
+	ix_index *ix = g->fx->ix;
+	size_t nseg = ix_nsegments(ix);
+	g->cand = fa_calloc(nseg ? nseg : 1, sizeof *g->cand);
+	if (!g->cand)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	uint32_t *docs = NULL;
+	size_t nbatches = 0;
+	for (size_t si = 0; si < nseg && !rc; si++) {
+		ix_segment *s = ix_segment_at(ix, si);
+		uint32_t nd = seg_ndocs(s);
+		size_t nb = (size_t)nd / 8 + 1;
+		g->cand[si] = fa_malloc(nb);
+		fa_free(docs);
+		docs = fa_malloc(((size_t)nd + 1) * sizeof *docs);
+		if (!g->cand[si] || !docs) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			break;
+		}
+		rc = eval_bits(s, q, g->cand[si], nb, docs);
+		nbatches += (nd + G_BATCH - 1) / G_BATCH;
+	}
+	fa_free(docs);
+	if (rc)
+		return rc;
+	g->batches = fa_calloc(nbatches ? nbatches : 1, sizeof *g->batches);
+	if (!g->batches)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t si = 0; si < nseg; si++) {
+		uint32_t nd = seg_ndocs(ix_segment_at(ix, si));
+		for (uint32_t d = 0; d < nd; d += G_BATCH) {
+			gbatch *b = &g->batches[g->nbatches++];
+			b->seg = si;
+			b->d0 = d;
+			b->d1 = nd - d > G_BATCH ? d + G_BATCH : nd;
+		}
+	}
+	return 0;
 }
 
 int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *opts,
@@ -310,77 +1022,148 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 	if (!stats)
 		stats = &own;
 	memset(stats, 0, sizeof *stats);
-	gsearch g;
+	gctx g;
+	memset(&g, 0, sizeof g);
+	g.fx = fx;
+	g.o = opts;
+	g.root_fd = AT_FDCWD;
+	g.root = "";
+	fa_arena a;
+	fa_arena_init(&a, 16 * 1024, 0);
+	uint32_t nthreads = pick_threads(opts);
+	gworker *w = NULL;
+	uint32_t started = 0, inited = 0;
+	int rc = prepare(&g, &a, pattern, stats);
+	if (!rc) {
+		if (nthreads > g.nbatches)
+			nthreads = g.nbatches ? (uint32_t)g.nbatches : 1;
+		g.window = (size_t)nthreads * 4 + 4;
+		w = fa_calloc(nthreads, sizeof *w);
+		if (!w)
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	}
+	for (; !rc && inited < nthreads; inited++)
+		rc = worker_init(&w[inited], &g);
+	if (!rc) {
+		pthread_mutex_init(&g.mu, NULL);
+		pthread_cond_init(&g.cv_work, NULL);
+		pthread_cond_init(&g.cv_done, NULL);
+		for (; started < nthreads; started++) {
+			if (pthread_create(&w[started].th, NULL, worker_main, &w[started]) != 0)
+				break;
+		}
+		if (started == 0) {
+			rc = fa_err(FATHOM_ENOMEM, "cannot start a grep thread");
+			g.stop = 1;
+		}
+		/* the calling thread hands the batches to cb, in order */
+		int cb_stop = 0, cb_rc = 0;
+		pthread_mutex_lock(&g.mu);
+		while (g.next_emit < g.nbatches && !g.stop) {
+			gbatch *b = &g.batches[g.next_emit];
+			if (!b->done) {
+				pthread_cond_wait(&g.cv_done, &g.mu);
+				continue;
+			}
+			pthread_mutex_unlock(&g.mu);
+			emit_batch(&g, b, cb, ctx, &cb_stop, &cb_rc);
+			pthread_mutex_lock(&g.mu);
+			g.next_emit++;
+			if (cb_stop)
+				g.stop = 1;
+			pthread_cond_broadcast(&g.cv_work);
+		}
+		g.stop = 1;
+		pthread_cond_broadcast(&g.cv_work);
+		pthread_mutex_unlock(&g.mu);
+		for (uint32_t i = 0; i < started; i++)
+			pthread_join(w[i].th, NULL);
+		if (!rc && g.err)
+			rc = fa_err(g.err, "%s", g.errmsg);
+		if (!rc && cb_rc)
+			rc = cb_rc;
+		pthread_cond_destroy(&g.cv_done);
+		pthread_cond_destroy(&g.cv_work);
+		pthread_mutex_destroy(&g.mu);
+	}
+	for (uint32_t i = 0; i < inited; i++) {
+		stats->files += w[i].st.files;
+		stats->candidates += w[i].st.candidates;
+		stats->matched += w[i].st.matched;
+		stats->changed += w[i].st.changed;
+		stats->missing += w[i].st.missing;
+		stats->bytes_read += w[i].st.bytes_read;
+		stats->lines += w[i].st.lines;
+		worker_free(&w[i]);
+	}
+	stats->threads = started;
+	fa_free(w);
+	for (size_t i = 0; i < g.nbatches; i++) {
+		for (size_t k = 0; k < g.batches[i].nres; k++) {
+			fa_free(g.batches[i].res[k].path);
+			fa_free(g.batches[i].res[k].text);
+			fa_free(g.batches[i].res[k].lines);
+		}
+		fa_free(g.batches[i].res);
+	}
+	fa_free(g.batches);
+	for (size_t i = 0; g.cand && i < ix_nsegments(fx->ix); i++)
+		fa_free(g.cand[i]);
+	fa_free(g.cand);
+	for (size_t i = 0; i < g.nprefixes; i++)
+		fa_free(g.prefixes[i]);
+	fa_free(g.prefixes);
+	fa_free(g.sub);
+	if (g.root_fd >= 0)
+		close(g.root_fd);
+	for (uint32_t t = 0; g.terms && t < g.nterms; t++)
+		pcre2_code_free(g.terms[t].re);
+	for (uint32_t f = 0; g.filters && f < g.nfilters; f++)
+		pcre2_code_free(g.filters[f].re);
+	fa_free(g.terms);
+	fa_free(g.filters);
+	fa_arena_free(&a);
+	return rc;
+}
+
+int fathom_grep_explain(char **out, const char *pattern, const fathom_grep_opts *opts)
+{
+	fathom_grep_opts def = FATHOM_GREP_OPTS_INIT;
+	fa_err_clear();
+	if (!out || !pattern)
+		return fa_err(FATHOM_EINVAL, "no pattern");
+	*out = NULL;
+	if (!opts)
+		opts = &def;
+	if (opts->version != FATHOM_GREP_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_grep_opts version %u, expected %u", opts->version,
+		              FATHOM_GREP_OPTS_VERSION);
+	gctx g;
 	memset(&g, 0, sizeof g);
 	g.o = opts;
 	fa_arena a;
 	fa_arena_init(&a, 16 * 1024, 0);
-	fbuf text;
-	fbuf_init(&text, 0);
-	uint8_t *bits = NULL;
-	uint32_t *docs = NULL;
-	statcache sc;
-	sc.dirfd = -1;
-	sc.dlen = 0;
-	int rc = compile(&g, pattern);
-	g_query *q = NULL;
-	/* -w only narrows what matches: the plan of the bare pattern holds */
+	fbuf b;
+	fbuf_init(&b, 0);
+	g_expr *x;
+	uint32_t nterms;
+	g_query *q;
+	int rc = make_expr(&g, &a, pattern, &x, &nterms);
 	if (!rc)
-		rc = g_plan(&a, pattern, strlen(pattern),
-		            (opts->literal ? G_LITERAL : 0) | (opts->caseless ? G_CASELESS : 0), &q);
-	if (!rc)
-		stats->planned = q->op != GQ_ALL;
-	ix_index *ix = fx->ix;
-	for (size_t si = 0; si < ix_nsegments(ix) && !rc; si++) {
-		ix_segment *s = ix_segment_at(ix, si);
-		uint32_t nd = seg_ndocs(s);
-		size_t nb = (size_t)nd / 8 + 1;
-		fa_free(bits);
-		fa_free(docs);
-		bits = fa_malloc(nb);
-		docs = fa_malloc(((size_t)nd + 1) * sizeof *docs);
-		if (!bits || !docs) {
-			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-			break;
+		rc = g_expr_plan(&a, x, &q);
+	if (!rc) {
+		if (opts->boolean) {
+			fbuf_puts(&b, "query: ");
+			g_expr_format(x, &b);
+			fbuf_puts(&b, "\ntrigrams: ");
 		}
-		if ((rc = eval_bits(s, q, bits, nb, docs)))
-			break;
-		for (uint32_t d = 0; d < nd && !rc; d++) {
-			if (seg_doc_is_deleted(s, d) || !seg_doc_has_trigrams(s, d))
-				continue;
-			ix_doc_info di;
-			if ((rc = seg_doc(s, d, &di)))
-				break;
-			if (!path_ok(opts, &di))
-				continue;
-			stats->files++;
-			/* A file that changed on disk is searched whatever the index says. */
-			int fresh, cand = bits[d >> 3] >> (d & 7) & 1, is_changed = changed(&sc, &di);
-			if (!cand && !is_changed)
-				continue;
-			stats->candidates++;
-			if ((rc = file_text(s, d, &di, &text, is_changed, &fresh)))
-				break;
-			if ((rc = scan(&g, text.len ? (const char *)text.data : "", text.len)))
-				break;
-			if (g.nlines == 0)
-				continue;
-			stats->matched++;
-			fathom_grep_file f = { di.key, di.path && *di.path ? di.path : di.key,
-			                       text.len ? (const char *)text.data : "", text.len, g.lines,
-			                       g.nlines, fresh };
-			rc = cb(ctx, &f);
-		}
+		g_query_format(q, &b);
+		if (b.err)
+			rc = b.err;
 	}
-	if (sc.dirfd >= 0)
-		close(sc.dirfd);
-	fa_free(bits);
-	fa_free(docs);
-	fa_free(g.lines);
-	fbuf_free(&text);
+	if (!rc)
+		*out = fbuf_detach(&b, NULL);
+	fbuf_free(&b);
 	fa_arena_free(&a);
-	pcre2_match_context_free(g.mc);
-	pcre2_match_data_free(g.md);
-	pcre2_code_free(g.re);
 	return rc;
 }

@@ -34,6 +34,26 @@ const char *ix_dir(const ix_index *ix)
 	return ix->dir;
 }
 
+const char *ix_root(const ix_index *ix)
+{
+	return ix->man.root;
+}
+
+int ix_set_root(ix_index *ix, const char *root)
+{
+	if (!(ix->flags & IX_WRITE))
+		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
+	size_t n = strlen(root);
+	if (root[0] != '/' || n >= sizeof ix->man.root)
+		return fa_err(FATHOM_EINVAL, "index root must be an absolute path under %u bytes",
+		              IX_ROOT_MAX);
+	if (strcmp(ix->man.root, root) == 0)
+		return 0;
+	memcpy(ix->man.root, root, n + 1);
+	ix->root_dirty = 1;
+	return 0;
+}
+
 const char *ix_stem_language(const ix_index *ix)
 {
 	return ix->man.stem_lang;
@@ -480,6 +500,7 @@ int ix_doc_lookup(ix_index *ix, const char *key, ix_doc_state *out)
 		out->size = di.size;
 		out->mtime_ns = di.mtime_ns;
 		out->content_hash = di.content_hash;
+		out->grep_only = di.grep_only;
 		return 0;
 	}
 	return FATHOM_ENOTFOUND;
@@ -665,7 +686,7 @@ int ix_commit(ix_index *ix)
 		goto cleanup;
 	merged = npick > 0;
 
-	int changed = merged || ix->gloss_dirty;
+	int changed = merged || ix->gloss_dirty || ix->root_dirty;
 	for (size_t i = 0; i < ix->nw; i++)
 		changed |= ix->w[i].fresh || ix->w[i].dirty;
 	if (!changed)
@@ -769,6 +790,7 @@ int ix_commit(ix_index *ix)
 	ix->nsegs = ns ? ix->nw : 0;
 	fa_free(ix->man.segs);
 	ix->man = nm;
+	ix->root_dirty = 0;
 	ms = NULL;
 	compute_totals(ix);
 	if (!ns)

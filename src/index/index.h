@@ -55,6 +55,11 @@ void ix_close(ix_index *ix);
 
 const char *ix_dir(const ix_index *ix);
 const char *ix_stem_language(const ix_index *ix);
+/* The absolute folder that relative document paths are under: where the
+ * first `fathom index` of relative paths ran ("" when none did yet). */
+const char *ix_root(const ix_index *ix);
+/* Record it (writers; durable with the next commit). */
+int ix_set_root(ix_index *ix, const char *root);
 uint64_t ix_generation(const ix_index *ix);
 
 /* The committed snapshot: live segments, in order. */
@@ -96,6 +101,10 @@ typedef struct ix_doc_in {
 	uint32_t ident_min_len;  /* exact identifiers: shortest spelling (0: 3) */
 	uint32_t ident_max;      /* at most this many per chunk (0: 50) */
 	int trigrams;            /* a file: index its trigrams for grep */
+	int grep_only;           /* for grep alone: no text stored, no chunks */
+	const char *raw;         /* the file's bytes as on disk, for its trigrams
+	                          * (NULL: text) */
+	size_t raw_len;
 } ix_doc_in;
 
 /* Add a document (and replace any live one with the same key). Each chunk
@@ -113,6 +122,7 @@ typedef struct ix_doc_state {
 	uint64_t size;
 	int64_t mtime_ns;
 	uint64_t content_hash;
+	int grep_only;          /* indexed for grep alone */
 } ix_doc_state;
 int ix_doc_lookup(ix_index *ix, const char *key, ix_doc_state *out);
 
@@ -175,6 +185,7 @@ typedef struct ix_doc_info {
 	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */
 	uint8_t kind;
 	int trigrams;          /* a file in the trigram index */
+	int grep_only;         /* indexed for grep alone: no text, no chunks */
 	uint32_t first_chunk, n_chunks;
 	uint64_t size;
 	int64_t mtime_ns;

@@ -15,7 +15,7 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 4u
+#define IX_FORMAT_VERSION 5u
 #define IX_PAGE 1024u               /* integrity page of a segment file */
 #define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
@@ -38,6 +38,8 @@
 #define IX_DOC_PATH_IS_KEY 1u       /* doc flag: the path is the key (shares its bytes) */
 #define IX_DOC_TITLE_IS_PATH 2u     /* doc flag: title stored empty, equals the path */
 #define IX_DOC_TRIGRAMS 4u          /* doc flag: a file, in the trigram index */
+#define IX_DOC_GREP_ONLY 8u         /* doc flag: indexed for grep alone (no text, no chunks) */
+#define IX_ROOT_MAX 4096u           /* the manifest's root folder, bytes with its NUL */
 
 /* Sections of a segment file, in file order. */
 enum ix_section {
@@ -262,6 +264,7 @@ typedef struct ix_doc_rec {
 	uint8_t kind;
 	uint32_t n_tags, n_meta;
 	int trigrams;            /* a file: index the trigrams of its text */
+	int grep_only;           /* for grep alone (its text is not stored) */
 } ix_doc_rec;
 
 int ix_segw_new(ix_segw **out, uint32_t id);
@@ -275,8 +278,9 @@ void ix_segw_set_id(ix_segw *w, uint32_t id);
  * ascending trigram order after the terms (collection then off). */
 void ix_segw_collect_trigrams(ix_segw *w, int on);
 int ix_segw_tri_list(ix_segw *w, uint32_t tri, const uint32_t *docs, size_t n);
+/* text is stored; tri (NULL: text) is what the trigrams are taken from. */
 int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
-                    const char *text, size_t text_len);
+                    const char *text, size_t text_len, const char *tri, size_t tri_len);
 int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
                       uint32_t byte_start, uint32_t byte_end,
                       const char *headings, uint32_t headings_len,
@@ -318,6 +322,7 @@ typedef struct ix_manifest {
 	uint32_t glossary;      /* glossary-<n>.fglo of this commit; 0: none */
 	uint32_t next_seg_id;
 	char stem_lang[64];
+	char root[IX_ROOT_MAX];  /* the folder relative document paths are under ("": unknown) */
 	ix_man_seg *segs;
 	uint32_t nsegs;
 } ix_manifest;
@@ -361,6 +366,7 @@ struct ix_index {
 	unsigned flags;
 	int lock_fd;
 	ix_manifest man;
+	int root_dirty;          /* man.root set since the last commit */
 	/* The committed snapshot, in manifest order. */
 	ix_segment **segs;
 	size_t nsegs;

@@ -4,7 +4,9 @@
  * MANIFEST (little-endian):
  *   "FATHMAN\0", u32 version, u32 glossary file number (0: none), u64 generation,
  *   u32 next segment id, u32 segment count, u32 stem language length (< 64),
- *   the stem language bytes, then per segment 40 bytes:
+ *   the stem language bytes, u32 root length (< 4096), the root folder's
+ *   bytes (absolute; relative document paths are under it), then per
+ *   segment 40 bytes:
  *     u32 id, u32 nchunks, u32 ndocs, u32 footer CRC of the segment file,
  *     u64 tombstone generation (0: none), u64 file length, u64 reserved (0)
  *   and last a u32 CRC32C of everything before it.
@@ -127,7 +129,8 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	char *data;
 	size_t len;
-	int rc = fa_read_file(&data, &len, path, MAN_HEAD + 64 + (size_t)MAN_MAX_SEGS * MAN_SEG + 4);
+	int rc = fa_read_file(&data, &len, path,
+	                      MAN_HEAD + 64 + 4 + IX_ROOT_MAX + (size_t)MAN_MAX_SEGS * MAN_SEG + 4);
 	if (rc) {
 		if (rc == FATHOM_ENOTFOUND)
 			rc = fa_err(FATHOM_ENOTFOUND, "%s: no index here (no MANIFEST)", dir);
@@ -135,7 +138,7 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 		return rc;
 	}
 	const unsigned char *d = (const unsigned char *)data;
-	uint32_t nsegs = 0, slen = 0;
+	uint32_t nsegs = 0, slen = 0, rlen = 0;
 	if (len < MAN_HEAD + 4 || memcmp(d, IX_MAN_MAGIC, 8) != 0) {
 		rc = fa_err(FATHOM_ECORRUPT, "%s: not a fathom manifest", path);
 	} else if (fa_load32(d + 8) != IX_FORMAT_VERSION) {
@@ -146,9 +149,16 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 	} else {
 		nsegs = fa_load32(d + 28);
 		slen = fa_load32(d + 32);
-		if (slen >= sizeof m->stem_lang || nsegs > MAN_MAX_SEGS ||
-		    len != MAN_HEAD + slen + (uint64_t)nsegs * MAN_SEG + 4)
+		if (slen >= sizeof m->stem_lang || len < MAN_HEAD + slen + 4 + 4)
 			rc = fa_err(FATHOM_ECORRUPT, "%s: bad sizes", path);
+		else
+			rlen = fa_load32(d + MAN_HEAD + slen);
+		if (!rc && (rlen >= sizeof m->root || nsegs > MAN_MAX_SEGS ||
+		            len != MAN_HEAD + slen + 4 + (uint64_t)rlen + (uint64_t)nsegs * MAN_SEG + 4))
+			rc = fa_err(FATHOM_ECORRUPT, "%s: bad sizes", path);
+		if (!rc && rlen && (d[MAN_HEAD + slen + 4] != '/' ||
+		                    memchr(d + MAN_HEAD + slen + 4, '\0', rlen)))
+			rc = fa_err(FATHOM_ECORRUPT, "%s: bad root folder", path);
 	}
 	if (!rc) {
 		m->glossary = fa_load32(d + 12);
@@ -156,11 +166,13 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 		m->next_seg_id = fa_load32(d + 24);
 		memcpy(m->stem_lang, d + MAN_HEAD, slen);
 		m->stem_lang[slen] = '\0';
+		memcpy(m->root, d + MAN_HEAD + slen + 4, rlen);
+		m->root[rlen] = '\0';
 		if (nsegs && !(m->segs = fa_calloc(nsegs, sizeof *m->segs)))
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; !rc && i < nsegs; i++) {
-		const unsigned char *r = d + MAN_HEAD + slen + (size_t)i * MAN_SEG;
+		const unsigned char *r = d + MAN_HEAD + slen + 4 + rlen + (size_t)i * MAN_SEG;
 		ix_man_seg *e = &m->segs[i];
 		e->id = fa_load32(r);
 		e->nchunks = fa_load32(r + 4);
@@ -195,6 +207,9 @@ int ix_manifest_write(const ix_manifest *m, const char *dir)
 	fbuf_put_u32(&b, m->nsegs);
 	fbuf_put_u32(&b, (uint32_t)slen);
 	fbuf_append(&b, m->stem_lang, slen);
+	size_t rlen = strnlen(m->root, sizeof m->root - 1);
+	fbuf_put_u32(&b, (uint32_t)rlen);
+	fbuf_append(&b, m->root, rlen);
 	for (uint32_t i = 0; i < m->nsegs; i++) {
 		const ix_man_seg *e = &m->segs[i];
 		fbuf_put_u32(&b, e->id);

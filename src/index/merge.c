@@ -53,9 +53,9 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, 
 		if ((rc = seg_doc_text(s, d, 0, di.text_len, text)) != 0)
 			return rc;
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
-		                   di.trigrams };
+		                   di.trigrams, di.grep_only };
 		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
-		                     (const char *)text->data, text->len);
+		                     (const char *)text->data, text->len, NULL, 0);
 		if (rc)
 			return rc;
 		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {

@@ -338,8 +338,11 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	if (rc || (rc = doc_strings(s, r, &p, &n)) != 0)
 		return rc;
 	unsigned flags = r[71];
-	if (flags & ~(IX_DOC_PATH_IS_KEY | IX_DOC_TITLE_IS_PATH | IX_DOC_TRIGRAMS))
+	if (flags & ~(IX_DOC_PATH_IS_KEY | IX_DOC_TITLE_IS_PATH | IX_DOC_TRIGRAMS | IX_DOC_GREP_ONLY))
 		return corrupt(s, "unknown document flags");
+	if ((flags & IX_DOC_GREP_ONLY) &&
+	    (!(flags & IX_DOC_TRIGRAMS) || fa_load32(r + 48) || fa_load32(r + 60)))
+		return corrupt(s, "a grep-only document with text or chunks");
 	uint64_t plen = fa_load16(r + 68);
 	if ((rc = doc_string_at(s, fa_load64(r + 40), plen, &path)) != 0)
 		return rc;
@@ -378,6 +381,7 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 		out->meta = q - 1;
 	out->kind = r[70];
 	out->trigrams = (flags & IX_DOC_TRIGRAMS) != 0;
+	out->grep_only = (flags & IX_DOC_GREP_ONLY) != 0;
 	out->first_chunk = fa_load32(r + 56);
 	out->n_chunks = fa_load32(r + 60);
 	out->size = fa_load64(r + 8);

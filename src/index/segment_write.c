@@ -229,6 +229,7 @@ void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
 	out->size = fa_load64(r + 8);
 	out->mtime_ns = (int64_t)fa_load64(r + 16);
 	out->content_hash = fa_load64(r + 24);
+	out->grep_only = (r[71] & IX_DOC_GREP_ONLY) != 0;
 }
 
 /* ---- documents ------------------------------------------------------------- */
@@ -339,7 +340,7 @@ static int write_collected_trigrams(ix_segw *w)
 }
 
 int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
-                    const char *text, size_t text_len)
+                    const char *text, size_t text_len, const char *tri, size_t tri_len)
 {
 	if (w->err)
 		return w->err;
@@ -388,6 +389,11 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 		flags |= IX_DOC_TITLE_IS_PATH;
 	if (d->trigrams)
 		flags |= IX_DOC_TRIGRAMS;
+	if (d->grep_only) {
+		if (text_len)
+			return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: text of a grep-only document"));
+		flags |= IX_DOC_GREP_ONLY;
+	}
 	size_t rest_len = strs_len - (size_t)(rest - strs);
 	size_t slen = klen + 1 + (title_is_path ? 0 : tlen) + 1 + rest_len;
 	if (flags & IX_DOC_PATH_IS_KEY)
@@ -428,7 +434,11 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	}
 	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
 		return sw_fail(w, rc);
-	if (d->trigrams && w->tri_collect && text_len >= 3 && (rc = collect_trigrams(w, text, text_len)))
+	if (!tri) {
+		tri = text;
+		tri_len = text_len;
+	}
+	if (d->trigrams && w->tri_collect && tri_len >= 3 && (rc = collect_trigrams(w, tri, tri_len)))
 		return sw_fail(w, rc);
 	w->have_last_head = 0;
 	if (w->fd >= 0 && w->ds.comp.len >= OUT_BUF)

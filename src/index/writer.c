@@ -324,6 +324,10 @@ static int check_doc(const ix_doc_in *d)
 		return fa_err(FATHOM_ETOOBIG, "%s: too many tags or metadata", d->key);
 	if (d->n_chunks && !d->chunks)
 		return fa_err(FATHOM_EINVAL, "%s: chunks is NULL", d->key);
+	if (d->grep_only && d->n_chunks)
+		return fa_err(FATHOM_EINVAL, "%s: a grep-only document has no chunks", d->key);
+	if (d->raw_len && !d->raw)
+		return fa_err(FATHOM_EINVAL, "%s: raw is NULL", d->key);
 	for (size_t i = 0; i < d->n_chunks; i++) {
 		const ix_chunk_in *c = &d->chunks[i];
 		if (c->byte_start > c->byte_end || c->byte_end > d->text_len ||
@@ -355,8 +359,12 @@ static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
 
 	uint32_t doc = ix_segw_ndocs(p->w);
 	ix_doc_rec rec = { d->size, d->mtime_ns, d->content_hash, d->kind, (uint32_t)d->n_tags,
-	                   (uint32_t)d->n_meta, d->trigrams };
-	int rc = ix_segw_add_doc(p->w, &rec, (const char *)s->data, s->len, d->text, d->text_len);
+	                   (uint32_t)d->n_meta, d->trigrams || d->grep_only, d->grep_only };
+	const char *tri = d->raw ? d->raw : d->text;
+	size_t tri_len = d->raw ? d->raw_len : d->text_len;
+	int rc = ix_segw_add_doc(p->w, &rec, (const char *)s->data, s->len,
+	                         d->grep_only ? "" : d->text, d->grep_only ? 0 : d->text_len, tri,
+	                         tri_len);
 	if (rc)
 		return rc;
 	if ((rc = fa_grow((void **)&p->deleted, &p->deleted_cap, (size_t)doc + 1, 1)) != 0)
@@ -366,6 +374,8 @@ static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
 	if (!ks)
 		return fa_err(FATHOM_ENOMEM, "out of memory (key map)");
 	ks->value = doc;
+	if (d->grep_only)
+		return 0;   /* no chunks: nothing to analyse */
 
 	/* Path, title and tags are the same for every chunk: analyse once. */
 	for (int f = 0; f < FATHOM_NFIELDS; f++)

@@ -234,3 +234,53 @@ double fa_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+char *fa_path_resolve(const char *base, const char *rel)
+{
+	size_t bl = strlen(base), rl = strlen(rel), n;
+	if (fa_add(bl, rl, &n) || fa_add(n, 3, &n))
+		return NULL;
+	char *out = fa_malloc(n);
+	if (!out)
+		return NULL;
+	/* Components of base then rel, each appended or, for "..", popping the
+	 * last one when there is one to pop ("a/.." is "", "/.." is "/"). */
+	int abs = rel[0] == '/' || (rel[0] != '/' && base[0] == '/');
+	size_t o = 0, kept = 0;   /* kept: components that ".." may pop */
+	if (abs)
+		out[o++] = '/';
+	for (int part = rel[0] == '/' ? 1 : 0; part < 2; part++) {
+		const char *p = part == 0 ? base : rel;
+		while (*p) {
+			while (*p == '/')
+				p++;
+			const char *e = p;
+			while (*e && *e != '/')
+				e++;
+			size_t cl = (size_t)(e - p);
+			if (cl == 0 || (cl == 1 && p[0] == '.')) {
+				/* nothing */
+			} else if (cl == 2 && p[0] == '.' && p[1] == '.' && (kept > 0 || abs)) {
+				if (kept > 0) {
+					while (o > (size_t)abs && out[o - 1] != '/')
+						o--;
+					if (o > (size_t)abs)
+						o--;   /* the separator before it */
+					kept--;
+				}
+			} else {
+				if (o > (size_t)abs)
+					out[o++] = '/';
+				memcpy(out + o, p, cl);
+				o += cl;
+				if (!(cl == 2 && p[0] == '.' && p[1] == '.'))
+					kept++;
+			}
+			p = e;
+		}
+	}
+	if (o == 0)
+		out[o++] = '.';
+	out[o] = '\0';
+	return out;
+}

@@ -232,6 +232,11 @@ int fa_fsync_dir(const char *dir);
 /* Join dir and name into a new string (fa_free). */
 char *fa_path_join(const char *dir, const char *name);
 int fa_mkdir_p(const char *path);
+/* rel resolved against base, lexically ("." and ".." folded, no symlinks
+ * followed): ("a/b", "../c") is "a/c", ("/x", "y/./z") is "/x/y/z", rel
+ * absolute is rel normalised, ("a", "..") is ".", ("", "../x") keeps
+ * "../x". A new string (fa_free), NULL when out of memory. */
+char *fa_path_resolve(const char *base, const char *rel);
 
 /* ---- time ----------------------------------------------------------------- */
 double fa_now(void);  /* monotonic seconds */

@@ -50,9 +50,15 @@ echo "中华人民共和国 的 首都 是 北京" > "$R/docs/zh.txt"
 echo "nested quokka notes" > "$R/deep/er/notes.txt"
 ln -s .. "$R/deep/er/loop"
 
-expect_rc 0 "$F" index --index "$IX" --max-size 100k --meta library=demo --meta version=1.0 "$R"
+expect_rc 0 "$F" index --index "$IX" --max-size 100k --grep-max-size 0 --meta library=demo --meta version=1.0 "$R"
 expect_err "1 binary" "$F" index --index "$T/ix2" --max-size 100k "$R"
-expect_err "over the size cap" "$F" index --index "$T/ix3" --max-size 100k "$R"
+expect_err "over the size cap" "$F" index --index "$T/ix3" --max-size 100k --grep-max-size 0 "$R"
+# Over --max-size but not --grep-max-size: in grep, not in search; get reads it from disk.
+expect_err "1 for grep alone \(over --max-size\)" "$F" index --index "$T/ix7" --max-size 100k "$R"
+expect_out "big.txt" "$F" grep --index "$T/ix7" -l 'a{50}'
+expect_rc 1 "$F" search --index "$T/ix7" aaaaaaaaaa
+n=$("$F" get --index "$T/ix7" "$R/big.txt" | tr -d '\n' | tr -d a | wc -c; "$F" get --index "$T/ix7" "$R/big.txt" | wc -c)
+[ "$n" = "$(printf '0\n300001')" ] && ok || fail "get of a grep-only file: not the file's bytes ($n)"
 expect_err "skip .*ignored.txt: ignored" "$F" index --index "$T/ix4" -v "$R"
 expect_err "skip .*\.git: version-control" "$F" index --index "$T/ix5" -v "$R"
 expect_err "symlink loop" "$F" index --index "$T/ix6" -v "$R"
@@ -108,12 +114,12 @@ expect_out '"documents":[0-9]+' "$F" stats --index "$IX" --json
 expect_rc 0 "$F" verify --index "$IX"
 
 # Incremental: nothing changed -> nothing re-read.
-expect_err "indexed 0 documents .*unchanged" "$F" index --index "$IX" --max-size 100k "$R"
+expect_err "indexed 0 documents .*unchanged" "$F" index --index "$IX" --max-size 100k --grep-max-size 0 "$R"
 # A change, a removal and a touch without change.
 echo "a brand new wombat paragraph" >> "$R/docs/auth.md"
 rm "$R/src/server.py"
 touch -d '2001-01-01' "$R/docs/zh.txt"
-expect_err "indexed 1 documents .*1 removed" "$F" index --index "$IX" --max-size 100k "$R"
+expect_err "indexed 1 documents .*1 removed" "$F" index --index "$IX" --max-size 100k --grep-max-size 0 "$R"
 expect_out "auth.md" "$F" search --index "$IX" wombat
 expect_rc 1 "$F" search --index "$IX" handle_login
 expect_out "zh.txt" "$F" search --index "$IX" "北京"
