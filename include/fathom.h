@@ -437,6 +437,17 @@ typedef struct fathom_grep_stats {
 int fathom_grep(fathom_index *ix, const char *pattern, const fathom_grep_opts *opts,
                 fathom_grep_cb cb, void *ctx, fathom_grep_stats *stats);
 
+/* fathom grep as a retrieval source for hybrid queries: the chunks holding
+ * a line that matches pattern, the chunks with the most matching lines
+ * first (then index order), at most k (0: 100), as a result set read with
+ * the fathom_results_* functions. A hit has its chunk's id, path and
+ * lines; score (and field_score[BODY]) is its number of matching lines,
+ * match_lines those lines (up to 64), and the snippet the first of them
+ * with the match highlighted. Files indexed for grep alone have no chunks
+ * and give no hit. fathom_results_parsed() is the trigram plan. */
+int fathom_grep_chunks(fathom_results **out, fathom_index *ix, const char *pattern,
+                       const fathom_grep_opts *opts, uint32_t k);
+
 /* The trigram query a pattern is planned into ("(and \"abc\" \"bcd\")",
  * "ALL" when no trigram can be required), and for a boolean query the
  * expression as parsed, for --explain. *out is freed with fathom_free. */
@@ -538,6 +549,9 @@ typedef struct fathom_stats {
 	uint64_t raw_text_bytes;   /* indexed text, uncompressed */
 	char stem_language[32];
 	uint64_t bytes_trigrams;   /* the trigram index of the files (fathom grep) */
+	uint64_t grep_files;       /* live files in the trigram index */
+	uint64_t grep_file_bytes;  /* their size on disk when indexed */
+	uint64_t grep_only_files;  /* of them, indexed for grep alone */
 } fathom_stats;
 
 int fathom_stats_get(fathom_stats *out, fathom_index *ix);

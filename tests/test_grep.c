@@ -152,9 +152,104 @@ static void test_soundness(void)
 	CHECK(matched > 300 && planned > 50);
 }
 
+static const char *parse_q(const char *q, unsigned flags)
+{
+	static char out[4096];
+	fa_arena a;
+	fa_arena_init(&a, 16 * 1024, 0);
+	g_expr *x;
+	uint32_t n;
+	int rc = g_parse_query(&a, q, strlen(q), flags, &x, &n);
+	if (rc) {
+		snprintf(out, sizeof out, "error: %s", fathom_errmsg());
+	} else {
+		fbuf b;
+		fbuf_init(&b, 0);
+		g_expr_format(x, &b);
+		g_query *pq;
+		if (g_expr_plan(&a, x, &pq) == 0) {
+			fbuf_puts(&b, " => ");
+			g_query_format(pq, &b);
+		}
+		snprintf(out, sizeof out, "%.*s", (int)b.len, b.len ? (const char *)b.data : "");
+		fbuf_free(&b);
+	}
+	fa_arena_free(&a);
+	return out;
+}
+
+static void test_boolean_queries(void)
+{
+	static const struct {
+		const char *q;
+		unsigned flags;
+		const char *want;
+	} cases[] = {
+		{ "error AND handler", 0,
+		  "(and (term \"error\") (term \"handler\")) => (and \"err\" \"rro\" \"ror\" \"han\" \"and\" \"ndl\" \"dle\" \"ler\")" },
+		{ "error handler", 0,   /* AND is implied */
+		  "(and (term \"error\") (term \"handler\")) => (and \"err\" \"rro\" \"ror\" \"han\" \"and\" \"ndl\" \"dle\" \"ler\")" },
+		{ "file:auth.c error", 0, "(and (file \"auth.c\") (term \"error\")) => (and \"err\" \"rro\" \"ror\")" },
+		{ "lang:c spin_lock", 0,
+		  "(and (lang \"c\") (term \"spin_lock\")) => (and \"spi\" \"pin\" \"in_\" \"n_l\" \"_lo\" \"loc\" \"ock\")" },
+		{ "foo OR bar", 0, "(or (term \"foo\") (term \"bar\")) => (or \"foo\" \"bar\")" },
+		{ "foo or bar", 0, "(or (term \"foo\") (term \"bar\")) => (or \"foo\" \"bar\")" },
+		{ "foo -bar", 0, "(and (term \"foo\") (not (term \"bar\"))) => \"foo\"" },
+		{ "foo NOT bar", 0, "(and (term \"foo\") (not (term \"bar\"))) => \"foo\"" },
+		{ "-file:test foo", 0, "(and (not (file \"test\")) (term \"foo\")) => \"foo\"" },
+		{ "(lock OR mutex) release", 0,
+		  "(and (or (term \"lock\") (term \"mutex\")) (term \"release\")) => (and (or (and \"loc\" \"ock\") (and \"mut\" \"ute\" \"tex\")) \"rel\" \"ele\" \"lea\" \"eas\" \"ase\")" },
+		{ "foo(bar) baz", 0, "(and (term \"foo(bar)\") (term \"baz\")) => (and \"foo\" \"bar\" \"baz\")" },
+		{ "(foo)", 0, "(term \"foo\") => \"foo\"" },
+		{ "\"a.b c\"", 0, "(term \"a.b c\" literal) => (and \"a.b\" \".b \" \"b c\")" },
+		{ "\"say \\\"hi\\\"\"", 0, "(term \"say \\\"hi\\\"\" literal) => (and \"say\" \"ay \" \"y \\x22\" \" \\x22h\" \"\\x22hi\" \"hi\\x22\")" },
+		{ "case:no Foo", 0, "(term \"Foo\" caseless) => \"foo\"" },
+		{ "case:auto Foo bar", 0, "(and (term \"Foo\") (term \"bar\" caseless)) => (and \"foo\" \"bar\")" },
+		{ "foo", G_CASELESS, "(term \"foo\" caseless) => \"foo\"" },
+		{ "case:yes foo", G_CASELESS, "(term \"foo\") => \"foo\"" },
+		{ "a.b", G_LITERAL, "(term \"a.b\" literal) => \"a.b\"" },
+		{ "content:OR", 0, "(term \"OR\") => ALL" },
+		{ "file:x", 0, "(file \"x\") => ALL" },
+		{ "f:x l:go", 0, "(and (file \"x\") (lang \"go\")) => ALL" },
+		{ "foo OR -bar", 0, "(or (term \"foo\") (not (term \"bar\"))) => ALL" },
+		/* errors name the column */
+		{ "", 0, "error: bad query at column 1: the query holds no pattern, file: or lang:" },
+		{ "(foo", 0, "error: bad query at column 1: unclosed parenthesis" },
+		{ "foo)", 0, "error: bad query at column 4: unbalanced ')'" },
+		{ "AND foo", 0, "error: bad query at column 1: AND with nothing before it" },
+		{ "foo AND", 0, "error: bad query at column 5: AND with nothing after it" },
+		{ "foo OR", 0, "error: bad query at column 7: OR with nothing on one side" },
+		{ "OR foo", 0, "error: bad query at column 1: OR with nothing on one side" },
+		{ "foo \"bar", 0, "error: bad query at column 5: unterminated quote" },
+		{ "file: foo", 0, "error: bad query at column 1: empty field value" },
+		{ "case:maybe foo", 0, "error: bad query at column 1: case: wants yes, no or auto" },
+		{ "-", 0, "(term \"-\") => ALL" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = parse_q(cases[i].q, cases[i].flags);
+		if (strcmp(got, cases[i].want) != 0) {
+			fprintf(stderr, "  [%s]:\n    got  %s\n    want %s\n", cases[i].q, got, cases[i].want);
+			test_failed_checks++;
+		}
+	}
+	/* bounded: nesting and the number of patterns */
+	char deep[400];
+	memset(deep, '(', 200);
+	memcpy(deep + 200, "x", 2);
+	CHECK(strstr(parse_q(deep, 0), "nested too deep") != NULL);
+	fbuf many;
+	fbuf_init(&many, 0);
+	for (int i = 0; i < 300; i++)
+		fbuf_printf(&many, "w%d ", i);
+	fbuf_putc(&many, '\0');
+	CHECK(strstr(parse_q((const char *)many.data, 0), "too many patterns") != NULL);
+	fbuf_free(&many);
+}
+
 int main(void)
 {
 	RUN(test_plans);
 	RUN(test_soundness);
+	RUN(test_boolean_queries);
 	return TEST_DONE();
 }

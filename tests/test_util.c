@@ -212,8 +212,38 @@ static void test_errors(void)
 	fa_free(p);
 }
 
+static void test_path_resolve(void)
+{
+	static const char *cases[][3] = {
+		{ "a/b", "c", "a/b/c" },
+		{ "a/b", "../c", "a/c" },
+		{ "a/b", "../../c", "c" },
+		{ "a/b", "../../../c", "../c" },
+		{ "a", "..", "." },
+		{ "", "x/./y//z/", "x/y/z" },
+		{ "", "../x", "../x" },
+		{ "/x", "y/./z", "/x/y/z" },
+		{ "/x", "../..", "/" },
+		{ "/x/y", "/abs/./p", "/abs/p" },
+		{ "/", "", "/" },
+		{ "..", "a", "../a" },
+		{ "../..", "..", "../../.." },
+		{ "/work/tree", "sub/../file.c", "/work/tree/file.c" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = fa_path_resolve(cases[i][0], cases[i][1]);
+		if (!got || strcmp(got, cases[i][2]) != 0) {
+			fprintf(stderr, "  resolve(%s, %s) = %s, want %s\n", cases[i][0], cases[i][1],
+			        got ? got : "(null)", cases[i][2]);
+			test_failed_checks++;
+		}
+		fa_free(got);
+	}
+}
+
 int main(void)
 {
+	RUN(test_path_resolve);
 	RUN(test_crc32c);
 	RUN(test_varint);
 	RUN(test_bitpack);

@@ -272,6 +272,9 @@ int fathom_stats_get(fathom_stats *out, fathom_index *fx)
 	out->bytes_other = sz.other;
 	out->bytes_trigrams = sz.trigrams;
 	out->raw_text_bytes = sz.raw_text;
+	out->grep_files = sz.grep_files;
+	out->grep_file_bytes = sz.grep_file_bytes;
+	out->grep_only_files = sz.grep_only_files;
 	snprintf(out->stem_language, sizeof out->stem_language, "%s", ix_stem_language(fx->ix));
 	return 0;
 }

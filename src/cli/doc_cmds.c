@@ -169,7 +169,8 @@ int cmd_stats(int argc, char **argv)
 		       "\"terms\":%llu,\"segments\":%u,\"bytes_total\":%llu,\"bytes\":{\"dictionary\":%llu,"
 		       "\"postings\":%llu,\"positions\":%llu,\"docstore\":%llu,\"documents\":%llu,"
 		       "\"chunks\":%llu,\"trigrams\":%llu,\"other\":%llu},\"bytes_trigrams\":%llu,"
-		       "\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,\"stem_language\":",
+		       "\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,\"grep_files\":%llu,"
+		       "\"grep_file_bytes\":%llu,\"grep_only_files\":%llu,\"stem_language\":",
 		       (unsigned long long)s.generation, (unsigned long long)s.docs,
 		       (unsigned long long)s.chunks, (unsigned long long)s.deleted_chunks,
 		       (unsigned long long)s.terms, s.segments, (unsigned long long)s.bytes_total,
@@ -177,7 +178,9 @@ int cmd_stats(int argc, char **argv)
 		       (unsigned long long)s.bytes_positions, (unsigned long long)s.bytes_docstore,
 		       (unsigned long long)s.bytes_docs, (unsigned long long)s.bytes_chunks,
 		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.bytes_other,
-		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.raw_text_bytes, ratio);
+		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.raw_text_bytes, ratio,
+		       (unsigned long long)s.grep_files, (unsigned long long)s.grep_file_bytes,
+		       (unsigned long long)s.grep_only_files);
 		cli_json_cstr(stdout, s.stem_language);
 		printf("}\n");
 		return 0;
@@ -192,6 +195,10 @@ int cmd_stats(int argc, char **argv)
 	printf("raw text     %llu bytes\n", (unsigned long long)s.raw_text_bytes);
 	printf("index        %llu bytes (%.1f%% of the raw text)\n", (unsigned long long)s.bytes_total,
 	       ratio * 100);
+	printf("grep         %llu files (%llu for grep alone) of %llu bytes; trigrams %.1f%% of them\n",
+	       (unsigned long long)s.grep_files, (unsigned long long)s.grep_only_files,
+	       (unsigned long long)s.grep_file_bytes,
+	       s.grep_file_bytes ? 100.0 * (double)s.bytes_trigrams / (double)s.grep_file_bytes : 0.0);
 	const struct { const char *name; uint64_t v; } parts[] = {
 		{ "dictionary", s.bytes_dict }, { "postings", s.bytes_postings },
 		{ "positions", s.bytes_positions }, { "doc store", s.bytes_docstore },

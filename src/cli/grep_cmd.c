@@ -113,9 +113,45 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 	return 0;
 }
 
+/* --chunks: grep as a retrieval source, the chunks with matching lines. */
+static int print_chunks(fathom_index *ix, const char *pattern, const fathom_grep_opts *go,
+                        uint32_t k, int json)
+{
+	fathom_results *r;
+	int rc = fathom_grep_chunks(&r, ix, pattern, go, k);
+	if (rc) {
+		cli_die_api(rc, "grep");
+		return 2;
+	}
+	size_t n = fathom_results_count(r);
+	for (size_t i = 0; i < n; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		if (json) {
+			printf("{\"chunk_id\":%llu,\"doc_id\":", (unsigned long long)h->chunk_id);
+			cli_json_str(stdout, h->doc_id, strlen(h->doc_id));
+			fputs(",\"path\":", stdout);
+			cli_json_str(stdout, h->path, strlen(h->path));
+			printf(",\"lines\":[%u,%u],\"score\":%g,\"match_lines\":[", h->line_start,
+			       h->line_end, h->score);
+			for (uint32_t j = 0; j < h->n_match_lines; j++)
+				printf("%s%u", j ? "," : "", h->match_lines[j]);
+			fputs("],\"snippet\":", stdout);
+			cli_json_str(stdout, h->snippet, strlen(h->snippet));
+			fputs("}\n", stdout);
+		} else {
+			printf("%s:%u-%u\t%g matching line%s\tchunk %llu\t%s\n", h->path, h->line_start,
+			       h->line_end, h->score, h->score == 1 ? "" : "s",
+			       (unsigned long long)h->chunk_id, h->snippet);
+		}
+	}
+	fathom_results_free(r);
+	return n ? 0 : 1;
+}
+
 int cmd_grep(int argc, char **argv)
 {
-	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN };
+	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN,
+	       O_CHUNKS };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "fixed-strings", no_argument, NULL, 'F' },
@@ -139,12 +175,14 @@ int cmd_grep(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "trust-index", no_argument, NULL, O_TRUST },
 		{ "explain", no_argument, NULL, O_EXPLAIN },
+		{ "chunks", optional_argument, NULL, O_CHUNKS },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
 	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
 	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 0, 1 };
-	int c, show_stats = 0, explain = 0;
+	int c, show_stats = 0, explain = 0, chunks = 0;
+	uint32_t chunks_k = 0;
 	uint64_t v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "FiwlcnNC:A:B:m:Qqj:", lo, NULL)) != -1) {
@@ -179,6 +217,12 @@ int cmd_grep(int argc, char **argv)
 			break;
 		case O_TRUST: go.no_fresh_check = 1; break;
 		case O_EXPLAIN: explain = 1; break;
+		case O_CHUNKS:
+			chunks = 1;
+			if (optarg && cli_parse_u64(optarg, 1, 100000, &v))
+				return cli_usage_error("--chunks wants a number of chunks from 1 to 100000");
+			chunks_k = optarg ? (uint32_t)v : 0;
+			break;
 		case O_GLOB: go.glob = optarg; break;
 		case O_LANG: go.lang = optarg; break;
 		case O_JSON: o.json = 1; break;
@@ -216,6 +260,11 @@ int cmd_grep(int argc, char **argv)
 	fathom_index *ix;
 	if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
 		return 2;
+	if (chunks) {
+		int crc = print_chunks(ix, pattern, &go, chunks_k, o.json);
+		fathom_close(ix);
+		return crc;
+	}
 	fathom_grep_stats st;
 	int rc = fathom_grep(ix, pattern, &go, on_file, &o, &st);
 	fathom_close(ix);

@@ -204,6 +204,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "                       others for changes made since indexing (faster)\n"
 	  "  -j N, --threads N    worker threads (default: one per CPU)\n"
 	  "  --explain            print the trigram query the pattern is planned into\n"
+	  "  --chunks[=K]         the indexed chunks holding matching lines, most first (at\n"
+	  "                       most K, default 100): grep as a source for hybrid search\n"
 	  "  --stats              how many files the index let grep skip (on stderr)\n"
 	  "  --color WHEN         always, never or auto (the default: on a terminal)\n"
 	  "  PATH...              only files under these paths\n"

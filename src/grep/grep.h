@@ -77,6 +77,7 @@ typedef struct g_expr {
 	int literal;               /* GX_TERM: a string, not a regex */
 	int caseless;              /* GX_TERM, GX_FILE */
 	uint32_t term;             /* GX_TERM: its number, 0 .. nterms-1 */
+	size_t at;                 /* where text starts in the query (0-based) */
 	struct g_expr **kid;       /* GX_AND, GX_OR (n >= 2), GX_NOT (n == 1) */
 	uint32_t n;
 } g_expr;

@@ -142,6 +142,7 @@ static g_expr *term_node(qp *q, const char *at, const char *text, size_t len, in
 	x->literal = literal;
 	x->term = q->nterms++;
 	x->caseless = -1;   /* resolved once case: is known */
+	x->at = (size_t)(at - q->s) + (*at == '"');
 	return x;
 }
 
@@ -183,16 +184,17 @@ static g_expr *parse_atom(qp *q)
 	};
 	for (size_t i = 0; i < FA_ARRAY_LEN(fields); i++) {
 		size_t n = strlen(fields[i].name);
-		if ((size_t)(q->end - q->p) <= n || memcmp(q->p, fields[i].name, n) != 0)
+		if ((size_t)(q->end - q->p) < n || memcmp(q->p, fields[i].name, n) != 0)
 			continue;
 		q->p += n;
+		const char *vat = q->p;
 		const char *text;
 		size_t len;
 		int quoted;
 		if (value(q, &text, &len, &quoted))
 			return NULL;
 		if (fields[i].op == GX_TERM)
-			return term_node(q, at, text, len, quoted || (q->flags & G_LITERAL));
+			return term_node(q, vat, text, len, quoted || (q->flags & G_LITERAL));
 		if (fields[i].op < 0) {
 			if (strcmp(text, "yes") == 0)
 				q->case_mode = 0;
@@ -214,6 +216,7 @@ static g_expr *parse_atom(qp *q)
 			x->text = text;
 			x->len = len;
 			x->caseless = -1;
+			x->at = (size_t)(vat - q->s);
 		}
 		return x;
 	}

@@ -32,6 +32,7 @@
 
 #include "api/api.h"
 #include "grep/grep.h"
+#include "query/query.h"
 
 #define G_MATCH_LIMIT 10000000u
 #define G_DEPTH_LIMIT 10000u
@@ -61,7 +62,10 @@ typedef struct gres {
 	fathom_grep_line *lines;   /* owned */
 	size_t nlines;
 	int fresh;
+	uint32_t seg, doc;         /* where the index has it */
 } gres;
+
+typedef int (*g_emit_fn)(void *ctx, const gres *r);
 
 typedef struct gbatch {
 	size_t seg;
@@ -89,6 +93,7 @@ typedef struct gctx {
 	                            * itself; NULL outside it or no root) */
 	char **prefixes;           /* the PATH arguments as index paths */
 	size_t nprefixes;
+	int unscoped;              /* no path, glob, lang or file:/lang: filter */
 
 	gbatch *batches;
 	size_t nbatches, next_claim, next_emit, window;
@@ -140,7 +145,7 @@ static int build_pattern(fbuf *b, const char *pat, size_t plen, int literal, int
 }
 
 static int compile_one(pcre2_code **out, const char *pat, size_t plen, int literal, int caseless,
-                       int word, int multiline, const char *what)
+                       int word, int multiline, const char *what, size_t at)
 {
 	fbuf b;
 	fbuf_init(&b, 0);
@@ -166,7 +171,7 @@ static int compile_one(pcre2_code **out, const char *pat, size_t plen, int liter
 		size_t col = off > prefix ? off - prefix : 0;
 		if (col > plen)
 			col = plen;
-		return fa_err(FATHOM_EINVAL, "bad %s at column %zu: %s", what, col + 1,
+		return fa_err(FATHOM_EINVAL, "bad %s at column %zu: %s", what, at + col + 1,
 		              (const char *)msg);
 	}
 	pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE);   /* the interpreter if JIT is refused */
@@ -183,7 +188,7 @@ static int compile_expr(gctx *g, const g_expr *x, int positive)
 		if (!t->re) {
 			const char *what = g->o->boolean ? "pattern in the query" : "pattern";
 			rc = compile_one(&t->re, x->text, x->len, x->literal, x->caseless > 0, g->o->word, 1,
-			                 what);
+			                 what, x->at);
 		}
 		t->positive |= positive;
 		return rc;
@@ -194,7 +199,8 @@ static int compile_expr(gctx *g, const g_expr *x, int positive)
 		f->x = x;
 		f->re = NULL;
 		if (x->op == GX_FILE)
-			rc = compile_one(&f->re, x->text, x->len, 0, x->caseless > 0, 0, 0, "file: regex");
+			rc = compile_one(&f->re, x->text, x->len, 0, x->caseless > 0, 0, 0, "file: regex",
+			                 x->at);
 		return rc;
 	}
 	default:
@@ -655,6 +661,12 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	gctx *g = w->g;
 	if (seg_doc_is_deleted(s, d) || !seg_doc_has_trigrams(s, d))
 		return 0;
+	int is_cand = cand[d >> 3] >> (d & 7) & 1;
+	if (!is_cand && g->o->no_fresh_check) {
+		/* trusted: a file the index rules out is not even looked up */
+		w->st.files += g->unscoped;
+		return 0;
+	}
 	ix_doc_info di;
 	int rc = seg_doc(s, d, &di);
 	if (rc)
@@ -664,9 +676,6 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	if (g->nfilters && eval_pre(w, g->expr, &di) == 0)
 		return w->err;
 	w->st.files++;
-	int is_cand = cand[d >> 3] >> (d & 7) & 1;
-	if (!is_cand && g->o->no_fresh_check)
-		return 0;
 	const char *path = di.path && *di.path ? di.path : di.key, *name;
 	int dfd = open_dir(w, path, &name);
 	if (dfd == -1) {
@@ -680,7 +689,8 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			w->st.missing++;
 			return 0;
 		}
-		gres r = { di.key, display_path(g, path), NULL, 0, NULL, 0, stat_changed(&st, &di) };
+		gres r = { di.key, display_path(g, path), NULL, 0, NULL, 0, stat_changed(&st, &di),
+		           (uint32_t)b->seg, d };
 		if (!r.path)
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		w->st.matched++;
@@ -719,7 +729,8 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	glines *lines;
 	if ((rc = merge_lines(w, &lines)))
 		return rc;
-	gres r = { di.key, display_path(g, path), NULL, len, NULL, lines->n, changed };
+	gres r = { di.key, display_path(g, path), NULL, len, NULL, lines->n, changed,
+	           (uint32_t)b->seg, d };
 	if (!r.path)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	if (lines->n) {
@@ -863,16 +874,15 @@ static uint32_t pick_threads(const fathom_grep_opts *o)
 	return n > G_MAX_THREADS ? G_MAX_THREADS : n;
 }
 
-static void emit_batch(gctx *g, gbatch *b, fathom_grep_cb cb, void *ctx, int *stop, int *rc)
+static void emit_batch(gctx *g, gbatch *b, g_emit_fn emit, void *ctx, int *stop, int *rc)
 {
 	for (size_t i = 0; i < b->nres; i++) {
 		gres *r = &b->res[i];
 		if (!*stop) {
-			fathom_grep_file f = { r->key, r->path, r->text, r->text ? r->len : 0, r->lines,
-			                       r->nlines, r->fresh };
-			if (cb(ctx, &f)) {
+			int e = emit(ctx, r);
+			if (e) {
 				*stop = 1;
-				*rc = fa_err(FATHOM_EINTERRUPTED, "grep stopped by its callback");
+				*rc = e < 0 ? e : fa_err(FATHOM_EINTERRUPTED, "grep stopped by its callback");
 			}
 		}
 		fa_free(r->path);
@@ -966,6 +976,8 @@ static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats 
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		g->nprefixes++;
 	}
+	g->unscoped = !g->nprefixes && !(o->glob && *o->glob) && !(o->lang && *o->lang) &&
+	              !nf;
 	/* the candidates of each segment, and the batches */
 	ix_index *ix = g->fx->ix;
 	size_t nseg = ix_nsegments(ix);
@@ -1006,13 +1018,16 @@ static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats 
 	return 0;
 }
 
-int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *opts,
-                fathom_grep_cb cb, void *ctx, fathom_grep_stats *stats)
+/* The search: matching files handed to emit in index order, from the
+ * calling thread. emit returning > 0 stops it (FATHOM_EINTERRUPTED), < 0 is
+ * an error returned as is. */
+static int g_run(fathom_index *fx, const char *pattern, const fathom_grep_opts *opts,
+                 g_emit_fn emit, void *ctx, fathom_grep_stats *stats, int keep_text)
 {
 	fathom_grep_opts def = FATHOM_GREP_OPTS_INIT;
 	fathom_grep_stats own;
 	fa_err_clear();
-	if (!fx || !pattern || !cb)
+	if (!fx || !pattern || !emit)
 		return fa_err(FATHOM_EINVAL, "no index, pattern or callback");
 	if (!opts)
 		opts = &def;
@@ -1034,6 +1049,8 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 	gworker *w = NULL;
 	uint32_t started = 0, inited = 0;
 	int rc = prepare(&g, &a, pattern, stats);
+	if (keep_text && !opts->files_only)
+		g.keep_text = 1;
 	if (!rc) {
 		if (nthreads > g.nbatches)
 			nthreads = g.nbatches ? (uint32_t)g.nbatches : 1;
@@ -1066,7 +1083,7 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 				continue;
 			}
 			pthread_mutex_unlock(&g.mu);
-			emit_batch(&g, b, cb, ctx, &cb_stop, &cb_rc);
+			emit_batch(&g, b, emit, ctx, &cb_stop, &cb_rc);
 			pthread_mutex_lock(&g.mu);
 			g.next_emit++;
 			if (cb_stop)
@@ -1124,6 +1141,186 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 	fa_free(g.filters);
 	fa_arena_free(&a);
 	return rc;
+}
+
+typedef struct public_emit {
+	fathom_grep_cb cb;
+	void *ctx;
+} public_emit;
+
+static int emit_public(void *ctx, const gres *r)
+{
+	public_emit *p = ctx;
+	fathom_grep_file f = { r->key, r->path, r->text, r->text ? r->len : 0, r->lines, r->nlines,
+	                       r->fresh };
+	return p->cb(p->ctx, &f) ? 1 : 0;
+}
+
+int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *opts,
+                fathom_grep_cb cb, void *ctx, fathom_grep_stats *stats)
+{
+	if (!cb) {
+		fa_err_clear();
+		return fa_err(FATHOM_EINVAL, "no callback");
+	}
+	public_emit p = { cb, ctx };
+	return g_run(fx, pattern, opts, emit_public, &p, stats, 0);
+}
+
+/* ---- grep as a retrieval source ------------------------------------------------------------ */
+
+typedef struct gchunk {
+	uint32_t seg, chunk;
+	uint32_t nlines;          /* matching lines in the chunk */
+	uint64_t order;           /* index order, for ties */
+	fathom_hit hit;
+} gchunk;
+
+typedef struct hyb {
+	fathom_index *fx;
+	fathom_results *res;
+	gchunk *v;
+	size_t n, cap;
+	uint32_t snippet_bytes;
+	int err;
+} hyb;
+
+/* The snippet of a hit: the line, cut at snippet_bytes on a character
+ * boundary, with its match highlighted. */
+static int hit_snippet(fa_arena *a, fathom_hit *h, const gres *r, const fathom_grep_line *l,
+                       uint32_t max)
+{
+	size_t n = (size_t)(l->end - l->start);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)r->text[l->start + n] & 0xc0) == 0x80)
+			n--;
+	}
+	char *s = fa_arena_strndup(a, r->text + l->start, n);
+	fathom_span *sp = fa_arena_alloc(a, sizeof *sp);
+	if (!s || !sp)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	h->snippet = s;
+	uint64_t ms = l->match_start - l->start, me = l->match_end - l->start;
+	if (ms < n) {
+		sp->start = (uint32_t)ms;
+		sp->len = (uint32_t)(FA_MIN(me, (uint64_t)n) - ms);
+		h->highlights = sp;
+		h->n_highlights = 1;
+	}
+	return 0;
+}
+
+static int emit_chunks(void *ctx, const gres *r)
+{
+	hyb *x = ctx;
+	ix_segment *s = ix_segment_at(x->fx->ix, r->seg);
+	ix_doc_info di;
+	int rc = seg_doc(s, r->doc, &di);
+	if (rc)
+		return rc;
+	fa_arena *a = q_results_arena(x->res);
+	size_t li = 0;
+	for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks && li < r->nlines; c++) {
+		ix_chunk_info ci;
+		if ((rc = seg_chunk(s, c, &ci)))
+			return rc;
+		while (li < r->nlines && r->lines[li].line < ci.line_start)
+			li++;
+		size_t first = li, k = li;
+		while (k < r->nlines && r->lines[k].line <= ci.line_end)
+			k++;
+		if (k == first)
+			continue;
+		/* chunks may overlap: the next chunk looks at these lines again */
+		if (x->n == x->cap && fa_grow((void **)&x->v, &x->cap, x->n + 1, sizeof *x->v))
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		gchunk *g = &x->v[x->n];
+		memset(g, 0, sizeof *g);
+		g->seg = r->seg;
+		g->chunk = c;
+		g->nlines = (uint32_t)(k - first);
+		g->order = x->n;
+		fathom_hit *h = &g->hit;
+		h->chunk_id = ((uint64_t)seg_id(s) << 32) | c;
+		h->doc_id = fa_arena_strndup(a, di.key, strlen(di.key));
+		h->path = fa_arena_strndup(a, di.path, strlen(di.path));
+		h->title = fa_arena_strndup(a, di.title, strlen(di.title));
+		h->url = fa_arena_strndup(a, di.url, strlen(di.url));
+		uint32_t nm = FA_MIN(g->nlines, 64u);
+		uint32_t *ml = fa_arena_alloc(a, nm * sizeof *ml);
+		if (!h->doc_id || !h->path || !h->title || !h->url || !ml)
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < nm; i++)
+			ml[i] = r->lines[first + i].line;
+		h->match_lines = ml;
+		h->n_match_lines = nm;
+		h->chunk_order = ci.order;
+		h->line_start = ci.line_start;
+		h->line_end = ci.line_end;
+		h->byte_start = ci.byte_start;
+		h->byte_end = ci.byte_end;
+		h->score = g->nlines;
+		h->field_score[FATHOM_FIELD_BODY] = g->nlines;
+		h->bonus = 1.0;
+		h->snippet = "";
+		if (x->snippet_bytes && r->text && (rc = hit_snippet(a, h, r, &r->lines[first], x->snippet_bytes)))
+			return rc;
+		x->n++;
+	}
+	return 0;
+}
+
+static int by_lines(const void *pa, const void *pb)
+{
+	const gchunk *a = pa, *b = pb;
+	if (a->nlines != b->nlines)
+		return a->nlines > b->nlines ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *pattern,
+                       const fathom_grep_opts *opts, uint32_t k)
+{
+	fa_err_clear();
+	if (!out || !fx || !pattern)
+		return fa_err(FATHOM_EINVAL, "no output, index or pattern");
+	*out = NULL;
+	fathom_grep_opts def = FATHOM_GREP_OPTS_INIT;
+	if (!opts)
+		opts = &def;
+	if (opts->version != FATHOM_GREP_OPTS_VERSION)
+		return fa_err(FATHOM_EINVAL, "fathom_grep_opts version %u, expected %u", opts->version,
+		              FATHOM_GREP_OPTS_VERSION);
+	/* every matching line counts: -l and -c would hide them */
+	fathom_grep_opts o = *opts;
+	o.files_only = 0;
+	o.count_only = 0;
+	char *parsed = NULL;
+	int rc = fathom_grep_explain(&parsed, pattern, &o);
+	hyb x;
+	memset(&x, 0, sizeof x);
+	x.fx = fx;
+	x.snippet_bytes = 240;
+	if (!rc)
+		rc = q_results_new(&x.res, parsed);
+	fathom_free(parsed);
+	if (!rc)
+		rc = g_run(fx, pattern, &o, emit_chunks, &x, NULL, 1);
+	if (!rc) {
+		if (x.n)
+			qsort(x.v, x.n, sizeof *x.v, by_lines);
+		size_t keep = FA_MIN(x.n, (size_t)(k ? k : 100));
+		for (size_t i = 0; i < keep && !rc; i++)
+			rc = q_results_add(x.res, &x.v[i].hit);
+	}
+	fa_free(x.v);
+	if (rc) {
+		fathom_results_free(x.res);
+		return rc;
+	}
+	*out = x.res;
+	return 0;
 }
 
 int fathom_grep_explain(char **out, const char *pattern, const fathom_grep_opts *opts)

@@ -908,10 +908,22 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 		out->chunks_live += s->nchunks - s->n_del_chunks;
 		out->chunks_deleted += s->n_del_chunks;
 		out->raw_text += s->raw_text;
+		for (uint32_t d = 0; d < s->ndocs; d++) {
+			if (seg_doc_is_deleted(s, d) || !seg_doc_has_trigrams(s, d))
+				continue;
+			ix_doc_info di;
+			int rc = seg_doc(s, d, &di);
+			if (rc)
+				return rc;
+			out->grep_files++;
+			out->grep_file_bytes += di.size;
+			out->grep_only_files += (uint64_t)di.grep_only;
+		}
 	}
-	out->other += 40 + strlen(ix->man.stem_lang) + (uint64_t)ix->man.nsegs * 40;
+	out->other += 44 + strlen(ix->man.stem_lang) + strlen(ix->man.root) +
+	              (uint64_t)ix->man.nsegs * 40;
 	out->total = out->dict + out->postings + out->positions + out->docstore + out->docs +
-	             out->chunks + out->other;
+	             out->chunks + out->trigrams + out->other;
 	return 0;
 }
 

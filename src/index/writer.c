@@ -631,7 +631,8 @@ int ix_pending_flush(ix_index *ix)
 	size_t n = 0;
 	for (size_t i = 0; i < p->ntv; i++)
 		refs[n++] = (term_ref){ p->tv[i]->key, p->tv[i]->keylen, (uint32_t)i };
-	qsort(refs, n, sizeof *refs, term_ref_cmp);
+	if (n)
+		qsort(refs, n, sizeof *refs, term_ref_cmp);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const pend_term *t = p->tv[refs[i].id];
 		if (t->len == 0)

@@ -27,4 +27,12 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
                 const char *query, const fathom_search_opts *opts, fa_arena *work,
                 const struct q_glossary *gloss);
 
+/* Results made by another retrieval source (fathom grep's chunks): an
+ * empty set, its arena for the hits' strings and arrays, and hits appended
+ * in rank order (the struct is copied; what it points at must live in the
+ * arena). parsed is the source's canonical form of its query. */
+int q_results_new(fathom_results **out, const char *parsed);
+fa_arena *q_results_arena(fathom_results *r);
+int q_results_add(fathom_results *r, const fathom_hit *h);
+
 #endif /* FATHOM_QUERY_H */

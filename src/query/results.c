@@ -15,6 +15,7 @@ struct fathom_results {
 	fa_arena arena;
 	fathom_hit *hits;
 	size_t n;
+	size_t cap;           /* hits allocated (q_results_add) */
 	uint64_t scored;
 	const char **terms;
 	int *required;
@@ -142,6 +143,45 @@ const char *fathom_results_term(const fathom_results *r, size_t i, int *required
 	if (required)
 		*required = r->required[i];
 	return r->terms[i];
+}
+
+int q_results_new(fathom_results **out, const char *parsed)
+{
+	*out = NULL;
+	fathom_results *r = fa_calloc(1, sizeof *r);
+	if (!r)
+		return fa_err(FATHOM_ENOMEM, "results");
+	fa_arena_init(&r->arena, 16 * 1024, 0);
+	r->parsed = fa_arena_strndup(&r->arena, parsed ? parsed : "", parsed ? strlen(parsed) : 0);
+	r->why = r->filters = "";
+	if (!r->parsed) {
+		fathom_results_free(r);
+		return fa_err(FATHOM_ENOMEM, "results");
+	}
+	*out = r;
+	return 0;
+}
+
+fa_arena *q_results_arena(fathom_results *r)
+{
+	return &r->arena;
+}
+
+int q_results_add(fathom_results *r, const fathom_hit *h)
+{
+	if (r->n == r->cap) {
+		/* the hits live in the arena: a new array twice the size */
+		size_t want = r->cap ? r->cap * 2 : 16;
+		fathom_hit *nh = fa_arena_alloc(&r->arena, want * sizeof *nh);
+		if (!nh)
+			return fa_err(FATHOM_ENOMEM, "results");
+		if (r->n)
+			memcpy(nh, r->hits, r->n * sizeof *nh);
+		r->hits = nh;
+		r->cap = want;
+	}
+	r->hits[r->n++] = *h;
+	return 0;
 }
 
 void fathom_results_free(fathom_results *r)

@@ -86,6 +86,101 @@ check F 'hello' -i; check F 'ops' -w; n=$((n + 2))
 echo "    $n patterns compared with grep"
 [ "$n" -ge 40 ] && ok || fail "fewer than 40 patterns"
 
+# The same comparison through other doors: two threads or one, and an index
+# built for grep alone (--grep-only) must give the same lines as above.
+(cd "$R" && "$F" index -q --grep-only --index "$T/ixg" .)
+for p in 'ERR_PTR\(-E' 'struct \w+_ops' 'TODO|FIXME' 'Café' '.*' 'line two 1\d'; do
+	(cd "$R" && "$F" grep --index "$T/ix" --color never -j 1 -- "$p" .) > "$T/a" 2>&1
+	(cd "$R" && "$F" grep --index "$T/ix" --color never -j 4 -- "$p" .) > "$T/b" 2>&1
+	(cd "$R" && "$F" grep --index "$T/ixg" --color never -- "$p" .) > "$T/c" 2>&1
+	cmp -s "$T/a" "$T/b" && cmp -s "$T/a" "$T/c" && [ -s "$T/a" ] && ok ||
+		fail "[$p]: -j 1, -j 4 and --grep-only outputs differ"
+done
+
+# -l and -c as grep -rl and grep -rc (files with a count above 0).
+for p in 'sock' 'ERR_PTR' 'TODO|FIXME' 'line two'; do
+	(cd "$R" && "$F" grep --index "$T/ix" -l -- "$p" .) | sort > "$T/got"
+	(cd "$R" && grep -rlP -- "$p" .) | sed 's|^\./||' | sort > "$T/want"
+	cmp -s "$T/got" "$T/want" && ok || fail "-l [$p] differs from grep -rl"
+	(cd "$R" && "$F" grep --index "$T/ix" -c -- "$p" .) | sort > "$T/got"
+	(cd "$R" && grep -rcP -- "$p" .) | sed 's|^\./||' | grep -v ':0$' | sort > "$T/want"
+	cmp -s "$T/got" "$T/want" && ok || fail "-c [$p] differs from grep -rc"
+done
+# Context lines, "--" between groups, as grep -n -H prints them.
+for opt in "-C 1" "-A 2" "-B 1" "-C 3"; do
+	(cd "$R" && "$F" grep --index "$T/ix" --color never $opt -- 'e' docs/guide.md) > "$T/got"
+	(cd "$R" && grep -HnP $opt -- 'e' docs/guide.md) > "$T/want"
+	cmp -s "$T/got" "$T/want" && ok || { fail "context $opt differs from grep"; diff "$T/got" "$T/want" | head -5; }
+	(cd "$R" && "$F" grep --index "$T/ix" --color never $opt -- 'spin_lock|TODO' src/net/sock.c src/fs/inode.c) > "$T/got"
+	(cd "$R" && grep -HnP $opt -- 'spin_lock|TODO' src/fs/inode.c src/net/sock.c) > "$T/want"
+	cmp -s "$T/got" "$T/want" && ok || { fail "context $opt over two files differs from grep"; diff "$T/got" "$T/want" | head -5; }
+done
+# -m, -q, --json.
+[ "$(cd "$R" && "$F" grep --index "$T/ix" -m 1 -- 'sock' src/net/sock.c | wc -l)" = 1 ] && ok || fail "-m 1"
+in_r() { (cd "$R" && "$@"); }
+expect_rc 0 in_r "$F" grep --index "$T/ix" -q sock
+[ ! -s "$T/.out" ] && ok || fail "-q printed something"
+expect_rc 1 in_r "$F" grep --index "$T/ix" -q 'no such thing anywhere'
+(cd "$R" && "$F" grep --index "$T/ix" --json 'ERR_PTR\(-E(\w+)\)') > "$T/j"
+[ "$(wc -l < "$T/j")" = 3 ] && ok || fail "--json: $(wc -l < "$T/j") lines, want 3"
+grep -qx '{"path":"src/fs/inode.c","line":6,"text":"\\t\\treturn ERR_PTR(-EINVAL);","match":\[9,25\]}' "$T/j" && ok ||
+	{ fail "--json line"; cat "$T/j"; }
+
+# Boolean queries (-Q): the files are those the parts' own file sets give.
+files() { (cd "$R" && grep -rlP -- "$1" . | sed 's|^\./||' | sort); }
+bq() { (cd "$R" && "$F" grep --index "$T/ix" -Q -l -- "$1" .) | sort; }
+files 'ERR_PTR' > "$T/A"; files 'spin_lock' > "$T/B"; files 'TODO' > "$T/C"; files 'colou?r' > "$T/D"
+comm -12 "$T/A" "$T/B" > "$T/want"; bq 'ERR_PTR AND spin_lock' > "$T/got"
+cmp -s "$T/got" "$T/want" && [ -s "$T/want" ] && ok || fail "-Q AND"
+bq 'ERR_PTR spin_lock' > "$T/got"; cmp -s "$T/got" "$T/want" && ok || fail "-Q implied AND"
+sort -u "$T/C" "$T/D" > "$T/want"; bq 'TODO OR colou?r' > "$T/got"
+cmp -s "$T/got" "$T/want" && ok || fail "-Q OR"
+comm -23 "$T/A" "$T/C" > "$T/want"; bq 'ERR_PTR -TODO' > "$T/got"
+cmp -s "$T/got" "$T/want" && [ -s "$T/want" ] && ok || fail "-Q negation"
+bq 'ERR_PTR NOT TODO' > "$T/got"; cmp -s "$T/got" "$T/want" && ok || fail "-Q NOT"
+grep '\.md$' "$T/A" > "$T/want"; bq 'file:\.md$ ERR_PTR' > "$T/got"
+cmp -s "$T/got" "$T/want" && [ -s "$T/want" ] && ok || fail "-Q file:"
+grep '\.c$' "$T/A" > "$T/want"; bq 'lang:c ERR_PTR' > "$T/got"
+cmp -s "$T/got" "$T/want" && [ -s "$T/want" ] && ok || fail "-Q lang:"
+grep -v '^src/' "$T/A" > "$T/want"; bq 'ERR_PTR -file:^src/' > "$T/got"
+cmp -s "$T/got" "$T/want" && ok || fail "-Q -file:"
+files 'Hello World' > "$T/want"; bq '"Hello World"' > "$T/got"
+cmp -s "$T/got" "$T/want" && [ -s "$T/want" ] && ok || fail "-Q quoted"
+files '(?i)hello world' > "$T/want"; bq 'case:no "Hello World"' > "$T/got"
+cmp -s "$T/got" "$T/want" && ok || fail "-Q case:no"
+comm -12 "$T/A" "$T/B" | sort -u - "$T/D" > "$T/want"; bq '(ERR_PTR spin_lock) OR colou?r' > "$T/got"
+cmp -s "$T/got" "$T/want" && ok || fail "-Q parentheses"
+# its lines: those of any positive part, in the files that satisfy the query
+(cd "$R" && "$F" grep --index "$T/ix" -Q --color never 'ERR_PTR AND spin_lock -nothing_here' .) | cut -d: -f1,2 > "$T/got"
+(cd "$R" && grep -rnP 'ERR_PTR|spin_lock' $(comm -12 "$T/A" "$T/B")) | cut -d: -f1,2 > "$T/want"
+cmp -s "$T/got" "$T/want" && ok || { fail "-Q lines"; diff "$T/got" "$T/want" | head; }
+expect_err "bad query at column 9: unclosed parenthesis" in_r "$F" grep --index "$T/ix" -Q 'ERR_PTR (sock'
+expect_err "bad pattern in the query at column 14" in_r "$F" grep --index "$T/ix" -Q 'ERR_PTR sock('
+expect_rc 2 in_r "$F" grep --index "$T/ix" -Q 'a OR'
+
+# Paths: from a subfolder, paths print relative to it and PATH arguments
+# are read from it; from outside the indexed folder, paths print absolute.
+(cd "$R/src" && "$F" grep --index "$T/ix" -l ERR_PTR) | sort > "$T/got"
+printf 'docs/guide.md\nfs/inode.c\nnet/sock.c\n' > "$T/want"
+sed -i "s|^docs/guide.md|$R/docs/guide.md|" "$T/want"; sort -o "$T/want" "$T/want"
+cmp -s "$T/got" "$T/want" && ok || { fail "paths from a subfolder"; diff "$T/got" "$T/want"; }
+[ "$(cd "$R/src" && "$F" grep --index "$T/ix" -l ERR_PTR fs)" = "fs/inode.c" ] && ok || fail "PATH from a subfolder"
+[ "$(cd "$R/src/net" && "$F" grep --index "$T/ix" -l ERR_PTR ../fs)" = "../fs/inode.c" ] ||
+[ "$(cd "$R/src/net" && "$F" grep --index "$T/ix" -l ERR_PTR ../fs)" = "$R/src/fs/inode.c" ] && ok || fail "PATH ../fs"
+[ "$(cd "$T" && "$F" grep --index "$T/ix" -l EINVAL)" = "$R/src/fs/inode.c" ] && ok || fail "paths from outside"
+
+# grep as a retrieval source: chunks with their matching lines, most first.
+(cd "$R" && "$F" grep --index "$T/ix" --chunks --json 'sock|lock') > "$T/ch"
+[ -s "$T/ch" ] && ok || fail "--chunks gave nothing"
+awk -F'"lines":\\[|\\],"score":|,"match_lines":\\[|\\],"snippet"' '{
+	split($2, se, ","); n = split($4, ml, ","); s = $3 + 0
+	if (n != s) bad = "score is not the number of matching lines"
+	for (i = 1; i <= n; i++) if (ml[i] + 0 < se[1] + 0 || ml[i] + 0 > se[2] + 0) bad = "a match line outside its chunk"
+	if (NR > 1 && s > prev) bad = "not sorted by score"
+	prev = s } END { if (bad) { print bad; exit 1 } }' "$T/ch" && ok || fail "--chunks: $(cat "$T/ch" | head -3)"
+grep -q '"path":"src/net/sock.c"' "$T/ch" && ok || fail "--chunks lacks sock.c"
+expect_rc 1 in_r "$F" grep --index "$T/ix" --chunks 'no such thing anywhere'
+
 # The index skips files: a selective literal reads one file of 24.
 (cd "$R" && "$F" grep --index "$T/ix" --stats -F 'TC-10010' . 2> "$T/st" > /dev/null)
 grep -q "24 files, 1 read (trigram index)" "$T/st" && ok || fail "trigram index did not narrow: $(cat "$T/st")"
@@ -94,6 +189,19 @@ printf 'brand new line with zebra\n' >> "$R/misc/notes.txt"
 touch -d '+1 minute' "$R/misc/notes.txt"
 (cd "$R" && "$F" grep --index "$T/ix" zebra .) > "$T/fresh"
 grep -q "misc/notes.txt:7:brand new line with zebra" "$T/fresh" && ok || fail "a changed file was not searched fresh"
+# --stats counts it as changed; --trust-index reads only what the index
+# lists, so it misses this file (the trade it makes for speed).
+(cd "$R" && "$F" grep --index "$T/ix" --stats zebra . 2> "$T/st" > /dev/null)
+grep -q "1 changed since indexing" "$T/st" && ok || fail "--stats: $(cat "$T/st")"
+expect_rc 1 in_r "$F" grep --index "$T/ix" --trust-index zebra .
+# A changed file the index lists is read as it is now, even when trusted.
+sed -i 's/TC-1001 TC-10010/TC-2002 TC-20020/' "$R/misc/notes.txt"
+expect_rc 1 in_r "$F" grep --index "$T/ix" --trust-index -F 'TC-10010' .
+# A deleted file is gone from the results.
+rm "$R/src/fs/inode.c"
+[ "$(cd "$R" && "$F" grep --index "$T/ix" -l EINVAL .)" = "" ] && ok || fail "a deleted file was reported"
+(cd "$R" && "$F" grep --index "$T/ix" --stats -l ERR_PTR . 2> "$T/st" > /dev/null)
+grep -q "1 gone" "$T/st" && ok || fail "--stats gone: $(cat "$T/st")"
 # Errors: a bad pattern names its column; no match exits 1.
 cd "$R"
 expect_rc 2 "$F" grep --index "$T/ix" 'a(b'
