@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: index what any Debian machine has (fathom's own tree and
 # /usr/share/doc), then show a few searches (the dialect, exact identifiers,
-# a glossary group), receipts, a document fetch and the index statistics. The index lives in demo-index/ (git-ignored).
+# a glossary group), receipts, fathom grep, a document fetch and the index
+# statistics. The index lives in demo-index/ (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")"
 F=${FATHOM:-build/fathom}
@@ -31,6 +32,14 @@ run "$F" search --index "$IX" -k 2 --explain --path 'docs/*' checksum
 # A word built here, so this script does not contain (and index) it.
 nonsense="quux""frobnicat""ezz"
 run "$F" search --index "$IX" "$nonsense"
+# fathom grep: PCRE2 over the indexed files, only those the trigram index
+# cannot rule out; --stats shows how many were read.
+run "$F" grep --index "$IX" --stats 'fa_crc32c\(0, [a-z]+' src/
+run "$F" grep --index "$IX" -l -i -F "general public license" /usr/share/doc
+run "$F" grep --index "$IX" --explain 'spin_(un)?lock_irq(save|restore)'
+# A boolean query in the style of Zoekt, and grep hits as chunks.
+run "$F" grep --index "$IX" -Q -l 'lang:c pcre2_match_data -file:fuzz'
+run "$F" grep --index "$IX" --chunks=3 'FATHOM_E[A-Z]+'
 run "$F" get --index "$IX" README.md:1:12
 run "$F" verify --index "$IX"
 printf '\nThe index is in %s/; try: %s search --index %s "your words"\n' "$IX" "$F" "$IX"

@@ -45,7 +45,12 @@ nfiles=$(find "$tree" -type f | wc -l)
 
 timed() {   # OUTFILE CMD...: wall seconds of CMD into OUTFILE
 	local out=$1; shift
-	/usr/bin/time -f %e -o "$out" "$@" > /dev/null 2>&1
+	if ! /usr/bin/time -f %e -o "$out" "$@" > /dev/null 2> "$work/err"; then
+		echo "grep_bench: failed: $*" >&2
+		tail -5 "$work/err" >&2
+		exit 1
+	fi
+	tail -1 "$out" > "$out.s" && mv "$out.s" "$out"
 }
 say "fathom index --grep-only"
 rm -rf "$work/fathom-grep.idx"

@@ -39,31 +39,46 @@ static void test_plans(void)
 		{ "ab", 0, "ALL" },
 		{ "ERR_PTR", 0, "(and \"err\" \"rr_\" \"r_p\" \"_pt\" \"ptr\")" },
 		{ "ERR_PTR\\(-E", 0, "(and \"err\" \"rr_\" \"r_p\" \"_pt\" \"ptr\" \"tr(\" \"r(-\" \"(-e\")" },
-		{ "foo|bar", 0, "(or \"foo\" \"bar\")" },
+		{ "foo|bar", 0, "(or \"bar\" \"foo\")" },
 		{ "foo|ba", 0, "ALL" },                        /* a branch needs nothing */
 		{ "abc.def", 0, "(and \"abc\" \"def\")" },
 		{ "abc\\w+def", 0, "(and \"abc\" \"def\")" },
-		{ "colou?r", 0, "(and \"col\" \"olo\")" },       /* u is optional: the run ends */
+		/* exact sets: the optional u gives two strings; their common
+		 * trigrams are required once */
+		{ "colou?r", 0, "(and \"col\" \"olo\" (or \"lor\" (and \"lou\" \"our\")))" },
 		{ "ab+cd", 0, "\"bcd\"" },
 		{ "xab+cd", 0, "(and \"xab\" \"bcd\")" },     /* the last b meets cd */
-		{ "(abc|abd)e", 0, "(or \"abc\" \"abd\")" },
-		{ "x(abc)?yz", 0, "ALL" },
+		{ "(abc|abd)e", 0, "(or (and \"abc\" \"bce\") (and \"abd\" \"bde\"))" },
+		{ "x(abc)?yz", 0, "(or (and \"xab\" \"abc\" \"bcy\" \"cyz\") \"xyz\")" },
 		{ "(?:abc)+", 0, "\"abc\"" },
-		{ "[abc]def", 0, "\"def\"" },
+		{ "[abc]def", 0, "(and \"def\" (or \"ade\" \"bde\" \"cde\"))" }, /* common parts first */
+		{ "abc|abcd", 0, "\"abc\"" },
+		{ "[a-z]def", 0, "\"def\"" },                 /* 26 strings: too many to keep */
+		{ "0x[0-9a-f]+", 0, "(or \"0x0\" \"0x1\" \"0x2\" \"0x3\" \"0x4\" \"0x5\" \"0x6\" \"0x7\" \"0x8\" \"0x9\" \"0xa\" \"0xb\" \"0xc\" \"0xd\" \"0xe\" \"0xf\")" },
+		/* 100 strings are too many; the last digit and "ab" are sure */
+		{ "\\d\\dab", 0, "(or \"0ab\" \"1ab\" \"2ab\" \"3ab\" \"4ab\" \"5ab\" \"6ab\" \"7ab\" \"8ab\" \"9ab\")" },
 		{ "a.b", 0, "ALL" },
 		{ ".*", 0, "ALL" },
 		{ "\\Qa.b*c\\E", 0, "(and \"a.b\" \".b*\" \"b*c\")" },
+		{ "\\Qabc\\E?d", 0, "(or (and \"abc\" \"bcd\") \"abd\")" }, /* ? takes the c only */
 		{ "(?x) a b c", 0, "ALL" },                    /* extended: spaces are not literal */
-		{ "(?=abc)abd", 0, "\"abd\"" },
-		{ "abc\\1def", 0, "ALL" },                      /* a back reference: not followed */
+		{ "(?=abc)abd", 0, "\"abd\"" },               /* a lookahead requires nothing */
+		{ "abc\\1def", 0, "(and \"abc\" \"def\")" },   /* a back reference: anything */
+		{ "(a)(?R)?b", 0, "ALL" },                     /* recursion: not followed */
 		{ "ABC", 0, "\"abc\"" },                       /* the index folds ASCII case */
+		{ "\\x41BC", 0, "\"abc\"" },
+		{ "\\xe9t\\xe9", 0, "(and \"\\xc3\\xa9t\" \"\\xa9t\\xc3\" \"t\\xc3\\xa9\")" }, /* U+00E9, UTF-8 */
 		{ "a.b*c", G_LITERAL, "(and \"a.b\" \".b*\" \"b*c\")" },
-		{ "foo\nbar", G_LITERAL, "(or \"foo\" \"bar\")" },
+		{ "foo\nbar", G_LITERAL, "(or \"bar\" \"foo\")" },
 		{ "x{2,}yz", 0, "\"xyz\"" },
-		{ "ab{2}cd", 0, "\"bcd\"" },
+		{ "ab{2}cd", 0, "(and \"abb\" \"bbc\" \"bcd\")" },
 		{ "x{0,3}yz", 0, "ALL" },
-		{ "a{3}", 0, "ALL" },
+		{ "a{3}", 0, "\"aaa\"" },
+		{ "ab{5}", 0, "(and \"bbb\" \"abb\")" },
 		{ "abc)", 0, "ALL" },                          /* unbalanced: PCRE2 refuses it */
+		/* read as a, '-' and the digits (PCRE2 refuses it; Perl reads it so) */
+		{ "[a-\\d]xy", 0, "(or \"-xy\" \"0xy\" \"1xy\" \"2xy\" \"3xy\" \"4xy\" \"5xy\" \"6xy\" \"7xy\" \"8xy\" \"9xy\" \"axy\")" },
+		{ "[]a]bc", 0, "(or \"]bc\" \"abc\")" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *got = plan(cases[i].pat, cases[i].flags);
@@ -72,8 +87,9 @@ static void test_plans(void)
 			test_failed_checks++;
 		}
 	}
-	/* caseless: k and s end runs too */
-	CHECK_STR(plan("desk top", G_CASELESS), "(and \" to\" \"top\")");
+	/* caseless: non-ASCII is any character; k and s are letters like any
+	 * other (the index also holds U+212A and U+017F folded to k and s) */
+	CHECK_STR(plan("desk top", G_CASELESS), "(and \"des\" \"esk\" \"sk \" \"k t\" \" to\" \"top\")");
 	CHECK_STR(plan("café au", G_CASELESS), "(and \"caf\" \" au\")");
 	CHECK_STR(plan("café au", 0), "(and \"caf\" \"af\\xc3\" \"f\\xc3\\xa9\" \"\\xc3\\xa9 \" \"\\xa9 a\" \" au\")");
 }
@@ -107,20 +123,31 @@ static uint32_t rnd(uint32_t n)
 static void test_soundness(void)
 {
 	static const char *atoms[] = { "a", "bca", "c", "ab", "abc", "ABx", "[ab]", ".", "\\w",
-	                               "(abc|bca)", "(?:cab)", "xab", "\\.", " ab", "sab", "Kab" };
+	                               "(abc|bca)", "(?:cab)", "xab", "\\.", " ab", "sab", "Kab",
+	                               "[sk]a", "s{2}", "(?i)kab", "\\d?" };
 	static const char *quant[] = { "", "", "", "", "", "?", "*", "+", "{2}", "{0,2}" };
-	char pat[128], text[64];
+	char pat[256], text[160];
 	int matched = 0, planned = 0;
-	for (int iter = 0; iter < 8000; iter++) {
+	for (int iter = 0; iter < 20000; iter++) {
 		size_t pl = 0;
 		int natoms = 1 + (int)rnd(5);
 		for (int k = 0; k < natoms; k++)
-			pl += (size_t)snprintf(pat + pl, sizeof pat - pl, "%s%s", atoms[rnd(16)], quant[rnd(10)]);
+			pl += (size_t)snprintf(pat + pl, sizeof pat - pl, "%s%s", atoms[rnd(20)], quant[rnd(10)]);
 		if (rnd(6) == 0)
-			pl += (size_t)snprintf(pat + pl, sizeof pat - pl, "|%s", atoms[rnd(16)]);
-		size_t tl = 4 + rnd(40);
-		for (size_t k = 0; k < tl; k++)
-			text[k] = "abcABC xs.Kabcab"[rnd(16)];
+			pl += (size_t)snprintf(pat + pl, sizeof pat - pl, "|%s", atoms[rnd(20)]);
+		/* texts over the same letters, with U+212A (Kelvin) and U+017F
+		 * (long s), which caseless PCRE2 matches as k and s */
+		static const char *tokens[] = { "a", "b", "c", "A", "B", "C", " ", "x", "s", ".", "K",
+		                                "k", "\xc5\xbf", "\xe2\x84\xaa", "ab", "ca" };
+		size_t tl = 0, want = 4 + rnd(40);
+		while (tl < want) {
+			const char *t = tokens[rnd(16)];
+			size_t n = strlen(t);
+			if (tl + n > sizeof text)
+				break;
+			memcpy(text + tl, t, n);
+			tl += n;
+		}
 		unsigned flags = rnd(3) == 0 ? G_CASELESS : 0;
 		int err;
 		PCRE2_SIZE eo;
@@ -199,7 +226,7 @@ static void test_boolean_queries(void)
 		{ "-file:test foo", 0, "(and (not (file \"test\")) (term \"foo\")) => \"foo\"" },
 		{ "(lock OR mutex) release", 0,
 		  "(and (or (term \"lock\") (term \"mutex\")) (term \"release\")) => (and (or (and \"loc\" \"ock\") (and \"mut\" \"ute\" \"tex\")) \"rel\" \"ele\" \"lea\" \"eas\" \"ase\")" },
-		{ "foo(bar) baz", 0, "(and (term \"foo(bar)\") (term \"baz\")) => (and \"foo\" \"bar\" \"baz\")" },
+		{ "foo(bar) baz", 0, "(and (term \"foo(bar)\") (term \"baz\")) => (and \"foo\" \"oob\" \"oba\" \"bar\" \"baz\")" },
 		{ "(foo)", 0, "(term \"foo\") => \"foo\"" },
 		{ "\"a.b c\"", 0, "(term \"a.b c\" literal) => (and \"a.b\" \".b \" \"b c\")" },
 		{ "\"say \\\"hi\\\"\"", 0, "(term \"say \\\"hi\\\"\" literal) => (and \"say\" \"ay \" \"y \\x22\" \" \\x22h\" \"\\x22hi\" \"hi\\x22\")" },

@@ -1,7 +1,8 @@
 /*
  * trigram.c — the trigram index of a segment (docs/FORMAT.md 5.11): for
- * each trigram of the files' bytes (ASCII letters folded to lower case),
- * the documents holding it. fathom grep turns a pattern into a query over
+ * each trigram of the files' bytes (ASCII letters folded to lower case, and
+ * of the bytes with U+017F and U+212A read as s and k), the documents
+ * holding it. fathom grep turns a pattern into a query over
  * these lists and verifies the candidates with the regex engine.
  *
  *   TRI_POST   per trigram, ascending: its documents as varint gaps (the
@@ -12,21 +13,58 @@
  */
 #include "index/index_int.h"
 
+/* The text with U+017F (long s, C5 BF) and U+212A (Kelvin sign, E2 84 AA)
+ * as s and k: the two non-ASCII characters that caseless matching (PCRE2,
+ * UTF) pairs with ASCII letters. Their trigrams are indexed too, so a
+ * caseless plan may require s and k like any letter. NULL when the text has
+ * neither (nearly always). */
+static unsigned char *fold_ks(const unsigned char *s, size_t n, size_t *out_n)
+{
+	if (!memmem(s, n, "\xc5\xbf", 2) && !memmem(s, n, "\xe2\x84\xaa", 3))
+		return NULL;
+	unsigned char *f = fa_malloc(n ? n : 1);
+	if (!f)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == 0xc5 && i + 1 < n && s[i + 1] == 0xbf) {
+			f[o++] = 's';
+			i++;
+		} else if (s[i] == 0xe2 && i + 2 < n && s[i + 1] == 0x84 && s[i + 2] == 0xaa) {
+			f[o++] = 'k';
+			i += 2;
+		} else {
+			f[o++] = s[i];
+		}
+	}
+	*out_n = o;
+	return f;
+}
+
 int ix_trigrams(const unsigned char *s, size_t n, uint8_t *seen,
                 int (*cb)(void *ctx, uint32_t tri), void *ctx)
 {
 	fbuf set;
 	fbuf_init(&set, 0);
 	int rc = 0;
-	for (size_t i = 0; i + 2 < n && !rc; i++) {
-		uint32_t t = ix_trigram(s[i], s[i + 1], s[i + 2]);
-		uint8_t bit = (uint8_t)(1u << (t & 7));
-		if (seen[t >> 3] & bit)
-			continue;
-		seen[t >> 3] |= bit;
-		fbuf_append(&set, &t, sizeof t);
-		rc = cb(ctx, t);
+	size_t fn = 0;
+	unsigned char *folded = fold_ks(s, n, &fn);
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		const unsigned char *t0 = pass ? folded : s;
+		size_t tn = pass ? fn : n;
+		if (!t0)
+			break;
+		for (size_t i = 0; i + 2 < tn && !rc; i++) {
+			uint32_t t = ix_trigram(t0[i], t0[i + 1], t0[i + 2]);
+			uint8_t bit = (uint8_t)(1u << (t & 7));
+			if (seen[t >> 3] & bit)
+				continue;
+			seen[t >> 3] |= bit;
+			fbuf_append(&set, &t, sizeof t);
+			rc = cb(ctx, t);
+		}
 	}
+	fa_free(folded);
 	if (!rc && set.err)
 		rc = set.err;
 	for (size_t i = 0; i + sizeof(uint32_t) <= set.len; i += sizeof(uint32_t)) {
