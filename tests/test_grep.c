@@ -170,6 +170,17 @@ static void test_soundness(void)
 				fprintf(stderr, "  unsound: /%.*s/ on \"%.*s\"\n", (int)pl, pat, (int)tl, text);
 				test_failed_checks++;
 			}
+			/* and every required literal is in the text */
+			g_lit req[4];
+			uint32_t nreq;
+			CHECK_OK(g_required(&a, pat, pl, flags, req, 4, &nreq));
+			for (uint32_t r = 0; r < nreq; r++) {
+				if (!memmem(text, tl, req[r].p, req[r].n)) {
+					fprintf(stderr, "  required \"%.*s\" of /%.*s/ not in \"%.*s\"\n",
+					        (int)req[r].n, req[r].p, (int)pl, pat, (int)tl, text);
+					test_failed_checks++;
+				}
+			}
 			fa_arena_free(&a);
 		}
 		pcre2_match_data_free(md);
@@ -177,6 +188,58 @@ static void test_soundness(void)
 	}
 	printf("     %d matching cases, %d of them with a trigram plan\n", matched, planned);
 	CHECK(matched > 300 && planned > 50);
+}
+
+static const char *required(const char *pat, unsigned flags)
+{
+	static char out[1024];
+	fa_arena a;
+	fa_arena_init(&a, 4096, 0);
+	g_lit v[3];
+	uint32_t n;
+	size_t o = 0;
+	out[0] = '\0';
+	if (g_required(&a, pat, strlen(pat), flags, v, 3, &n) == 0)
+		for (uint32_t i = 0; i < n; i++)
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s[%.*s]", i ? " " : "", (int)v[i].n,
+			                      v[i].p);
+	fa_arena_free(&a);
+	return out;
+}
+
+static void test_required(void)
+{
+	static const struct {
+		const char *pat;
+		unsigned flags;
+		const char *want;
+	} cases[] = {
+		{ "^\\s*#\\s*define\\s+\\w+_MAGIC\\b", 0, "[define] [_MAGIC]" },
+		{ "ERR_PTR\\(-E[A-Z]+\\)", 0, "[ERR_PTR(-E]" },
+		{ "static int __init \\w+_init\\(void\\)", 0, "[static int __init ] [_init(void)]" },
+		{ "colou?r", 0, "[colo]" },
+		{ "ab+cd", 0, "[ab] [cd]" },
+		{ "a(bc)d", 0, "" },                  /* single letters around a group */
+		{ "xy(bc)*zw", 0, "[xy] [zw]" },
+		{ "foo|bar", 0, "" },                  /* an alternative at the top */
+		{ "(foo|bar)baz", 0, "[baz]" },
+		{ "Foo", G_CASELESS, "" },
+		{ "(?i)Foo", 0, "" },
+		{ "a.b*c", G_LITERAL, "[a.b*c]" },
+		{ "foo\nbar", G_LITERAL, "" },
+		{ "\\Qa.b\\E+x", 0, "[a.b]" },      /* + takes the b: the run ends */
+		{ "\\x41\\x42C", 0, "[ABC]" },
+		{ "caf\\x{e9}", 0, "[caf\xc3\xa9]" },
+		{ "one two three four", 0, "[one two three four]" },
+		{ "aa\\d{2}bbbb\\w+cc\\sddd", 0, "[ddd] [bbbb] [cc]" }, /* the longest 3 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *got = required(cases[i].pat, cases[i].flags);
+		if (strcmp(got, cases[i].want) != 0) {
+			fprintf(stderr, "  required(%s) = %s, want %s\n", cases[i].pat, got, cases[i].want);
+			test_failed_checks++;
+		}
+	}
 }
 
 static const char *parse_q(const char *q, unsigned flags)
@@ -277,6 +340,7 @@ int main(void)
 {
 	RUN(test_plans);
 	RUN(test_soundness);
+	RUN(test_required);
 	RUN(test_boolean_queries);
 	return TEST_DONE();
 }

@@ -43,6 +43,18 @@ enum g_flags {
  * the planner does not understand becomes GQ_ALL. The query lives in a. */
 int g_plan(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_query **out);
 
+/* Strings every match of pattern contains, byte for byte (case kept):
+ * the literal runs of its top level (outside groups and alternatives), at
+ * most max of them, longest first. None for a caseless pattern or one with
+ * a top-level alternative. A file lacking one cannot match, which a memmem
+ * tells faster than the regex engine. */
+typedef struct g_lit {
+	const char *p;
+	uint32_t n;
+} g_lit;
+int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_lit *out,
+               uint32_t max, uint32_t *n);
+
 /* "(and "abc" "bcd" (or ...))", ALL, NONE: for tests and --explain. */
 void g_query_format(const g_query *q, fbuf *out);
 

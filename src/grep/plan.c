@@ -1337,6 +1337,182 @@ int g_plan(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_query
 	return 0;
 }
 
+/* ---- literals every match contains ----------------------------------------------------------- */
+
+typedef struct litrun {
+	fa_arena *a;
+	g_lit *out;
+	uint32_t max, n;
+	unsigned char buf[256];
+	uint32_t len;
+	int err;
+} litrun;
+
+/* The run so far is one required literal (kept when 2 bytes or longer;
+ * the longest are kept when there are more than max). */
+static void lit_end(litrun *r)
+{
+	if (r->len >= 2 && !r->err) {
+		char *s = fa_arena_strndup(r->a, (const char *)r->buf, r->len);
+		if (!s) {
+			r->err = fa_err(FATHOM_ENOMEM, "out of memory");
+		} else if (r->n < r->max) {
+			r->out[r->n++] = (g_lit){ s, r->len };
+		} else {
+			uint32_t shortest = 0;
+			for (uint32_t i = 1; i < r->n; i++)
+				if (r->out[i].n < r->out[shortest].n)
+					shortest = i;
+			if (r->out[shortest].n < r->len)
+				r->out[shortest] = (g_lit){ s, r->len };
+		}
+	}
+	r->len = 0;
+}
+
+static void lit_add(litrun *r, const unsigned char *b, uint32_t n)
+{
+	if (r->len + n > sizeof r->buf)
+		lit_end(r);   /* a very long run: its first part is as good */
+	memcpy(r->buf + r->len, b, n);
+	r->len += n;
+}
+
+/* Skip the quantifiers at g->p; the smallest count they allow (0 or 1+). */
+static uint32_t skip_quantifiers(gp *g, int *any)
+{
+	uint32_t lo = 1;
+	*any = 0;
+	for (;;) {
+		size_t ql;
+		uint32_t mn, mx;
+		if (!quantifier(g, g->p, &ql, &mn, &mx))
+			return lo;
+		g->p += ql;
+		*any = 1;
+		if (mn == 0)
+			lo = 0;
+	}
+}
+
+/* Does the pattern set an inline option that changes case or spacing
+ * ((?i), (?x), (?-i:...))? Then no literal is certain. */
+static int inline_case_or_space(const unsigned char *p, const unsigned char *end)
+{
+	for (; p + 2 < end; p++) {
+		if (p[0] == '\\') {
+			p++;
+			continue;
+		}
+		if (p[0] != '(' || p[1] != '?')
+			continue;
+		for (const unsigned char *o = p + 2; o < end && *o && strchr("imnsxUJaDSWPT-^", *o); o++)
+			if (*o == 'i' || *o == 'x')
+				return 1;
+	}
+	return 0;
+}
+
+int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_lit *out,
+               uint32_t max, uint32_t *n)
+{
+	*n = 0;
+	if ((flags & G_CASELESS) || len > MAX_PATTERN || max == 0)
+		return 0;
+	litrun r;
+	memset(&r, 0, sizeof r);
+	r.a = a;
+	r.out = out;
+	r.max = max;
+	if (flags & G_LITERAL) {
+		if (!memchr(pattern, '\n', len)) {
+			for (size_t i = 0; i < len; i += sizeof r.buf) {
+				uint32_t k = (uint32_t)(len - i < sizeof r.buf ? len - i : sizeof r.buf);
+				lit_add(&r, (const unsigned char *)pattern + i, k);
+			}
+			lit_end(&r);
+		}
+		*n = r.n;
+		return r.err;
+	}
+	gp g = { a, (const unsigned char *)pattern, (const unsigned char *)pattern + len, 1, 0, 0, 0 };
+	if (inline_case_or_space(g.p, g.end))
+		return 0;
+	while (g.p < g.end && !g.err) {
+		unsigned char c = *g.p;
+		unsigned char bytes[4];
+		uint32_t nb = 0;
+		int any;
+		if (c == '|' || c == ')' || c == '*' || c == '+' || c == '?') {
+			*n = 0;   /* an alternative at the top, or what PCRE2 refuses */
+			return 0;
+		}
+		if (c == '(' || c == '[' || c == '.' || c == '^' || c == '$') {
+			lit_end(&r);
+			if (c == '(')
+				(void)parse_group(&g);
+			else if (c == '[')
+				(void)parse_class(&g);
+			else
+				g.p++;
+			if (g.global_unsupported) {
+				*n = 0;
+				return 0;
+			}
+			skip_quantifiers(&g, &any);
+			continue;
+		}
+		if (c == '\\' && g.p + 1 < g.end && g.p[1] == 'Q') {
+			/* \Q...\E: literal bytes; a quantifier after \E takes the last */
+			const unsigned char *q = g.p + 2, *last = NULL;
+			while (q < g.end && !(q[0] == '\\' && q + 1 < g.end && q[1] == 'E')) {
+				uint32_t k = utf8_len(*q);
+				if (k == 0 || q + k > g.end)
+					return 0;
+				if (last)
+					lit_add(&r, last, utf8_len(*last));
+				last = q;
+				q += k;
+			}
+			g.p = q < g.end ? q + 2 : g.end;
+			uint32_t lo = skip_quantifiers(&g, &any);
+			if (last && lo > 0)
+				lit_add(&r, last, utf8_len(*last));
+			if (any)
+				lit_end(&r);
+			continue;
+		}
+		if (c == '\\') {
+			g.p++;
+			uint32_t cp = 0;
+			int k = read_escape(&g, &cp, 0);
+			if (k == ESC_BAD) {
+				*n = 0;
+				return 0;
+			}
+			if (k != ESC_CHAR || (nb = utf8_encode(cp, bytes)) == 0) {
+				lit_end(&r);
+				skip_quantifiers(&g, &any);
+				continue;
+			}
+		} else {
+			nb = utf8_len(c);
+			if (nb == 0 || g.p + nb > g.end)
+				return 0;
+			memcpy(bytes, g.p, nb);
+			g.p += nb;
+		}
+		uint32_t lo = skip_quantifiers(&g, &any);
+		if (lo > 0)
+			lit_add(&r, bytes, nb);
+		if (any)
+			lit_end(&r);   /* repeated or optional: the run ends here */
+	}
+	lit_end(&r);
+	*n = r.err ? 0 : r.n;
+	return r.err;
+}
+
 /* ---- formatting and evaluation ------------------------------------------------------------ */
 
 void g_query_format(const g_query *q, fbuf *out)

@@ -43,9 +43,13 @@
 
 /* ---- compiled query -------------------------------------------------------- */
 
+#define G_MAX_REQUIRED 3
+
 typedef struct gterm {
 	pcre2_code *re;
 	int positive;          /* not under a NOT: its lines are reported */
+	g_lit req[G_MAX_REQUIRED];   /* strings every match contains */
+	uint32_t nreq;
 } gterm;
 
 typedef struct gfilter {
@@ -78,6 +82,7 @@ typedef struct gbatch {
 typedef struct gctx {
 	fathom_index *fx;
 	const fathom_grep_opts *o;
+	fa_arena *arena;           /* the search's own allocations */
 	g_expr *expr;
 	gterm *terms;
 	uint32_t nterms;
@@ -189,6 +194,10 @@ static int compile_expr(gctx *g, const g_expr *x, int positive)
 			const char *what = g->o->boolean ? "pattern in the query" : "pattern";
 			rc = compile_one(&t->re, x->text, x->len, x->literal, x->caseless > 0, g->o->word, 1,
 			                 what, x->at);
+			if (!rc)
+				rc = g_required(g->arena, x->text, x->len,
+				                (x->literal ? G_LITERAL : 0) | (x->caseless > 0 ? G_CASELESS : 0),
+				                t->req, G_MAX_REQUIRED, &t->nreq);
 		}
 		t->positive |= positive;
 		return rc;
@@ -416,6 +425,15 @@ static int term_holds(gworker *w, uint32_t t, const gfile *f)
 	glines *l = &w->tl[t];
 	if (l->state < 0) {
 		gctx *g = w->g;
+		const gterm *gt = &g->terms[t];
+		/* a string every match holds, missing from the file: no line */
+		for (uint32_t i = 0; i < gt->nreq; i++) {
+			if (!f->text || !memmem(f->text, f->len, gt->req[i].p, gt->req[i].n)) {
+				l->n = 0;
+				l->state = 0;
+				return 0;
+			}
+		}
 		uint32_t limit = g->terms[t].positive && g->lines_wanted ? g->line_limit : 1;
 		int rc = scan(w, g->terms[t].re, f->text ? f->text : "", f->len, limit, l);
 		if (rc) {
@@ -928,6 +946,7 @@ static void worker_free(gworker *w)
 
 static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats *stats)
 {
+	g->arena = a;
 	int rc = make_expr(g, a, pattern, &g->expr, &g->nterms);
 	if (rc)
 		return rc;
