@@ -13,6 +13,19 @@
  */
 #include "index/index_int.h"
 
+/* Does s hold the two bytes a b at some place (a found with memchr, which
+ * is far faster than memmem for so short a needle)? */
+static int has_pair(const unsigned char *s, size_t n, unsigned char a, unsigned char b)
+{
+	const unsigned char *p = s, *end = s + n;
+	while (p < end && (p = memchr(p, a, (size_t)(end - p))) != NULL) {
+		if (p + 1 < end && p[1] == b)
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
 /* The text with U+017F (long s, C5 BF) and U+212A (Kelvin sign, E2 84 AA)
  * as s and k: the two non-ASCII characters that caseless matching (PCRE2,
  * UTF) pairs with ASCII letters. Their trigrams are indexed too, so a
@@ -20,7 +33,7 @@
  * neither (nearly always). */
 static unsigned char *fold_ks(const unsigned char *s, size_t n, size_t *out_n)
 {
-	if (!memmem(s, n, "\xc5\xbf", 2) && !memmem(s, n, "\xe2\x84\xaa", 3))
+	if (!has_pair(s, n, 0xc5, 0xbf) && !has_pair(s, n, 0xe2, 0x84))
 		return NULL;
 	unsigned char *f = fa_malloc(n ? n : 1);
 	if (!f)
@@ -41,38 +54,43 @@ static unsigned char *fold_ks(const unsigned char *s, size_t n, size_t *out_n)
 	return f;
 }
 
+/* The distinct trigrams of [s, s+n) not yet in seen, appended to *list
+ * (marked in seen), with a rolling trigram: this loop is most of a
+ * grep-only build. */
+static int tri_pass(const unsigned char *s, size_t n, uint8_t *seen, uint32_t **list,
+                    size_t *nl, size_t *cap)
+{
+	if (n < 3)
+		return 0;
+	uint32_t t = (uint32_t)ix_tri_fold(s[0]) << 8 | ix_tri_fold(s[1]);
+	for (size_t i = 2; i < n; i++) {
+		t = ((t << 8) | ix_tri_fold(s[i])) & 0xffffffu;
+		uint8_t bit = (uint8_t)(1u << (t & 7));
+		if (seen[t >> 3] & bit)
+			continue;
+		seen[t >> 3] |= bit;
+		if (*nl == *cap && fa_grow((void **)list, cap, *nl + 1, sizeof **list))
+			return fa_err(FATHOM_ENOMEM, "out of memory (trigrams)");
+		(*list)[(*nl)++] = t;
+	}
+	return 0;
+}
+
 int ix_trigrams(const unsigned char *s, size_t n, uint8_t *seen,
                 int (*cb)(void *ctx, uint32_t tri), void *ctx)
 {
-	fbuf set;
-	fbuf_init(&set, 0);
-	int rc = 0;
-	size_t fn = 0;
-	unsigned char *folded = fold_ks(s, n, &fn);
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		const unsigned char *t0 = pass ? folded : s;
-		size_t tn = pass ? fn : n;
-		if (!t0)
-			break;
-		for (size_t i = 0; i + 2 < tn && !rc; i++) {
-			uint32_t t = ix_trigram(t0[i], t0[i + 1], t0[i + 2]);
-			uint8_t bit = (uint8_t)(1u << (t & 7));
-			if (seen[t >> 3] & bit)
-				continue;
-			seen[t >> 3] |= bit;
-			fbuf_append(&set, &t, sizeof t);
-			rc = cb(ctx, t);
-		}
-	}
+	uint32_t *list = NULL;
+	size_t nl = 0, cap = 0, fn = 0;
+	int rc = tri_pass(s, n, seen, &list, &nl, &cap);
+	unsigned char *folded = rc ? NULL : fold_ks(s, n, &fn);
+	if (folded)
+		rc = tri_pass(folded, fn, seen, &list, &nl, &cap);
+	for (size_t i = 0; i < nl && !rc; i++)
+		rc = cb(ctx, list[i]);
+	for (size_t i = 0; i < nl; i++)
+		seen[list[i] >> 3] = 0;
 	fa_free(folded);
-	if (!rc && set.err)
-		rc = set.err;
-	for (size_t i = 0; i + sizeof(uint32_t) <= set.len; i += sizeof(uint32_t)) {
-		uint32_t t;
-		memcpy(&t, set.data + i, sizeof t);
-		seen[t >> 3] = 0;
-	}
-	fbuf_free(&set);
+	fa_free(list);
 	return rc;
 }
 
