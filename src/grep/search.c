@@ -99,6 +99,7 @@ typedef struct gctx {
 	char **prefixes;           /* the PATH arguments as index paths */
 	size_t nprefixes;
 	int unscoped;              /* no path, glob, lang or file:/lang: filter */
+	int progressive;           /* -l with one pattern: stop reading at a match */
 
 	gbatch *batches;
 	size_t nbatches, next_claim, next_emit, window;
@@ -308,11 +309,11 @@ static int add_line(glines *l, uint32_t no, size_t ls, size_t le, size_t ms, siz
 
 /* The lines of text that re matches, as grep sees them (a match must lie
  * within one line), at most limit of them (0: all). */
-static int scan(gworker *w, pcre2_code *re, const char *text, size_t len, uint32_t limit,
-                glines *out)
+static int scan_from(gworker *w, pcre2_code *re, const char *text, size_t len, size_t from,
+                     uint32_t limit, glines *out)
 {
 	out->n = 0;
-	size_t pos = 0, counted = 0, line_no = 1;
+	size_t pos = from, counted = 0, line_no = 1;
 	while (pos < len) {   /* no phantom line after a final newline */
 		size_t ms = 0, me = 0;
 		int r = match(w, re, text, len, pos, &ms, &me);
@@ -377,6 +378,12 @@ static int filter_holds(gworker *w, const g_expr *x, const ix_doc_info *di)
 		return r >= 0;
 	}
 	return 0;
+}
+
+static int scan(gworker *w, pcre2_code *re, const char *text, size_t len, uint32_t limit,
+                glines *out)
+{
+	return scan_from(w, re, text, len, 0, limit, out);
 }
 
 /* Three-valued: 1 holds, 0 does not, 2 unknown until the text is read. */
@@ -600,6 +607,72 @@ static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *d
 	return 1;
 }
 
+/* -l with one pattern: read the file a piece at a time, each piece's whole
+ * lines matched as they come, and stop at the first matching line, so a
+ * large file that matches early is not read to its end. 1 read (*found
+ * set, the line in w->tl[0]), 0 gone, < 0 error. */
+#define G_PIECE (64u << 10)
+#define G_FIRST_PIECE (8u << 10)
+
+static int first_match(gworker *w, int dfd, const char *name, const ix_doc_info *di, size_t *len,
+                       int *changed, int *found)
+{
+	*found = 0;
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		return 0;
+	}
+	*changed = stat_changed(&st, di);
+	size_t n = 0, scanned = 0;
+	int eof = 0, rc = 0;
+	glines *l = &w->tl[0];
+	l->n = 0;
+	while (!eof) {
+		if (n + G_PIECE + 1 > w->buf_cap) {
+			size_t want = w->buf_cap ? w->buf_cap * 2 : 2 * G_PIECE;
+			while (want < n + G_PIECE + 1)
+				want *= 2;
+			char *nb = fa_realloc(w->buf, want);
+			if (!nb) {
+				rc = fa_err(FATHOM_ENOMEM, "out of memory reading %s", di->key);
+				break;
+			}
+			w->buf = nb;
+			w->buf_cap = want;
+		}
+		/* a small first piece: most files that match, match early */
+		ssize_t r = read(fd, w->buf + n, n ? G_PIECE : G_FIRST_PIECE);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || n + (size_t)r >= G_MAX_FILE)
+			eof = 1;
+		if (r > 0)
+			n += (size_t)r;
+		/* the whole lines read so far (all of it at the end) */
+		size_t complete = n;
+		if (!eof) {
+			const char *nl = memrchr(w->buf + scanned, '\n', n - scanned);
+			complete = nl ? (size_t)(nl - w->buf) + 1 : scanned;
+		}
+		if (complete > scanned) {
+			rc = scan_from(w, w->g->terms[0].re, w->buf, complete, scanned, 1, l);
+			if (rc || l->n) {
+				*found = l->n > 0;
+				break;
+			}
+			scanned = complete;
+		}
+	}
+	close(fd);
+	*len = n;
+	l->state = *found;
+	return rc ? rc : 1;
+}
+
 /* ---- paths ------------------------------------------------------------------------- */
 
 /* The path to print for a document path: relative to the current folder
@@ -726,8 +799,13 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			return 0;   /* as indexed, and the index rules it out */
 	}
 	size_t len = 0;
-	int changed = 0;
-	rc = read_file(w, dfd, name, &di, &len, &changed);
+	int changed = 0, holds = 0;
+	for (uint32_t t = 0; t < g->nterms; t++)
+		w->tl[t].state = -1;
+	if (g->progressive)
+		rc = first_match(w, dfd, name, &di, &len, &changed, &holds);
+	else
+		rc = read_file(w, dfd, name, &di, &len, &changed);
 	if (rc <= 0) {
 		if (rc == 0)
 			w->st.missing++;
@@ -736,10 +814,9 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	w->st.candidates++;
 	w->st.bytes_read += len;
 	w->st.changed += (uint64_t)changed;
-	for (uint32_t t = 0; t < g->nterms; t++)
-		w->tl[t].state = -1;
 	gfile f = { &di, w->buf, len };
-	int holds = eval_full(w, g->expr, &f);
+	if (!g->progressive)
+		holds = eval_full(w, g->expr, &f);
 	if (w->err)
 		return w->err;
 	if (!holds)
@@ -963,6 +1040,7 @@ static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats 
 	stats->planned = q->op != GQ_ALL;
 	const fathom_grep_opts *o = g->o;
 	g->lines_wanted = !o->files_only;
+	g->progressive = o->files_only && g->nterms == 1 && g->expr->op == GX_TERM;
 	g->keep_text = !o->files_only && !o->count_only;
 	g->line_limit = o->files_only ? 1 : o->max_count;
 	/* where files are, and where the user is */
