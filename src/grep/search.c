@@ -100,6 +100,7 @@ typedef struct gctx {
 	size_t nprefixes;
 	int unscoped;              /* no path, glob, lang or file:/lang: filter */
 	int progressive;           /* -l with one pattern: stop reading at a match */
+	int by_doc;                /* a filter needs more than the path (lang) */
 
 	gbatch *batches;
 	size_t nbatches, next_claim, next_emit, window;
@@ -711,12 +712,9 @@ static char *index_prefix(const gctx *g, const char *cwd, const char *arg)
 
 /* ---- paths in scope ---------------------------------------------------------------- */
 
-static int path_ok(const gctx *g, const ix_doc_info *di)
+static int path_in_scope(const gctx *g, const char *path)
 {
 	const fathom_grep_opts *o = g->o;
-	const char *path = di->path && *di->path ? di->path : di->key;
-	if (o->lang && *o->lang && strcasecmp(di->lang, o->lang) != 0)
-		return 0;
 	if (o->glob && *o->glob) {
 		const char *base = strrchr(path, '/');
 		if (fnmatch(o->glob, path, 0) != 0 &&
@@ -735,6 +733,14 @@ static int path_ok(const gctx *g, const ix_doc_info *di)
 		return 0;
 	}
 	return 1;
+}
+
+static int path_ok(const gctx *g, const ix_doc_info *di)
+{
+	const fathom_grep_opts *o = g->o;
+	if (o->lang && *o->lang && strcasecmp(di->lang, o->lang) != 0)
+		return 0;
+	return path_in_scope(g, di->path && *di->path ? di->path : di->key);
 }
 
 /* ---- the worker -------------------------------------------------------------------------- */
@@ -758,15 +764,41 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 		w->st.files += g->unscoped;
 		return 0;
 	}
+	int rc, stat_done = 0;
+	if (!is_cand && !g->by_doc) {
+		/* The check for changes, on most files: the path, size and
+		 * mtime alone, then one stat. */
+		const char *fp, *fname;
+		uint64_t size;
+		int64_t mtime;
+		if ((rc = seg_doc_file(s, d, &fp, &size, &mtime)))
+			return rc;
+		if (*fp) {
+			if (!path_in_scope(g, fp))
+				return 0;
+			w->st.files++;
+			int fdfd = open_dir(w, fp, &fname);
+			struct stat st;
+			if (fdfd == -1 || fstatat(fdfd, fname, &st, 0) != 0) {
+				w->st.missing++;
+				return 0;
+			}
+			if ((uint64_t)st.st_size == size &&
+			    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec == mtime)
+				return 0;   /* as indexed, and the index rules it out */
+			stat_done = 1;  /* changed: read it below */
+		}
+	}
 	ix_doc_info di;
-	int rc = seg_doc(s, d, &di);
-	if (rc)
+	if ((rc = seg_doc(s, d, &di)))
 		return rc;
-	if (!path_ok(g, &di))
-		return 0;
-	if (g->nfilters && eval_pre(w, g->expr, &di) == 0)
-		return w->err;
-	w->st.files++;
+	if (!stat_done) {
+		if (!path_ok(g, &di))
+			return 0;
+		if (g->nfilters && eval_pre(w, g->expr, &di) == 0)
+			return w->err;
+		w->st.files++;
+	}
 	const char *path = di.path && *di.path ? di.path : di.key, *name;
 	int dfd = open_dir(w, path, &name);
 	if (dfd == -1) {
@@ -789,7 +821,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			fa_free(r.path);
 		return rc;
 	}
-	if (!is_cand) {
+	if (!is_cand && !stat_done) {
 		struct stat st;
 		if (fstatat(dfd, name, &st, 0) != 0) {
 			w->st.missing++;
@@ -1075,6 +1107,7 @@ static int prepare(gctx *g, fa_arena *a, const char *pattern, fathom_grep_stats 
 	}
 	g->unscoped = !g->nprefixes && !(o->glob && *o->glob) && !(o->lang && *o->lang) &&
 	              !nf;
+	g->by_doc = (o->lang && *o->lang) || nf;
 	/* the candidates of each segment, and the batches */
 	ix_index *ix = g->fx->ix;
 	size_t nseg = ix_nsegments(ix);

@@ -199,6 +199,10 @@ typedef struct ix_doc_info {
 } ix_doc_info;
 
 int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out);
+/* Only what grep's check for changed files needs: the path (the key for
+ * files), size and mtime. Cheaper than seg_doc, which reads every string. */
+int seg_doc_file(const ix_segment *s, uint32_t doc, const char **path, uint64_t *size,
+                 int64_t *mtime_ns);
 /* Find a doc by key (binary search over the key index): 0 or FATHOM_ENOTFOUND.
  * Finds deleted docs too; check seg_doc_is_deleted. */
 int seg_find_doc(const ix_segment *s, const char *key, uint32_t *doc);

@@ -391,6 +391,20 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	return 0;
 }
 
+int seg_doc_file(const ix_segment *s, uint32_t doc, const char **path, uint64_t *size,
+                 int64_t *mtime_ns)
+{
+	const unsigned char *r;
+	int rc = seg_doc_rec(s, doc, &r);
+	if (rc)
+		return rc;
+	if ((rc = doc_string_at(s, fa_load64(r + 40), fa_load16(r + 68), path)) != 0)
+		return rc;
+	*size = fa_load64(r + 8);
+	*mtime_ns = (int64_t)fa_load64(r + 16);
+	return 0;
+}
+
 const char *ix_doc_meta(const ix_doc_info *d, const char *key)
 {
 	size_t kl = strlen(key);
