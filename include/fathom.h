@@ -385,11 +385,18 @@ typedef struct fathom_grep_opts {
 	                           * without checking every other file for changes
 	                           * made since indexing (faster; may miss them) */
 	uint32_t threads;         /* worker threads; 0: one per CPU (at most 16) */
+	/* version 3 */
+	void (*on_skip)(void *ctx, const char *path, const char *why);
+	                          /* a file there but not searched (unreadable, a
+	                           * read error, over 1 GiB), from the calling
+	                           * thread in path order; NULL: counted in
+	                           * stats->skipped alone */
+	void *skip_ctx;
 } fathom_grep_opts;
 
-#define FATHOM_GREP_OPTS_VERSION 2
+#define FATHOM_GREP_OPTS_VERSION 3
 #define FATHOM_GREP_OPTS_INIT { FATHOM_GREP_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, 0, 0, \
-	0, 0, 0, 0, 0 }
+	0, 0, 0, 0, 0, NULL, NULL }
 
 typedef struct fathom_grep_line {
 	uint32_t line;            /* 1-based */
@@ -399,8 +406,9 @@ typedef struct fathom_grep_line {
 
 typedef struct fathom_grep_file {
 	const char *doc_id;
-	const char *path;         /* as indexed (relative to the index's root
-	                           * folder, or absolute) */
+	const char *path;         /* as a shell in the current folder names it:
+	                           * relative to it when the file is under it,
+	                           * else absolute */
 	const char *text;         /* the file as it is on disk now; NULL with
 	                           * files_only and count_only */
 	size_t len;
@@ -420,6 +428,7 @@ typedef struct fathom_grep_stats {
 	int planned;              /* 1 when trigrams narrowed the search */
 	uint64_t changed;         /* files changed on disk since indexing */
 	uint64_t missing;         /* indexed files gone from disk (skipped) */
+	uint64_t skipped;         /* files there but not searched (opts.on_skip) */
 	uint64_t bytes_read;
 	uint64_t lines;           /* matching lines reported */
 	uint32_t threads;         /* worker threads used */

@@ -79,6 +79,18 @@ static void test_plans(void)
 		/* read as a, '-' and the digits (PCRE2 refuses it; Perl reads it so) */
 		{ "[a-\\d]xy", 0, "(or \"-xy\" \"0xy\" \"1xy\" \"2xy\" \"3xy\" \"4xy\" \"5xy\" \"6xy\" \"7xy\" \"8xy\" \"9xy\" \"axy\")" },
 		{ "[]a]bc", 0, "(or \"]bc\" \"abc\")" },
+		/* forms where a quantifier takes the item before an empty one,
+		 * or PCRE2 gives a special meaning: not followed */
+		{ "xyzab(?#c)*d", 0, "ALL" },
+		{ "xyzab\\Q\\E*d", 0, "ALL" },
+		{ "xyzab\\E*d", 0, "ALL" },
+		{ "[\\Q]\\E]xyz", 0, "ALL" },
+		{ "[[:<:]]abcd", 0, "ALL" },
+		{ "xyzab{,2}d", 0, "ALL" },
+		{ "xyzab{ 2 }d", 0, "ALL" },
+		{ "xyz{a}", 0, "(and \"xyz\" \"yz{\" \"z{a\" \"{a}\")" }, /* a literal brace */
+		/* an inline (?i) anywhere: non-ASCII is any character throughout */
+		{ "caf\xc3\xa9 (?i)au", 0, "(and \"caf\" \" au\")" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *got = plan(cases[i].pat, cases[i].flags);
@@ -232,6 +244,10 @@ static void test_required(void)
 		{ "caf\\x{e9}", 0, "[caf\xc3\xa9]" },
 		{ "one two three four", 0, "[one two three four]" },
 		{ "aa\\d{2}bbbb\\w+cc\\sddd", 0, "[ddd] [bbbb] [cc]" }, /* the longest 3 */
+		{ "xyzab(?#c)*d", 0, "" },
+		{ "xyzab\\Q\\E*d", 0, "" },
+		{ "xyzab\\E*d", 0, "" },
+		{ "xyzab{,2}d", 0, "" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *got = required(cases[i].pat, cases[i].flags);

@@ -50,6 +50,13 @@ static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, si
 	fputc('\n', stdout);
 }
 
+/* A file there but not searched: named on stderr, as grep does. */
+static void on_skip(void *ctx, const char *path, const char *why)
+{
+	(void)ctx;
+	fprintf(stderr, "fathom grep: %s: %s\n", path, why);
+}
+
 static int on_file(void *ctx, const fathom_grep_file *f)
 {
 	gout *o = ctx;
@@ -266,10 +273,11 @@ int cmd_grep(int argc, char **argv)
 		return crc;
 	}
 	fathom_grep_stats st;
+	go.on_skip = on_skip;
 	int rc = fathom_grep(ix, pattern, &go, on_file, &o, &st);
 	fathom_close(ix);
 	if (rc == FATHOM_EINTERRUPTED && o.quiet)
-		rc = 0;   /* -q stops at the first match */
+		return 0;   /* -q stops at the first match */
 	if (rc) {
 		cli_die_api(rc, "grep");
 		return 2;
@@ -277,11 +285,13 @@ int cmd_grep(int argc, char **argv)
 	if (show_stats)
 		fprintf(stderr,
 		        "%llu files, %llu read (%s), %llu matched, %llu lines; %llu changed since "
-		        "indexing, %llu gone; %llu bytes read, %u threads\n",
+		        "indexing, %llu gone, %llu not readable; %llu bytes read, %u threads\n",
 		        (unsigned long long)st.files, (unsigned long long)st.candidates,
 		        st.planned ? "trigram index" : "no trigram to use: all read",
 		        (unsigned long long)st.matched, (unsigned long long)o.matched_lines,
 		        (unsigned long long)st.changed, (unsigned long long)st.missing,
-		        (unsigned long long)st.bytes_read, st.threads);
+		        (unsigned long long)st.skipped, (unsigned long long)st.bytes_read, st.threads);
+	if (st.skipped)
+		return 2;   /* as grep: a file it could not search is an error */
 	return st.matched ? 0 : 1;
 }

@@ -78,6 +78,24 @@ typedef struct gp {
 
 static g_query all_q = { GQ_ALL, 0, NULL, 0 };
 
+/* Does the pattern name inline option opt anywhere ((?i), (?-i:...))?
+ * Over-counts (inside \Q...\E or a class), never misses. */
+static int inline_option(const unsigned char *p, const unsigned char *end, char opt)
+{
+	for (; p + 2 < end; p++) {
+		if (p[0] == '\\') {
+			p++;
+			continue;
+		}
+		if (p[0] != '(' || p[1] != '?')
+			continue;
+		for (const unsigned char *o = p + 2; o < end && *o && strchr("imnsxUJaDSWPT-^", *o); o++)
+			if (*o == opt)
+				return 1;
+	}
+	return 0;
+}
+
 static void *galloc(gp *g, size_t n)
 {
 	if (g->err)
@@ -885,26 +903,17 @@ static ginfo parse_class(gp *g)
 				have_prev = 0;
 				continue;
 			}
-			cp = c;
-			p++;
+			/* [[:<:]] and other forms PCRE2 gives a meaning or refuses */
+			g->global_unsupported = 1;
+			g->p = g->end;
+			return info_any_char(g);
 		} else if (c == '\\') {
-			if (p + 1 < g->end && p[1] == 'Q') {
-				/* \Q...\E inside a class: its bytes are members */
-				p += 2;
-				while (p < g->end && !(p[0] == '\\' && p + 1 < g->end && p[1] == 'E')) {
-					if (*p >= 0x80)
-						big = 1;
-					else
-						member[*p] = 1;
-					p++;
-				}
-				p = p < g->end ? p + 2 : g->end;
-				have_prev = 0;
-				continue;
-			}
-			if (p + 1 < g->end && p[1] == 'E') {
-				p += 2;
-				continue;
+			if (p + 1 < g->end && (p[1] == 'Q' || p[1] == 'E')) {
+				/* \Q...\E inside a class (ranges across it, a ']' first
+				 * in it): not followed */
+				g->global_unsupported = 1;
+				g->p = g->end;
+				return info_any_char(g);
 			}
 			g->p = p + 1;
 			int k = read_escape(g, &cp, 1);
@@ -1001,7 +1010,7 @@ static ginfo parse_class(gp *g)
 
 /* A quantifier at p: 0 none; else 1 with its bounds (max UINT32_MAX for
  * none) and *len its length (lazy or possessive suffix included). */
-static int quantifier(const gp *g, const unsigned char *p, size_t *len, uint32_t *min,
+static int quantifier(gp *g, const unsigned char *p, size_t *len, uint32_t *min,
                       uint32_t *max)
 {
 	*len = 0;
@@ -1037,8 +1046,29 @@ static int quantifier(const gp *g, const unsigned char *p, size_t *len, uint32_t
 			if (!hdigits)
 				hi = UINT32_MAX;
 		}
-		if (!digits || r >= g->end || *r != '}')
-			return 0;   /* a literal '{' in PCRE2 */
+		if (!digits || r >= g->end || *r != '}') {
+			/* a literal '{' in PCRE2 10.42; {,n} and { 2 , 3 } are
+			 * quantifiers from 10.43: not followed */
+			const unsigned char *t = q + 1;
+			int nd = 0;
+			for (int part = 0; part < 2; part++) {
+				while (t < g->end && (*t == ' ' || *t == '\t'))
+					t++;
+				while (t < g->end && *t >= '0' && *t <= '9') {
+					t++;
+					nd++;
+				}
+				while (t < g->end && (*t == ' ' || *t == '\t'))
+					t++;
+				if (part == 0 && t < g->end && *t == ',')
+					t++;
+				else
+					break;
+			}
+			if (nd && t < g->end && *t == '}')
+				g->global_unsupported = 1;
+			return 0;
+		}
 		*min = lo;
 		*max = hi;
 		q = r + 1;
@@ -1117,6 +1147,10 @@ static ginfo parse_group(gp *g)
 			while (p < g->end && *p != ')')
 				p++;
 			g->p = p < g->end ? p + 1 : g->end;
+			size_t ql;
+			uint32_t mn, mx;
+			if (quantifier(g, g->p, &ql, &mn, &mx))
+				g->global_unsupported = 1;   /* the quantifier takes the item before */
 			return info_empty(g);
 		} else {
 			/* inline options (?i) (?i:...) (?-x); anything else
@@ -1195,6 +1229,12 @@ static ginfo parse_piece(gp *g)
 				uint32_t mn, mx;
 				if (!quantifier(g, g->p, &ql, &mn, &mx))
 					break;
+				if (!have_last) {
+					/* \Q\E* : the quantifier takes the item before */
+					g->global_unsupported = 1;
+					g->p = g->end;
+					return info_any_match(g);
+				}
 				g->p += ql;
 				last = repeat(g, last, mn, mx);
 			}
@@ -1202,6 +1242,13 @@ static ginfo parse_piece(gp *g)
 		}
 		if (q < g->end && *q == 'E') {
 			g->p = q + 1;   /* a stray \E is ignored */
+			size_t ql;
+			uint32_t mn, mx;
+			if (quantifier(g, g->p, &ql, &mn, &mx)) {
+				g->global_unsupported = 1;   /* the quantifier takes the item before */
+				g->p = g->end;
+				return info_any_match(g);
+			}
 			return info_empty(g);
 		}
 		g->p = q;
@@ -1326,6 +1373,8 @@ int g_plan(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_query
 		}
 		q = have ? final_query(&g, all) : &all_q;
 	} else {
+		if (inline_option(g.p, g.end, 'i'))
+			g.caseless = 1;   /* (?i) after text planned case-sensitively */
 		ginfo x = parse_alt(&g);
 		if (!g.err && g.p < g.end)
 			g.global_unsupported = 1;   /* an unbalanced ')': PCRE2 refuses it */
@@ -1399,18 +1448,7 @@ static uint32_t skip_quantifiers(gp *g, int *any)
  * ((?i), (?x), (?-i:...))? Then no literal is certain. */
 static int inline_case_or_space(const unsigned char *p, const unsigned char *end)
 {
-	for (; p + 2 < end; p++) {
-		if (p[0] == '\\') {
-			p++;
-			continue;
-		}
-		if (p[0] != '(' || p[1] != '?')
-			continue;
-		for (const unsigned char *o = p + 2; o < end && *o && strchr("imnsxUJaDSWPT-^", *o); o++)
-			if (*o == 'i' || *o == 'x')
-				return 1;
-	}
-	return 0;
+	return inline_option(p, end, 'i') || inline_option(p, end, 'x');
 }
 
 int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_lit *out,
@@ -1439,6 +1477,10 @@ int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_l
 	if (inline_case_or_space(g.p, g.end))
 		return 0;
 	while (g.p < g.end && !g.err) {
+		if (g.global_unsupported) {
+			*n = 0;
+			return 0;
+		}
 		unsigned char c = *g.p;
 		unsigned char bytes[4];
 		uint32_t nb = 0;
@@ -1476,6 +1518,10 @@ int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_l
 			}
 			g.p = q < g.end ? q + 2 : g.end;
 			uint32_t lo = skip_quantifiers(&g, &any);
+			if (!last && any) {
+				*n = 0;   /* \Q\E* : the quantifier takes the item before */
+				return 0;
+			}
 			if (last && lo > 0)
 				lit_add(&r, last, utf8_len(*last));
 			if (any)
@@ -1507,6 +1553,10 @@ int g_required(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_l
 			lit_add(&r, bytes, nb);
 		if (any)
 			lit_end(&r);   /* repeated or optional: the run ends here */
+	}
+	if (g.global_unsupported) {
+		*n = 0;
+		return 0;
 	}
 	lit_end(&r);
 	*n = r.err ? 0 : r.n;

@@ -19,6 +19,7 @@
  * G_MAX_TERMS.
  */
 #include <ctype.h>
+#include <utf8proc.h>
 
 #include "grep/grep.h"
 
@@ -374,6 +375,17 @@ static int has_upper(const char *s, size_t n)
 		}
 		if (isupper((unsigned char)s[i]))
 			return 1;
+		if ((unsigned char)s[i] >= 0x80) {
+			/* a non-ASCII capital (É, Ä) counts too */
+			utf8proc_int32_t cp;
+			utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+			                                      (utf8proc_ssize_t)(n - i), &cp);
+			if (k <= 0)
+				continue;
+			if (utf8proc_isupper(cp))
+				return 1;
+			i += (size_t)k - 1;
+		}
 	}
 	return 0;
 }

@@ -50,6 +50,7 @@ typedef struct gterm {
 	int positive;          /* not under a NOT: its lines are reported */
 	g_lit req[G_MAX_REQUIRED];   /* strings every match contains */
 	uint32_t nreq;
+	int per_line;          /* matched one line at a time (see line_bound) */
 } gterm;
 
 typedef struct gfilter {
@@ -67,6 +68,8 @@ typedef struct gres {
 	size_t nlines;
 	int fresh;
 	uint32_t seg, doc;         /* where the index has it */
+	char *skipped;             /* owned: why the file was not read (the
+	                            * entry reports that alone) */
 } gres;
 
 typedef int (*g_emit_fn)(void *ctx, const gres *r);
@@ -113,10 +116,67 @@ typedef struct gctx {
 
 /* ---- pattern compilation ---------------------------------------------------- */
 
-/* The pattern PCRE2 compiles: -w wraps it in non-word boundaries, a
- * literal is quoted (each of its lines an alternative). */
+/* Does a match of the regex depend on text beyond its line: \A \z \Z \G
+ * (the text's ends, not the line's), lookarounds, (*VERB)s? Such a
+ * pattern is matched one line at a time, as grep does; the others run
+ * over the whole text at once. Over-counts (a "(?=" inside \Q...\E),
+ * never misses. */
+static int line_bound(const char *pat, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (pat[i] == '\\' && i + 1 < n) {
+			char c = pat[++i];
+			if (c == 'Q') {
+				/* quoted: to the \E */
+				while (i + 2 < n && !(pat[i + 1] == '\\' && pat[i + 2] == 'E'))
+					i++;
+				i += 2;
+				continue;
+			}
+			if (c == 'A' || c == 'z' || c == 'Z' || c == 'G')
+				return 1;
+			continue;
+		}
+		if (pat[i] == '(' && i + 1 < n) {
+			if (pat[i + 1] == '*')
+				return 1;
+			if (pat[i + 1] == '?' && i + 2 < n &&
+			    (pat[i + 2] == '=' || pat[i + 2] == '!' ||
+			     (pat[i + 2] == '<' && i + 3 < n && (pat[i + 3] == '=' || pat[i + 3] == '!'))))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Length of the (*UTF), (*LIMIT_MATCH=n)... settings at the start of a
+ * pattern, which must stay at its very start. */
+static size_t leading_settings(const char *pat, size_t n)
+{
+	size_t i = 0;
+	while (i + 2 < n && pat[i] == '(' && pat[i + 1] == '*') {
+		size_t j = i + 2;
+		while (j < n && ((pat[j] >= 'A' && pat[j] <= 'Z') || pat[j] == '_' || pat[j] == '=' ||
+		                 (pat[j] >= '0' && pat[j] <= '9')))
+			j++;
+		if (j >= n || pat[j] != ')' || j == i + 2)
+			break;
+		i = j + 1;
+	}
+	return i;
+}
+
+/* The pattern PCRE2 compiles: -w wraps it in non-word boundaries (after
+ * its leading settings; an open \Q closed first), a literal is quoted
+ * (each of its lines an alternative). */
 static int build_pattern(fbuf *b, const char *pat, size_t plen, int literal, int word)
 {
+	if (word && !literal) {
+		size_t lead = leading_settings(pat, plen);
+		fbuf_append(b, pat, lead);
+		pat += lead;
+		plen -= lead;
+	}
 	if (word)
 		fbuf_puts(b, "(?<!\\w)(?:");
 	if (literal) {
@@ -145,6 +205,8 @@ static int build_pattern(fbuf *b, const char *pat, size_t plen, int literal, int
 		}
 	} else {
 		fbuf_append(b, pat, plen);
+		if (word)
+			fbuf_puts(b, "\\E");   /* ends a \Q left open; else nothing */
 	}
 	if (word)
 		fbuf_puts(b, ")(?!\\w)");
@@ -154,6 +216,15 @@ static int build_pattern(fbuf *b, const char *pat, size_t plen, int literal, int
 static int compile_one(pcre2_code **out, const char *pat, size_t plen, int literal, int caseless,
                        int word, int multiline, const char *what, size_t at)
 {
+	if (word && !literal) {
+		/* the pattern alone first: its errors name its own columns, and
+		 * one that only compiles wrapped (a stray ')') is refused */
+		int rc = compile_one(out, pat, plen, 0, caseless, 0, multiline, what, at);
+		if (rc)
+			return rc;
+		pcre2_code_free(*out);
+		*out = NULL;
+	}
 	fbuf b;
 	fbuf_init(&b, 0);
 	int rc = build_pattern(&b, pat, plen, literal, word);
@@ -170,7 +241,7 @@ static int compile_one(pcre2_code **out, const char *pat, size_t plen, int liter
 	PCRE2_SIZE off;
 	*out = pcre2_compile((PCRE2_SPTR)(b.len ? (const char *)b.data : ""), b.len, opts, &err, &off,
 	                     NULL);
-	size_t prefix = word ? strlen("(?<!\\w)(?:") : 0;
+	size_t prefix = word ? strlen("(?<!\\w)(?:") + (literal ? 0 : leading_settings(pat, plen)) : 0;
 	fbuf_free(&b);
 	if (!*out) {
 		PCRE2_UCHAR msg[256];
@@ -196,6 +267,7 @@ static int compile_expr(gctx *g, const g_expr *x, int positive)
 			const char *what = g->o->boolean ? "pattern in the query" : "pattern";
 			rc = compile_one(&t->re, x->text, x->len, x->literal, x->caseless > 0, g->o->word, 1,
 			                 what, x->at);
+			t->per_line = !x->literal && line_bound(x->text, x->len);
 			if (!rc)
 				rc = g_required(g->arena, x->text, x->len,
 				                (x->literal ? G_LITERAL : 0) | (x->caseless > 0 ? G_CASELESS : 0),
@@ -256,6 +328,7 @@ typedef struct gworker {
 	fa_arena names;
 	int err;
 	char errmsg[1024];
+	char why[256];         /* why the last file could not be read */
 } gworker;
 
 /* Newlines in [p, p + n): a word at a time. */
@@ -308,11 +381,53 @@ static int add_line(glines *l, uint32_t no, size_t ls, size_t le, size_t ms, siz
 	return 0;
 }
 
-/* The lines of text that re matches, as grep sees them (a match must lie
- * within one line), at most limit of them (0: all). */
-static int scan_from(gworker *w, pcre2_code *re, const char *text, size_t len, size_t from,
+/* A matching line: 0 go on, 1 enough (the limit, or past 2^32 lines),
+ * < 0 error. */
+static int line_found(glines *out, size_t line_no, size_t ls, size_t le, size_t ms, size_t me,
+                      uint32_t limit)
+{
+	if (line_no > UINT32_MAX)
+		return 1;
+	int rc = add_line(out, (uint32_t)line_no, ls, le, ms, me);
+	if (rc)
+		return rc;
+	return limit && out->n >= limit;
+}
+
+/* Each line of text[from, len) matched alone: for patterns whose matches
+ * depend on what lies beyond the line (see line_bound). */
+static int scan_lines(gworker *w, pcre2_code *re, const char *text, size_t len, size_t from,
+                      uint32_t limit, glines *out)
+{
+	out->n = 0;
+	size_t line_no = 1 + count_newlines(text, from), pos = from;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t le = nl ? (size_t)(nl - text) : len;
+		size_t ms = 0, me = 0;
+		int r = match(w, re, text + pos, le - pos, 0, &ms, &me);
+		if (r < 0)
+			return r;
+		if (r == 1 && (r = line_found(out, line_no, pos, le, pos + ms, pos + me, limit)) != 0)
+			return r < 0 ? r : 0;
+		if (!nl)
+			break;
+		pos = le + 1;
+		line_no++;
+	}
+	return 0;
+}
+
+/* The lines of text that term t matches, as grep sees them (a match must
+ * lie within one line), at most limit of them (0: all). The regex runs
+ * over the whole text from one match to the next, and a match that runs
+ * past its line is tried again on the line alone. */
+static int scan_from(gworker *w, const gterm *t, const char *text, size_t len, size_t from,
                      uint32_t limit, glines *out)
 {
+	pcre2_code *re = t->re;
+	if (t->per_line)
+		return scan_lines(w, re, text, len, from, limit, out);
 	out->n = 0;
 	size_t pos = from, counted = 0, line_no = 1;
 	while (pos < len) {   /* no phantom line after a final newline */
@@ -341,15 +456,8 @@ static int scan_from(gworker *w, pcre2_code *re, const char *text, size_t len, s
 			lms = ms - ls;
 			lme = me - ls;
 		}
-		if (r == 1) {
-			if (line_no > UINT32_MAX)
-				return 0;
-			int rc = add_line(out, (uint32_t)line_no, ls, le, ls + lms, ls + lme);
-			if (rc)
-				return rc;
-			if (limit && out->n >= limit)
-				return 0;
-		}
+		if (r == 1 && (r = line_found(out, line_no, ls, le, ls + lms, ls + lme, limit)) != 0)
+			return r < 0 ? r : 0;
 		if (!nl)
 			break;
 		pos = le + 1;
@@ -381,10 +489,10 @@ static int filter_holds(gworker *w, const g_expr *x, const ix_doc_info *di)
 	return 0;
 }
 
-static int scan(gworker *w, pcre2_code *re, const char *text, size_t len, uint32_t limit,
+static int scan(gworker *w, const gterm *t, const char *text, size_t len, uint32_t limit,
                 glines *out)
 {
-	return scan_from(w, re, text, len, 0, limit, out);
+	return scan_from(w, t, text, len, 0, limit, out);
 }
 
 /* Three-valued: 1 holds, 0 does not, 2 unknown until the text is read. */
@@ -443,7 +551,7 @@ static int term_holds(gworker *w, uint32_t t, const gfile *f)
 			}
 		}
 		uint32_t limit = g->terms[t].positive && g->lines_wanted ? g->line_limit : 1;
-		int rc = scan(w, g->terms[t].re, f->text ? f->text : "", f->len, limit, l);
+		int rc = scan(w, &g->terms[t], f->text ? f->text : "", f->len, limit, l);
 		if (rc) {
 			if (!w->err)
 				w->err = rc;
@@ -563,17 +671,36 @@ static int stat_changed(const struct stat *st, const ix_doc_info *di)
 	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec != di->mtime_ns;
 }
 
-/* Read the file into w->buf: 1 read, 0 gone or not a regular file, < 0 error. */
+/* Open a file to read: the descriptor; -1 gone; -2 there but not
+ * readable (w->why says why). */
+static int open_checked(gworker *w, int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return -1;
+	snprintf(w->why, sizeof w->why, "%s", strerror(errno));
+	return -2;
+}
+
+/* Read the file into w->buf: 1 read, 0 gone or not a regular file, 2 not
+ * read (w->why says why), < 0 error. */
 static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *di, size_t *len,
                      int *changed)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open_checked(w, dfd, name);
 	if (fd < 0)
-		return 0;
+		return fd == -1 ? 0 : 2;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > G_MAX_FILE) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return 0;
+	}
+	if ((uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		snprintf(w->why, sizeof w->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
+		return 2;
 	}
 	*changed = stat_changed(&st, di);
 	size_t want = (size_t)st.st_size + 1, n = 0;
@@ -591,8 +718,9 @@ static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *d
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			snprintf(w->why, sizeof w->why, "read error: %s", strerror(errno));
 			close(fd);
-			return 0;   /* unreadable now: as if gone */
+			return 2;
 		}
 		if (r == 0)
 			break;
@@ -619,13 +747,18 @@ static int first_match(gworker *w, int dfd, const char *name, const ix_doc_info 
                        int *changed, int *found)
 {
 	*found = 0;
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open_checked(w, dfd, name);
 	if (fd < 0)
-		return 0;
+		return fd == -1 ? 0 : 2;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > G_MAX_FILE) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return 0;
+	}
+	if ((uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		snprintf(w->why, sizeof w->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
+		return 2;
 	}
 	*changed = stat_changed(&st, di);
 	size_t n = 0, scanned = 0;
@@ -649,7 +782,12 @@ static int first_match(gworker *w, int dfd, const char *name, const ix_doc_info 
 		ssize_t r = read(fd, w->buf + n, n ? G_PIECE : G_FIRST_PIECE);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0 || n + (size_t)r >= G_MAX_FILE)
+		if (r < 0) {
+			snprintf(w->why, sizeof w->why, "read error: %s", strerror(errno));
+			close(fd);
+			return 2;
+		}
+		if (r == 0 || n + (size_t)r >= G_MAX_FILE)
 			eof = 1;
 		if (r > 0)
 			n += (size_t)r;
@@ -660,7 +798,7 @@ static int first_match(gworker *w, int dfd, const char *name, const ix_doc_info 
 			complete = nl ? (size_t)(nl - w->buf) + 1 : scanned;
 		}
 		if (complete > scanned) {
-			rc = scan_from(w, w->g->terms[0].re, w->buf, complete, scanned, 1, l);
+			rc = scan_from(w, &w->g->terms[0], w->buf, complete, scanned, 1, l);
 			if (rc || l->n) {
 				*found = l->n > 0;
 				break;
@@ -813,7 +951,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			return 0;
 		}
 		gres r = { di.key, display_path(g, path), NULL, 0, NULL, 0, stat_changed(&st, &di),
-		           (uint32_t)b->seg, d };
+		           (uint32_t)b->seg, d, NULL };
 		if (!r.path)
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		w->st.matched++;
@@ -838,6 +976,22 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 		rc = first_match(w, dfd, name, &di, &len, &changed, &holds);
 	else
 		rc = read_file(w, dfd, name, &di, &len, &changed);
+	if (rc == 2) {
+		/* there but not read: reported, as grep reports it */
+		w->st.skipped++;
+		gres r = { di.key, display_path(g, path), NULL, 0, NULL, 0, 0, (uint32_t)b->seg, d,
+		           fa_strdup(w->why) };
+		if (!r.path || !r.skipped) {
+			fa_free(r.path);
+			fa_free(r.skipped);
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		}
+		if ((rc = batch_add(b, &r))) {
+			fa_free(r.path);
+			fa_free(r.skipped);
+		}
+		return rc;
+	}
 	if (rc <= 0) {
 		if (rc == 0)
 			w->st.missing++;
@@ -847,8 +1001,13 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	w->st.bytes_read += len;
 	w->st.changed += (uint64_t)changed;
 	gfile f = { &di, w->buf, len };
-	if (!g->progressive)
+	if (!g->progressive) {
 		holds = eval_full(w, g->expr, &f);
+		/* a OR b stops at a: b's lines are reported too */
+		for (uint32_t t = 0; holds && g->lines_wanted && t < g->nterms && !w->err; t++)
+			if (g->terms[t].positive && w->tl[t].state < 0)
+				(void)term_holds(w, t, &f);
+	}
 	if (w->err)
 		return w->err;
 	if (!holds)
@@ -857,7 +1016,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 	if ((rc = merge_lines(w, &lines)))
 		return rc;
 	gres r = { di.key, display_path(g, path), NULL, len, NULL, lines->n, changed,
-	           (uint32_t)b->seg, d };
+	           (uint32_t)b->seg, d, NULL };
 	if (!r.path)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	if (lines->n) {
@@ -1005,7 +1164,10 @@ static void emit_batch(gctx *g, gbatch *b, g_emit_fn emit, void *ctx, int *stop,
 {
 	for (size_t i = 0; i < b->nres; i++) {
 		gres *r = &b->res[i];
-		if (!*stop) {
+		if (r->skipped) {
+			if (!*stop && g->o->on_skip)
+				g->o->on_skip(g->o->skip_ctx, r->path, r->skipped);
+		} else if (!*stop) {
 			int e = emit(ctx, r);
 			if (e) {
 				*stop = 1;
@@ -1015,6 +1177,7 @@ static void emit_batch(gctx *g, gbatch *b, g_emit_fn emit, void *ctx, int *stop,
 		fa_free(r->path);
 		fa_free(r->text);
 		fa_free(r->lines);
+		fa_free(r->skipped);
 	}
 	fa_free(b->res);
 	b->res = NULL;
@@ -1239,6 +1402,7 @@ static int g_run(fathom_index *fx, const char *pattern, const fathom_grep_opts *
 		stats->matched += w[i].st.matched;
 		stats->changed += w[i].st.changed;
 		stats->missing += w[i].st.missing;
+		stats->skipped += w[i].st.skipped;
 		stats->bytes_read += w[i].st.bytes_read;
 		stats->lines += w[i].st.lines;
 		worker_free(&w[i]);

@@ -79,12 +79,20 @@ for p in ERR_PTR sock 'spin_lock' 'struct socket' 'inode' '#include' 'TODO' 'ENO
 for p in 'ERR_PTR\(-E' 'struct \w+_ops' 'spin_(un)?lock' 'colou?r' '^#include' 'ops;?$' '\bsock\b' \
 	'2\.0\.1\b' 'TC-1001\b' '[A-Z]{2}-\d+' 'file_op(eration)?s' '\{\s*0\s*\}' 'alloc_\w+\(' \
 	'(?i)hello world' 'sock->\w+ = ' 'return [A-Z_]+\(' '^\s+if' 'Stra(ß|ss)e' 'na[ïi]ve' '\d{2}$' \
-	'line two 1\d' 'a.b' '.*' 'x{0}y?' 'TODO|FIXME' '(?:inet|file)_\w+_ops' 'é' 'ΑΒ+Γ'; do
+	'line two 1\d' 'a.b' '.*' 'x{0}y?' 'TODO|FIXME' '(?:inet|file)_\w+_ops' 'é' 'ΑΒ+Γ' \
+	'\A\s+return' 'flags\);\z' '\{\Z' 'inode(?!\s)' '(?<=struct )inode' 'lock(?=\()' '\Gstatic' \
+	'x\Q\E*inode' 'sock(?#c)+' '[\Q]\E]braced'; do
 	check P "$p"; n=$((n + 1))
 done
 for p in 'hello world' 'ERR_ptr' 'STRUCT inode' 'café' 'secret sauce' 'kelvin' 'SAUCE AT \d'; do check P "$p" -i; n=$((n + 1)); done
 for p in 'sock' 'inode' 'lock' '2.0'; do check P "$p" -w; n=$((n + 1)); done
 check F 'hello' -i; check F 'ops' -w; n=$((n + 2))
+# -w around a pattern with leading settings or an open \Q: as the plain one
+(cd "$R" && "$F" grep --index "$T/ix" -w sock .) > "$T/w1"
+for p in '(*UCP)sock' '\Qsock' '(*LIMIT_MATCH=100000)(*UCP)sock'; do
+	(cd "$R" && "$F" grep --index "$T/ix" -w -- "$p" .) > "$T/w2" 2>&1
+	cmp -s "$T/w1" "$T/w2" && [ -s "$T/w1" ] && ok || { fail "-w [$p] differs from -w sock"; head -3 "$T/w2"; }
+done
 echo "    $n patterns compared with grep"
 [ "$n" -ge 40 ] && ok || fail "fewer than 40 patterns"
 
@@ -100,7 +108,7 @@ for p in 'ERR_PTR\(-E' 'struct \w+_ops' 'TODO|FIXME' 'Café' '.*' 'line two 1\d'
 done
 
 # -l and -c as grep -rl and grep -rc (files with a count above 0).
-for p in 'sock' 'ERR_PTR' 'TODO|FIXME' 'line two'; do
+for p in 'sock' 'ERR_PTR' 'TODO|FIXME' 'line two' '\{\Z' 'nothing(?!\s)' '\A\s+return'; do
 	(cd "$R" && "$F" grep --index "$T/ix" -l -- "$p" .) | sort > "$T/got"
 	(cd "$R" && grep -rlP -- "$p" .) | sed 's|^\./||' | sort > "$T/want"
 	cmp -s "$T/got" "$T/want" && ok || fail "-l [$p] differs from grep -rl"
@@ -156,6 +164,10 @@ cmp -s "$T/got" "$T/want" && ok || fail "-Q parentheses"
 (cd "$R" && "$F" grep --index "$T/ix" -Q --color never 'ERR_PTR AND spin_lock -nothing_here' .) | cut -d: -f1,2 > "$T/got"
 (cd "$R" && grep -rnP 'ERR_PTR|spin_lock' $(comm -12 "$T/A" "$T/B")) | cut -d: -f1,2 > "$T/want"
 cmp -s "$T/got" "$T/want" && ok || { fail "-Q lines"; diff "$T/got" "$T/want" | head; }
+# OR: a file that holds the first part reports the lines of both
+(cd "$R" && "$F" grep --index "$T/ix" -Q --color never 'ERR_PTR OR spin_lock OR TODO' .) | cut -d: -f1,2 | sort > "$T/got"
+(cd "$R" && grep -rnP 'ERR_PTR|spin_lock|TODO' .) | sed 's|^\./||' | cut -d: -f1,2 | sort > "$T/want"
+cmp -s "$T/got" "$T/want" && ok || { fail "-Q OR lines"; diff "$T/got" "$T/want" | head; }
 expect_err "bad query at column 9: unclosed parenthesis" in_r "$F" grep --index "$T/ix" -Q 'ERR_PTR (sock'
 expect_err "bad pattern in the query at column 14" in_r "$F" grep --index "$T/ix" -Q 'ERR_PTR sock('
 expect_rc 2 in_r "$F" grep --index "$T/ix" -Q 'a OR'
@@ -209,6 +221,17 @@ cd "$R"
 expect_rc 2 "$F" grep --index "$T/ix" 'a(b'
 expect_err "bad pattern at column" "$F" grep --index "$T/ix" 'a(b'
 expect_rc 1 "$F" grep --index "$T/ix" 'zzzz_not_anywhere'
+# -w does not hide a pattern's own error (its stray ')' would close the wrapper)
+expect_err "bad pattern at column 5" "$F" grep --index "$T/ix" -w 'sock)(x'
+# A file there but not searchable (over 1 GiB, sparse) is named on stderr and
+# the exit status is 2, as grep's; the other files are still searched.
+printf 'sock here too\n' > "$R/misc/huge.txt"
+(cd "$R" && "$F" index -q --index "$T/ix" .)
+truncate -s 1100M "$R/misc/huge.txt"
+expect_rc 2 "$F" grep --index "$T/ix" -l sock .
+grep -qx 'src/net/sock.c' "$T/.out" && ok || fail "the other files were not searched: $(cat "$T/.out")"
+grep -q 'misc/huge.txt: larger than 1024 MiB' "$T/.err" && ok || fail "no word of the huge file: $(cat "$T/.err")"
+rm -f "$R/misc/huge.txt"
 # A catastrophic pattern is bounded, not hung.
 printf '%s\n' "$(head -c 30000 /dev/zero | tr '\0' a)" > "$R/misc/aaa.txt"
 (cd "$R" && "$F" index -q --index "$T/ix" .)
