@@ -103,6 +103,16 @@ typedef struct fathom_open_opts {
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts);
 void fathom_close(fathom_index *ix);
 
+/* Move a read-only handle to the newest commit, if there is one: searches
+ * from then on see it. Segment files it has open are kept, so this costs a
+ * manifest read when nothing changed and little more when something did.
+ * On an error the handle keeps the snapshot it had. *changed (may be NULL)
+ * is 1 when it moved. A writer's handle is always current: a no-op. */
+int fathom_refresh(fathom_index *ix, int *changed);
+
+/* The commit number of the snapshot the handle sees. */
+uint64_t fathom_generation(fathom_index *ix);
+
 /* The absolute folder that relative document paths are under (where the
  * first `fathom index` of relative paths ran), or "" when none is known. */
 const char *fathom_root(fathom_index *ix);

@@ -41,6 +41,18 @@ int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opt
 	return 0;
 }
 
+int fathom_refresh(fathom_index *fx, int *changed)
+{
+	int dummy;
+	fa_err_clear();
+	return ix_refresh(fx->ix, changed ? changed : &dummy);
+}
+
+uint64_t fathom_generation(fathom_index *fx)
+{
+	return ix_generation(fx->ix);
+}
+
 void fathom_close(fathom_index *fx)
 {
 	if (!fx)

@@ -264,6 +264,124 @@ static int load_snapshot(ix_index *ix)
 	return 0;
 }
 
+/* Bring a read-only handle to the newest commit: segments it has open are
+ * kept (their tombstones reread when they changed), new ones opened, gone
+ * ones closed. Nothing changes when a step fails, so the handle goes on
+ * serving the snapshot it had. *changed says whether there was a newer one. */
+int ix_refresh(ix_index *ix, int *changed)
+{
+	*changed = 0;
+	if (ix->flags & IX_WRITE)
+		return 0;   /* a writer's view is the newest by construction */
+	for (int attempt = 0;; attempt++) {
+		ix_manifest m;
+		int rc = ix_manifest_read(&m, ix->dir);
+		if (rc)
+			return rc;
+		if (m.generation == ix->man.generation) {
+			ix_manifest_free(&m);
+			return 0;
+		}
+		uint32_t n = m.nsegs;
+		ix_segment **segs = fa_calloc(n ? n : 1, sizeof *segs);
+		uint8_t *kept = fa_calloc(ix->nsegs ? ix->nsegs : 1, 1);   /* old segs reused */
+		uint8_t *opened = fa_calloc(n ? n : 1, 1);                 /* new segs opened */
+		uint8_t **tdocs = fa_calloc(n ? n : 1, sizeof *tdocs);
+		uint8_t **tchunks = fa_calloc(n ? n : 1, sizeof *tchunks);
+		uint8_t *retomb = fa_calloc(n ? n : 1, 1);                 /* tombstones to set */
+		uint8_t *gloss = NULL;
+		size_t gloss_len = 0;
+		if (!segs || !kept || !opened || !tdocs || !tchunks || !retomb)
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		if (!rc && m.glossary)
+			rc = ix_glossary_read(ix->dir, m.glossary, &gloss, &gloss_len);
+		for (uint32_t i = 0; i < n && !rc; i++) {
+			const ix_man_seg *e = &m.segs[i];
+			ix_segment *s = NULL;
+			for (size_t j = 0; j < ix->nsegs && !s; j++) {
+				if (!kept[j] && ix->segs[j]->id == e->id && ix->segs[j]->footer_crc == e->footer_crc) {
+					s = ix->segs[j];
+					kept[j] = 1;
+				}
+			}
+			if (!s) {
+				char name[64];
+				ix_seg_name(name, sizeof name, e->id);
+				char *path = fa_path_join(ix->dir, name);
+				if (!path) {
+					rc = fa_err(FATHOM_ENOMEM, "out of memory");
+					break;
+				}
+				rc = seg_open_file(&s, path);
+				if (!rc && (s->id != e->id || s->footer_crc != e->footer_crc ||
+				            s->len != e->file_len || s->nchunks != e->nchunks ||
+				            s->ndocs != e->ndocs))
+					rc = fa_err(FATHOM_ECORRUPT, "%s: not the segment the manifest names", path);
+				fa_free(path);
+				if (rc) {
+					if (s)
+						seg_close(s);
+					break;
+				}
+				opened[i] = 1;
+			}
+			segs[i] = s;
+			if (s->del_gen != e->del_gen) {
+				retomb[i] = 1;
+				if (e->del_gen)
+					rc = ix_tomb_read(ix->dir, e->id, e->del_gen, s->ndocs, s->nchunks, &tdocs[i],
+					                  &tchunks[i]);
+			}
+		}
+		if (!rc) {
+			/* all read: switch over */
+			for (uint32_t i = 0; i < n; i++) {
+				if (retomb[i]) {
+					seg_set_tombstones(segs[i], tdocs[i], tchunks[i], m.segs[i].del_gen);
+					tdocs[i] = tchunks[i] = NULL;
+				}
+			}
+			for (size_t j = 0; j < ix->nsegs; j++)
+				if (!kept[j])
+					seg_close(ix->segs[j]);
+			fa_free(ix->segs);
+			ix->segs = segs;
+			ix->nsegs = n;
+			segs = NULL;
+			ix_manifest_free(&ix->man);
+			ix->man = m;
+			memset(&m, 0, sizeof m);
+			fa_free(ix->gloss);
+			ix->gloss = gloss;
+			ix->gloss_len = gloss_len;
+			ix->gloss_version++;
+			gloss = NULL;
+			compute_totals(ix);
+			*changed = 1;
+		} else if (segs) {
+			for (uint32_t i = 0; i < n; i++)
+				if (opened[i])
+					seg_close(segs[i]);
+		}
+		for (uint32_t i = 0; tdocs && tchunks && i < n; i++) {
+			fa_free(tdocs[i]);
+			fa_free(tchunks[i]);
+		}
+		fa_free(segs);
+		fa_free(kept);
+		fa_free(opened);
+		fa_free(tdocs);
+		fa_free(tchunks);
+		fa_free(retomb);
+		fa_free(gloss);
+		ix_manifest_free(&m);
+		/* a commit removed a file meanwhile: its manifest names the new ones */
+		if (rc == FATHOM_ENOTFOUND && attempt < OPEN_RETRIES)
+			continue;
+		return rc;
+	}
+}
+
 static int take_lock(ix_index *ix)
 {
 	char *path = fa_path_join(ix->dir, "LOCK");

@@ -61,6 +61,8 @@ const char *ix_root(const ix_index *ix);
 /* Record it (writers; durable with the next commit). */
 int ix_set_root(ix_index *ix, const char *root);
 uint64_t ix_generation(const ix_index *ix);
+/* A read-only handle moved to the newest commit (a writer: nothing to do). */
+int ix_refresh(ix_index *ix, int *changed);
 
 /* The committed snapshot: live segments, in order. */
 size_t ix_nsegments(const ix_index *ix);
