@@ -17,21 +17,24 @@ CPPFLAGS += -Iinclude -Isrc
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
 LDLIBS  := -lutf8proc -lstemmer -lzstd -ljansson -lpcre2-8 -lpthread -lm
+SERVE_LIBS := -lmicrohttpd
 
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/api/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+SERVE_SRC := $(sort $(wildcard src/serve/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
-DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev libpcre2-dev
-DEPS_TEST  := clang libclang-rt-14-dev grep
-DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine
+DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev libpcre2-dev libmicrohttpd-dev
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq
+DEPS_BENCH := sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 
 .PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
 
@@ -48,18 +51,24 @@ $(BUILD)/libfathom.a: $(LIB_OBJ)
 $(BUILD)/libfathom.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+# The daemon and MCP server: a client of the public API, kept out of
+# libfathom so that embedding the library needs no HTTP server.
+$(BUILD)/libfathom_serve.a: $(SERVE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libfathom.a
+$(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
 # Each fuzz target also links against a replay driver, so ordinary builds
 # rerun the saved inputs in fuzz/corpus/<target>/ (after libgit2's fuzzers/).
-$(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(BUILD)/libfathom.a
+$(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< fuzz/replay.c $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< fuzz/replay.c $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
 # The public header must compile on its own, pedantic.
 check-header:
@@ -81,10 +90,10 @@ sanitize: deps
 
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 fuzz: deps
-	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libfathom.a
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libfathom.a build-fuzz/libfathom_serve.a
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "clang $$f -> build-fuzz/$$n"; \
-	  clang $(CPPFLAGS) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f build-fuzz/libfathom.a $(LDLIBS) || exit 1; \
+	  clang $(CPPFLAGS) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -o build-fuzz/$$n $$f build-fuzz/libfathom_serve.a build-fuzz/libfathom.a $(LDLIBS) $(SERVE_LIBS) || exit 1; \
 	done
 	@echo "run e.g.: mkdir -p build-fuzz/new && build-fuzz/fuzz_tokenize build-fuzz/new fuzz/corpus/fuzz_tokenize -max_total_time=60"
 	@echo "(new inputs go to the first folder; copy crashers into fuzz/corpus/<target>/ so make test replays them)"

@@ -206,6 +206,10 @@ int fathom_index_paths(fathom_index *ix, const char *const *paths, size_t n_path
  * tags, and any other string members as metadata). path "-" reads stdin. */
 int fathom_add_jsonl(fathom_index *ix, const char *path,
                      const fathom_ingest_opts *opts, fathom_ingest_stats *stats);
+/* The same from memory (an HTTP body): name is what skip messages call it
+ * ("<request>:LINE: why"). */
+int fathom_add_jsonl_mem(fathom_index *ix, const char *data, size_t len, const char *name,
+                         const fathom_ingest_opts *opts, fathom_ingest_stats *stats);
 
 /* One document given in full. Replaces a document with the same id. */
 typedef struct fathom_doc {

@@ -675,40 +675,66 @@ static void on_jsonl_error(void *ctx, uint64_t line_no, const char *msg)
 	skip(j->r, where, FATHOM_SKIP_BAD_RECORD);
 }
 
-int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opts *opts,
-                     fathom_ingest_stats *st)
+/* JSON lines from an open stream (size: its length for progress, or 0). */
+static int add_jsonl_stream(fathom_index *fx, FILE *f, const char *name, uint64_t size,
+                            const fathom_ingest_opts *opts, fathom_ingest_stats *st)
 {
 	ingest_run r;
 	int rc = run_init(&r, fx, opts, st);
 	if (rc)
 		return rc;
-	opts = r.opts;
-	st = r.st;
-	int is_stdin = strcmp(path, "-") == 0;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	if (!f) {
-		rc = fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO, "%s: %s", path,
-		            strerror(errno));
-		run_free(&r);
-		return rc;
-	}
-	if (!is_stdin) {
-		fseek(f, 0, SEEK_END);
-		long sz = ftell(f);
-		r.bytes_total = sz > 0 ? (uint64_t)sz : 0;
-		fseek(f, 0, SEEK_SET);
-	}
-	jsonl_ctx j = { .r = &r, .file = is_stdin ? "<stdin>" : path };
+	r.bytes_total = size;
+	jsonl_ctx j = { .r = &r, .file = name };
 	jsonl_opts jo = { .on_doc = on_jsonl_doc, .on_error = on_jsonl_error, .ctx = &j };
 	jsonl_stats js;
 	rc = jsonl_read_stream(f, &jo, &js);
 	if (j.rc)
 		rc = j.rc;
-	if (!is_stdin)
-		fclose(f);
 	if (!rc)
 		rc = progress(&r, 1);
 	run_free(&r);
+	return rc;
+}
+
+int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opts *opts,
+                     fathom_ingest_stats *st)
+{
+	fa_err_clear();
+	if (!path)
+		return fa_err(FATHOM_EINVAL, "no path");
+	if (strcmp(path, "-") == 0)
+		return add_jsonl_stream(fx, stdin, "<stdin>", 0, opts, st);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO, "%s: %s", path,
+		              strerror(errno));
+	uint64_t size = 0;
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long sz = ftell(f);
+		size = sz > 0 ? (uint64_t)sz : 0;
+		fseek(f, 0, SEEK_SET);
+	}
+	int rc = add_jsonl_stream(fx, f, path, size, opts, st);
+	fclose(f);
+	return rc;
+}
+
+int fathom_add_jsonl_mem(fathom_index *fx, const char *data, size_t len, const char *name,
+                         const fathom_ingest_opts *opts, fathom_ingest_stats *st)
+{
+	fa_err_clear();
+	if (!data && len)
+		return fa_err(FATHOM_EINVAL, "no data");
+	if (len == 0) {
+		if (st)
+			memset(st, 0, sizeof *st);
+		return 0;   /* nothing to add */
+	}
+	FILE *f = fmemopen((void *)(uintptr_t)data, len, "rb");
+	if (!f)
+		return fa_err(FATHOM_ENOMEM, "fmemopen: %s", strerror(errno));
+	int rc = add_jsonl_stream(fx, f, name ? name : "<memory>", len, opts, st);
+	fclose(f);
 	return rc;
 }
 

@@ -55,6 +55,8 @@ int cmd_optimize(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_glossary(int argc, char **argv);
 int cmd_grep(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
 /* Shared by index/add/chunk. */

@@ -121,6 +121,8 @@ static const char usage_text[] =
 "  vocab [PREFIX]       the exact identifiers found at ingest (TC-1001, v2.0.1...)\n"
 "  glossary SUB ...     alias groups, protected names, the curation queue\n"
 "  grep PATTERN [PATH]  regex or literal search of the indexed files, line by line\n"
+"  serve                the search daemon: JSON over HTTP, MCP at /mcp, /metrics\n"
+"  mcp                  a Model Context Protocol server on stdin/stdout, for agents\n"
 "  chunk PATH...        print the chunks fathom would index, as JSON lines\n"
 "  eval                 BEIR evaluation: nDCG@10, Recall@100, MRR@10, latency\n"
 "  help [COMMAND]       this text, or a command's options\n"
@@ -212,6 +214,25 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  files are read as they are on disk now; a file changed since indexing is\n"
 	  "  searched even where the index would rule it out\n"
 	  "  exit 0 when a line matches, 1 when none does, 2 on error\n" },
+	{ "serve",
+	  "usage: fathom serve [--index DIR] [--listen 127.0.0.1:7700] [options]\n"
+	  "  the search daemon: one warm index for many clients, JSON over HTTP\n"
+	  "  (docs/API.md), MCP at /mcp, Prometheus metrics at /metrics\n"
+	  "  --listen HOST:PORT   address (default 127.0.0.1:7700; port 0: any free one)\n"
+	  "  --token-file FILE    require 'Authorization: Bearer TOKEN' (TOKEN: the file)\n"
+	  "  --allow-host NAME    accept this Host/Origin name too (DNS rebinding guard)\n"
+	  "  --max-body BYTES     largest request body (default 64 MiB)\n"
+	  "  --timeout SECONDS    time a grep or an ingest may run (default 30; 0: none)\n"
+	  "  --max-connections N  concurrent connections (default 256)\n"
+	  "  --idle-timeout S     close a connection silent this long (default 30)\n"
+	  "  --read-only          never take the writer lock\n"
+	  "  SIGTERM or Ctrl-C: requests in flight finish; every acknowledged write is\n"
+	  "  committed before it is answered\n" },
+	{ "mcp",
+	  "usage: fathom mcp [--index DIR] [--read-only]\n"
+	  "  a Model Context Protocol server on stdin/stdout (JSON-RPC, one message per\n"
+	  "  line) with the tools search, get_full_content, grep, list_sources,\n"
+	  "  glossary_pending and glossary_review\n" },
 	{ "glossary",
 	  "usage: fathom glossary [--index DIR] [--json] SUBCOMMAND ...\n"
 	  "  add TERM TERM...     make the terms one alias group (auth authentication sign-in)\n"
@@ -294,6 +315,10 @@ int main(int argc, char **argv)
 		return cmd_verify(argc, argv);
 	if (strcmp(cmd, "grep") == 0)
 		return cmd_grep(argc, argv);
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc, argv);
+	if (strcmp(cmd, "mcp") == 0)
+		return cmd_mcp(argc, argv);
 	if (strcmp(cmd, "glossary") == 0)
 		return cmd_glossary(argc, argv);
 	if (strcmp(cmd, "vocab") == 0)

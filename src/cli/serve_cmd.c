@@ -1,0 +1,150 @@
+/*
+ * serve_cmd.c — `fathom serve` (the HTTP daemon) and `fathom mcp` (the MCP
+ * server on stdio): options, then src/serve does the work.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "serve/serve.h"
+
+#define MAX_ALLOW 16
+
+/* Open the index for serving: its folder made absolute, and the current
+ * folder moved to the index's root, so grep paths read as the index has
+ * them whatever folder the daemon was started from. */
+static int open_state(sv_state **out, sv_opts *so, const char *index)
+{
+	char abs[PATH_MAX];
+	if (!realpath(index, abs)) {
+		fprintf(stderr, "%s: %s: %s (build one with 'fathom index' first)\n", cli_prog, index,
+		        strerror(errno));
+		return 2;
+	}
+	so->index = abs;
+	char why[1024];
+	int rc = sv_open(out, so, why, sizeof why);
+	if (rc) {
+		cli_die_api(rc, index);
+		return 2;
+	}
+	if (why[0])
+		fprintf(stderr, "%s: serving read-only: %s\n", cli_prog, why);
+	fathom_index *r = sv_reader_get(*out);
+	const char *root = r ? fathom_root(r) : "";
+	if (root && *root && chdir(root) != 0)
+		fprintf(stderr, "%s: %s: %s (grep paths are relative to %s)\n", cli_prog, root,
+		        strerror(errno), abs);
+	sv_reader_put(*out, r);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
+	       O_RO, O_QUIET };
+	static const struct option lo[] = {
+		{ "index", required_argument, NULL, O_INDEX },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "token-file", required_argument, NULL, O_TOKEN },
+		{ "allow-host", required_argument, NULL, O_ALLOW },
+		{ "max-body", required_argument, NULL, O_MAXBODY },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "max-connections", required_argument, NULL, O_MAXCONN },
+		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "read-only", no_argument, NULL, O_RO },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *index = cli_default_index();
+	sv_opts so = { NULL, 0, 0, 0, 64u << 20, 30.0 };
+	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0 };
+	const char *allow[MAX_ALLOW];
+	uint64_t v;
+	double d;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "q", lo, NULL)) != -1) {
+		switch (c) {
+		case O_INDEX: index = optarg; break;
+		case O_LISTEN: ho.listen = optarg; break;
+		case O_TOKEN: ho.token_file = optarg; break;
+		case O_ALLOW:
+			if (ho.n_allow_hosts == MAX_ALLOW)
+				return cli_usage_error("at most %d --allow-host", MAX_ALLOW);
+			allow[ho.n_allow_hosts++] = optarg;
+			break;
+		case O_MAXBODY:
+			if (cli_parse_u64(optarg, 1024, (uint64_t)1 << 34, &v))
+				return cli_usage_error("--max-body wants bytes from 1024");
+			so.max_body = (size_t)v;
+			break;
+		case O_TIMEOUT:
+			if (cli_parse_float(optarg, 0, 86400, &d))
+				return cli_usage_error("--timeout wants seconds (0: none)");
+			so.request_timeout = d;
+			break;
+		case O_MAXCONN:
+			if (cli_parse_u64(optarg, 1, 100000, &v))
+				return cli_usage_error("--max-connections wants a number from 1");
+			ho.max_connections = (unsigned)v;
+			break;
+		case O_IDLE:
+			if (cli_parse_u64(optarg, 1, 3600, &v))
+				return cli_usage_error("--idle-timeout wants seconds from 1 to 3600");
+			ho.idle_timeout = (unsigned)v;
+			break;
+		case O_RO: so.read_only = 1; break;
+		case 'q':
+		case O_QUIET: ho.quiet = 1; break;
+		default: return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("serve takes no arguments ('%s')", argv[optind]);
+	ho.allow_hosts = allow;
+	sv_state *s;
+	int rc = open_state(&s, &so, index);
+	if (rc)
+		return rc;
+	rc = sv_http_run(s, &ho);
+	sv_close(s);
+	return rc;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+	enum { O_INDEX = 1000, O_RO };
+	static const struct option lo[] = {
+		{ "index", required_argument, NULL, O_INDEX },
+		{ "read-only", no_argument, NULL, O_RO },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *index = cli_default_index();
+	sv_opts so = { NULL, 0, 0, 0, 64u << 20, 30.0 };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case O_INDEX: index = optarg; break;
+		case O_RO: so.read_only = 1; break;
+		default: return 2;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("mcp takes no arguments ('%s')", argv[optind]);
+	so.lazy_writer = 1;   /* glossary_review takes the lock for its commit alone */
+	/* stdout is the protocol's: nothing else may be printed there */
+	sv_state *s;
+	int rc = open_state(&s, &so, index);
+	if (rc)
+		return rc;
+	rc = sv_mcp_stdio(s);
+	sv_close(s);
+	return rc;
+}

@@ -1,0 +1,1181 @@
+/*
+ * handlers.c — the JSON API, with no HTTP in it: a method, a target (path
+ * and query string) and a body in; a status and a JSON body out. The
+ * daemon, the MCP tools and the fuzz target all come through here.
+ *
+ * Every input is checked before use: types, ranges, lengths. What fails
+ * is an error reply ({"error":{"code","message"}}), never a crash.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/serve.h"
+
+#define SV_MAX_QUERY 4096       /* bytes of a query or pattern */
+#define SV_MAX_K 1000
+#define SV_MAX_FILTERS 16
+#define SV_MAX_PATHS 64
+#define SV_LINE_TEXT 1024       /* bytes of a grep line returned */
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static void err_set(sv_err *e, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err_set(sv_err *e, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	e->status = status;
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+}
+
+/* An API error code as an HTTP status, the message from fathom_errmsg(). */
+static void err_api(sv_err *e, int rc, const char *what)
+{
+	int st = 500;
+	switch (rc) {
+	case FATHOM_EINVAL: case FATHOM_ESYNTAX: st = 400; break;
+	case FATHOM_ENOTFOUND: st = 404; break;
+	case FATHOM_ETOOBIG: st = 413; break;
+	case FATHOM_ELOCKED: case FATHOM_EREADONLY: st = 503; break;
+	case FATHOM_EINTERRUPTED: st = 504; break;
+	default: break;
+	}
+	const char *m = fathom_errmsg();
+	err_set(e, st, "%s: %s", what, m && *m ? m : fathom_strerror(rc));
+}
+
+/* A JSON string of n bytes; invalid UTF-8 becomes U+FFFD. */
+static json_t *jstrn(const char *s, size_t n)
+{
+	if (!s)
+		return json_string("");
+	json_t *j = json_stringn(s, n);
+	if (j)
+		return j;
+	char *o = malloc(n * 3 + 1);
+	if (!o)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 :
+		             c >= 0xf0 && c < 0xf5 ? 4 : 0;
+		int good = len > 0 && i + len <= n && c != 0;
+		for (size_t t = 1; good && t < len; t++)
+			good = ((unsigned char)s[i + t] & 0xc0) == 0x80;
+		if (good && len > 1) {
+			json_t *probe = json_stringn(s + i, len);   /* overlongs, surrogates */
+			good = probe != NULL;
+			json_decref(probe);
+		}
+		if (good) {
+			memcpy(o + k, s + i, len);
+			k += len;
+			i += len;
+		} else {
+			memcpy(o + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	j = json_stringn(o, k);
+	free(o);
+	return j;
+}
+
+static json_t *jstr(const char *s)
+{
+	return jstrn(s, s ? strlen(s) : 0);
+}
+
+/* Members of args, typed. 0 absent, 1 present and good, -1 wrong (e set). */
+static int arg_str(json_t *args, const char *name, const char **out, size_t max, sv_err *e)
+{
+	json_t *v = args ? json_object_get(args, name) : NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		err_set(e, 400, "\"%s\" must be a string", name);
+		return -1;
+	}
+	if (json_string_length(v) > max) {
+		err_set(e, 413, "\"%s\" is longer than %zu bytes", name, max);
+		return -1;
+	}
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		err_set(e, 400, "\"%s\" holds a NUL character", name);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 1;
+}
+
+static int arg_int(json_t *args, const char *name, long long lo, long long hi, long long *out,
+                   sv_err *e)
+{
+	json_t *v = args ? json_object_get(args, name) : NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+		err_set(e, 400, "\"%s\" must be an integer from %lld to %lld", name, lo, hi);
+		return -1;
+	}
+	*out = json_integer_value(v);
+	return 1;
+}
+
+static int arg_bool(json_t *args, const char *name, int *out, sv_err *e)
+{
+	json_t *v = args ? json_object_get(args, name) : NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v)) {
+		err_set(e, 400, "\"%s\" must be true or false", name);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 1;
+}
+
+/* Refuse members the operation does not know: a typo is an error, not a
+ * silently ignored option. */
+static int only_known(json_t *args, const char *const *known, sv_err *e)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(args, key, v) {
+		int ok = 0;
+		for (size_t i = 0; known[i] && !ok; i++)
+			ok = strcmp(key, known[i]) == 0;
+		if (!ok) {
+			char list[256] = "";
+			size_t n = 0;
+			for (size_t i = 0; known[i] && n < sizeof list - 1; i++)
+				n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
+			err_set(e, 400, "unknown member \"%.64s\" (known: %s)", key, list);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- search -------------------------------------------------------------------- */
+
+static json_t *hit_json(const fathom_hit *h, size_t rank, int explain)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "rank", json_integer((json_int_t)rank));
+	json_object_set_new(o, "id", jstr(h->doc_id));
+	json_object_set_new(o, "chunk_id", json_integer((json_int_t)h->chunk_id));
+	json_object_set_new(o, "path", jstr(h->path));
+	json_object_set_new(o, "title", jstr(h->title));
+	if (h->url && *h->url)
+		json_object_set_new(o, "url", jstr(h->url));
+	json_object_set_new(o, "lines", json_pack("[ii]", (json_int_t)h->line_start,
+	                                          (json_int_t)h->line_end));
+	json_object_set_new(o, "score", json_real(h->score));
+	json_object_set_new(o, "snippet", jstr(h->snippet));
+	json_t *hl = json_array();
+	for (uint32_t j = 0; j < h->n_highlights; j++)
+		json_array_append_new(hl, json_pack("[ii]", (json_int_t)h->highlights[j].start,
+		                                    (json_int_t)h->highlights[j].len));
+	json_object_set_new(o, "highlights", hl);
+	json_t *ml = json_array();
+	for (uint32_t j = 0; j < h->n_match_lines; j++)
+		json_array_append_new(ml, json_integer(h->match_lines[j]));
+	json_object_set_new(o, "match_lines", ml);
+	if (explain) {
+		json_t *parts = json_object(), *matched = json_object();
+		for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			json_object_set_new(parts, fathom_field_name(f), json_real(h->field_score[f]));
+			if (!h->n_matched[f])
+				continue;
+			json_t *a = json_array();
+			for (uint32_t j = 0; j < h->n_matched[f]; j++)
+				json_array_append_new(a, jstr(h->matched[f][j]));
+			json_object_set_new(matched, fathom_field_name(f), a);
+		}
+		json_object_set_new(parts, "bonus", json_real(h->bonus));
+		json_object_set_new(o, "score_parts", parts);
+		json_object_set_new(o, "matched", matched);
+	}
+	return o;
+}
+
+static json_t *receipt_json(const fathom_results *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "parsed", jstr(fathom_results_parsed(r)));
+	json_object_set_new(o, "filters", jstr(fathom_results_filters(r)));
+	json_t *terms = json_array();
+	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
+		int req = 0;
+		const char *t = fathom_results_term(r, i, &req);
+		json_array_append_new(terms, json_pack("{s:o,s:b,s:b}", "term", jstr(t), "required", req,
+		                                       "negated", fathom_results_term_negated(r, i)));
+	}
+	json_object_set_new(o, "terms", terms);
+	json_t *ids = json_array();
+	for (size_t i = 0; i < fathom_results_nidents(r); i++) {
+		const fathom_ident_receipt *x = fathom_results_ident(r, i);
+		json_array_append_new(ids, json_pack("{s:o,s:o,s:s,s:b,s:I}", "text", jstr(x->text), "key",
+		                                     jstr(x->key), "category", x->category, "filter",
+		                                     x->applied, "chunks", (json_int_t)x->chunks));
+	}
+	json_object_set_new(o, "identifiers", ids);
+	json_t *gl = json_array();
+	for (size_t i = 0; i < fathom_results_nexpansions(r); i++) {
+		const fathom_expansion *x = fathom_results_expansion(r, i);
+		json_t *al = json_array();
+		for (size_t k = 0; k < x->n_aliases; k++)
+			json_array_append_new(al, jstr(x->aliases[k]));
+		json_array_append_new(gl, json_pack("{s:o,s:I,s:o}", "text", jstr(x->text), "group",
+		                                    (json_int_t)x->group, "aliases", al));
+	}
+	json_object_set_new(o, "glossary", gl);
+	return o;
+}
+
+json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "query", "k", "mode", "filters", "path", "lang",
+	                                     "explain", "snippet_bytes", NULL };
+	if (!json_is_object(args)) {
+		err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	if (only_known(args, known, e))
+		return NULL;
+	const char *query = NULL, *mode = NULL, *path = NULL, *lang = NULL;
+	long long k = 10, snip = 240;
+	int explain = 0;
+	if (arg_str(args, "query", &query, SV_MAX_QUERY, e) < 0 ||
+	    arg_int(args, "k", 1, SV_MAX_K, &k, e) < 0 || arg_str(args, "mode", &mode, 16, e) < 0 ||
+	    arg_str(args, "path", &path, 1024, e) < 0 || arg_str(args, "lang", &lang, 64, e) < 0 ||
+	    arg_bool(args, "explain", &explain, e) < 0 ||
+	    arg_int(args, "snippet_bytes", 0, 4096, &snip, e) < 0)
+		return NULL;
+	if (!query) {
+		err_set(e, 400, "\"query\" is required");
+		return NULL;
+	}
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.k = (uint32_t)k;
+	so.snippet_bytes = (uint32_t)snip;
+	so.path_glob = path;
+	so.lang = lang;
+	if (mode) {
+		if (strcmp(mode, "all") == 0)
+			so.match = FATHOM_MATCH_ALL;
+		else if (strcmp(mode, "any") == 0)
+			so.match = FATHOM_MATCH_ANY;
+		else if (strcmp(mode, "auto") == 0 || strcmp(mode, "keyword") == 0)
+			so.match = FATHOM_MATCH_AUTO;
+		else {
+			err_set(e, 400, "\"mode\" must be auto, all or any (keyword search; vector modes "
+			                "come with the vector issue)");
+			return NULL;
+		}
+	}
+	/* filters: {"library":"fastapi"} or ["library=fastapi"] */
+	char *fbuf[SV_MAX_FILTERS];
+	const char *filters[SV_MAX_FILTERS];
+	size_t nf = 0;
+	json_t *fj = json_object_get(args, "filters");
+	if (fj && !json_is_null(fj)) {
+		if (json_is_object(fj)) {
+			const char *key;
+			json_t *v;
+			json_object_foreach(fj, key, v) {
+				if (nf == SV_MAX_FILTERS || !json_is_string(v) || !*key || strchr(key, '=') ||
+				    json_string_length(v) > 1024 || strlen(key) > 128) {
+					err_set(e, 400, "\"filters\" must map at most %d names to strings",
+					        SV_MAX_FILTERS);
+					goto bad;
+				}
+				size_t n = strlen(key) + json_string_length(v) + 2;
+				if (!(fbuf[nf] = malloc(n)))
+					goto bad;
+				snprintf(fbuf[nf], n, "%s=%s", key, json_string_value(v));
+				filters[nf] = fbuf[nf];
+				nf++;
+			}
+		} else if (json_is_array(fj)) {
+			size_t i;
+			json_t *v;
+			json_array_foreach(fj, i, v) {
+				if (nf == SV_MAX_FILTERS || !json_is_string(v) ||
+				    !strchr(json_string_value(v), '=') || json_string_length(v) > 1024) {
+					err_set(e, 400, "\"filters\" must be at most %d \"key=value\" strings",
+					        SV_MAX_FILTERS);
+					goto bad;
+				}
+				if (!(fbuf[nf] = strdup(json_string_value(v))))
+					goto bad;
+				filters[nf] = fbuf[nf];
+				nf++;
+			}
+		} else {
+			err_set(e, 400, "\"filters\" must be an object or an array");
+			goto bad;
+		}
+	}
+	so.filters = nf ? filters : NULL;
+	so.n_filters = nf;
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_api(e, FATHOM_EIO, "opening the index");
+		goto bad;
+	}
+	double t0 = sv_now();
+	fathom_results *r = NULL;
+	int rc = fathom_search(&r, ix, query, &so);
+	double took = sv_now() - t0;
+	if (rc) {
+		err_api(e, rc, "search");
+		sv_reader_put(s, ix);
+		goto bad;
+	}
+	json_t *out = json_object();
+	json_object_set_new(out, "query", jstr(query));
+	size_t n = fathom_results_count(r);
+	json_object_set_new(out, "count", json_integer((json_int_t)n));
+	if (n == 0)
+		json_object_set_new(out, "why", jstr(fathom_results_why(r)));
+	json_t *hits = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(hits, hit_json(fathom_results_hit(r, i), i + 1, explain));
+	json_object_set_new(out, "results", hits);
+	json_object_set_new(out, "receipt", receipt_json(r));
+	json_object_set_new(out, "generation", json_integer((json_int_t)fathom_generation(ix)));
+	json_object_set_new(out, "took_ms", json_real(took * 1000));
+	fathom_results_free(r);
+	sv_reader_put(s, ix);
+	for (size_t i = 0; i < nf; i++)
+		free(fbuf[i]);
+	return out;
+bad:
+	for (size_t i = 0; i < nf; i++)
+		free(fbuf[i]);
+	if (!e->status)
+		err_set(e, 500, "out of memory");
+	return NULL;
+}
+
+/* ---- grep ------------------------------------------------------------------------- */
+
+typedef struct grep_acc {
+	json_t *files;
+	size_t limit, nfiles;
+	int truncated, timed_out, files_only, count_only;
+	double deadline;
+} grep_acc;
+
+static int grep_cb(void *ctx, const fathom_grep_file *f)
+{
+	grep_acc *a = ctx;
+	if (a->nfiles >= a->limit) {
+		a->truncated = 1;
+		return 1;
+	}
+	if (a->deadline > 0 && sv_now() > a->deadline) {
+		a->timed_out = a->truncated = 1;
+		return 1;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "path", jstr(f->path));
+	json_object_set_new(o, "id", jstr(f->doc_id));
+	if (!a->files_only)
+		json_object_set_new(o, "count", json_integer((json_int_t)f->n_lines));
+	if (f->text) {
+		json_t *lines = json_array();
+		for (size_t i = 0; i < f->n_lines; i++) {
+			const fathom_grep_line *l = &f->lines[i];
+			size_t n = l->end - l->start;
+			int cut = n > SV_LINE_TEXT;
+			json_t *lo = json_object();
+			json_object_set_new(lo, "line", json_integer(l->line));
+			json_object_set_new(lo, "text", jstrn(f->text + l->start, cut ? SV_LINE_TEXT : n));
+			json_object_set_new(lo, "match", json_pack("[II]",
+			                                           (json_int_t)(l->match_start - l->start),
+			                                           (json_int_t)(l->match_end - l->start)));
+			if (cut)
+				json_object_set_new(lo, "cut", json_true());
+			json_array_append_new(lines, lo);
+		}
+		json_object_set_new(o, "lines", lines);
+	}
+	if (f->fresh_from_disk)
+		json_object_set_new(o, "changed_since_indexing", json_true());
+	json_array_append_new(a->files, o);
+	a->nfiles++;
+	return 0;
+}
+
+json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "pattern", "literal", "ignore_case", "word", "paths",
+	                                     "glob", "lang", "max_count", "files_only", "count_only",
+	                                     "boolean", "limit", NULL };
+	if (!json_is_object(args)) {
+		err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	if (only_known(args, known, e))
+		return NULL;
+	const char *pattern = NULL, *glob = NULL, *lang = NULL;
+	int literal = 0, icase = 0, word = 0, files_only = 0, count_only = 0, boolean = 0;
+	long long max_count = 20, limit = 100;
+	if (arg_str(args, "pattern", &pattern, SV_MAX_QUERY, e) < 0 ||
+	    arg_bool(args, "literal", &literal, e) < 0 || arg_bool(args, "ignore_case", &icase, e) < 0 ||
+	    arg_bool(args, "word", &word, e) < 0 || arg_str(args, "glob", &glob, 1024, e) < 0 ||
+	    arg_str(args, "lang", &lang, 64, e) < 0 ||
+	    arg_int(args, "max_count", 0, 100000, &max_count, e) < 0 ||
+	    arg_bool(args, "files_only", &files_only, e) < 0 ||
+	    arg_bool(args, "count_only", &count_only, e) < 0 ||
+	    arg_bool(args, "boolean", &boolean, e) < 0 || arg_int(args, "limit", 1, 10000, &limit, e) < 0)
+		return NULL;
+	if (!pattern) {
+		err_set(e, 400, "\"pattern\" is required");
+		return NULL;
+	}
+	const char *paths[SV_MAX_PATHS];
+	size_t np = 0;
+	json_t *pj = json_object_get(args, "paths");
+	if (pj && !json_is_null(pj)) {
+		size_t i;
+		json_t *v;
+		if (!json_is_array(pj) || json_array_size(pj) > SV_MAX_PATHS) {
+			err_set(e, 400, "\"paths\" must be an array of at most %d strings", SV_MAX_PATHS);
+			return NULL;
+		}
+		json_array_foreach(pj, i, v) {
+			if (!json_is_string(v) || json_string_length(v) > 4096 ||
+			    strlen(json_string_value(v)) != json_string_length(v)) {
+				err_set(e, 400, "\"paths\" must be an array of strings");
+				return NULL;
+			}
+			paths[np++] = json_string_value(v);
+		}
+	}
+	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+	go.literal = literal;
+	go.caseless = icase;
+	go.word = word;
+	go.glob = glob;
+	go.lang = lang;
+	go.prefixes = np ? paths : NULL;
+	go.n_prefixes = np;
+	go.max_count = (uint32_t)max_count;
+	go.files_only = files_only;
+	go.count_only = count_only && !files_only;
+	go.boolean = boolean;
+	go.threads = 4;   /* many requests share the CPUs */
+	grep_acc a = { json_array(), (size_t)limit, 0, 0, 0, files_only, go.count_only, 0 };
+	double tl = sv_options(s)->request_timeout;
+	if (tl > 0)
+		a.deadline = sv_now() + tl;
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		json_decref(a.files);
+		err_api(e, FATHOM_EIO, "opening the index");
+		return NULL;
+	}
+	fathom_grep_stats st;
+	int rc = fathom_grep(ix, pattern, &go, grep_cb, &a, &st);
+	sv_reader_put(s, ix);
+	if (rc == FATHOM_EINTERRUPTED && a.truncated)
+		rc = 0;
+	if (rc) {
+		json_decref(a.files);
+		err_api(e, rc, "grep");
+		return NULL;
+	}
+	json_t *out = json_object();
+	json_object_set_new(out, "pattern", jstr(pattern));
+	json_object_set_new(out, "files", a.files);
+	json_object_set_new(out, "count", json_integer((json_int_t)a.nfiles));
+	json_object_set_new(out, "truncated", json_boolean(a.truncated));
+	if (a.timed_out)
+		json_object_set_new(out, "timed_out", json_true());
+	json_object_set_new(out, "stats", json_pack("{s:I,s:I,s:I,s:b}", "files", (json_int_t)st.files,
+	                                            "read", (json_int_t)st.candidates, "changed",
+	                                            (json_int_t)st.changed, "planned", st.planned));
+	return out;
+}
+
+/* ---- documents ---------------------------------------------------------------------- */
+
+json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, json_t *count,
+                  sv_err *e)
+{
+	const char *key = id && *id ? id : path;
+	if (!key || !*key) {
+		err_set(e, 400, "an \"id\" or a \"path\" is required");
+		return NULL;
+	}
+	long long f = 1, c = 0;
+	if ((from && !json_is_null(from) &&
+	     (!json_is_integer(from) || (f = json_integer_value(from)) < 1 || f > UINT32_MAX)) ||
+	    (count && !json_is_null(count) &&
+	     (!json_is_integer(count) || (c = json_integer_value(count)) < 0 || c > UINT32_MAX))) {
+		err_set(e, 400, "\"from\" must be a line number from 1, \"count\" a number of lines");
+		return NULL;
+	}
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_api(e, FATHOM_EIO, "opening the index");
+		return NULL;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	/* only what the index holds: an id or path is looked up, never opened */
+	int rc = fathom_get(&text, &len, ix, key, (uint32_t)f, (uint32_t)c);
+	sv_reader_put(s, ix);
+	if (rc) {
+		err_api(e, rc, key);
+		return NULL;
+	}
+	json_t *out = json_pack("{s:o,s:I}", "id", jstr(key), "from", (json_int_t)f);
+	if (c)
+		json_object_set_new(out, "count", json_integer(c));
+	json_object_set_new(out, "text", jstrn(text, len));
+	fathom_free(text);
+	return out;
+}
+
+typedef struct src_acc {
+	json_t *roots;
+	uint64_t docs, chunks, bytes;
+} src_acc;
+
+static int src_cb(void *ctx, const char *id, const char *path, uint64_t size, uint32_t n_chunks)
+{
+	src_acc *a = ctx;
+	const char *p = path && *path ? path : id;
+	const char *slash = strchr(p + (*p == '/'), '/');
+	char top[256];
+	size_t n = slash ? (size_t)(slash - p) : 0;
+	if (!path || !*path)
+		snprintf(top, sizeof top, "(documents)");
+	else if (n == 0 || n >= sizeof top)
+		snprintf(top, sizeof top, ".");
+	else
+		snprintf(top, sizeof top, "%.*s", (int)n, p);
+	json_t *r = json_object_get(a->roots, top);
+	if (!r) {
+		r = json_pack("{s:I,s:I}", "documents", (json_int_t)0, "chunks", (json_int_t)0);
+		json_object_set_new(a->roots, top, r);
+	}
+	json_object_set_new(r, "documents",
+	                    json_integer(json_integer_value(json_object_get(r, "documents")) + 1));
+	json_object_set_new(r, "chunks", json_integer(json_integer_value(json_object_get(r, "chunks")) +
+	                                              (json_int_t)n_chunks));
+	a->docs++;
+	a->chunks += n_chunks;
+	a->bytes += size;
+	return 0;
+}
+
+json_t *sv_do_sources(sv_state *s, sv_err *e)
+{
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_api(e, FATHOM_EIO, "opening the index");
+		return NULL;
+	}
+	src_acc a = { json_object(), 0, 0, 0 };
+	int rc = fathom_list_docs(ix, src_cb, &a);
+	const char *root = fathom_root(ix);
+	json_t *out = NULL;
+	if (rc) {
+		err_api(e, rc, "listing documents");
+		json_decref(a.roots);
+	} else {
+		out = json_pack("{s:o,s:I,s:I,s:I,s:o}", "root", jstr(root), "documents",
+		                (json_int_t)a.docs, "chunks", (json_int_t)a.chunks, "bytes",
+		                (json_int_t)a.bytes, "folders", a.roots);
+	}
+	sv_reader_put(s, ix);
+	return out;
+}
+
+/* ---- glossary and vocabulary ------------------------------------------------------ */
+
+static int gloss_cb(void *ctx, const fathom_gloss_item *it)
+{
+	json_t *a = ctx;
+	json_t *terms = json_array();
+	for (size_t i = 0; i < it->n_terms; i++)
+		json_array_append_new(terms, jstr(it->terms[i]));
+	json_t *o = json_pack("{s:s,s:I,s:o}", "kind", it->kind, "id", (json_int_t)it->id, "terms", terms);
+	if (strcmp(it->kind, "candidate") == 0) {
+		json_object_set_new(o, "status", jstr(it->status));
+		json_object_set_new(o, "source", jstr(it->source));
+		json_object_set_new(o, "evidence", jstr(it->evidence));
+		json_object_set_new(o, "count", json_integer((json_int_t)it->count));
+	}
+	json_array_append_new(a, o);
+	return json_array_size(a) >= 10000;   /* bounded */
+}
+
+json_t *sv_do_glossary_list(sv_state *s, const char *kind, sv_err *e)
+{
+	if (kind && *kind && strcmp(kind, "group") && strcmp(kind, "protected") &&
+	    strcmp(kind, "candidate") && strcmp(kind, "pending")) {
+		err_set(e, 400, "kind must be group, protected, candidate or pending");
+		return NULL;
+	}
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_api(e, FATHOM_EIO, "opening the index");
+		return NULL;
+	}
+	json_t *items = json_array();
+	int rc = fathom_glossary_list(ix, kind && *kind ? kind : NULL, gloss_cb, items);
+	sv_reader_put(s, ix);
+	if (rc && rc != 1) {
+		json_decref(items);
+		err_api(e, rc, "glossary");
+		return NULL;
+	}
+	return json_pack("{s:o}", "items", items);
+}
+
+/* Run a write under the writer lock and commit it; what a caller sees
+ * acknowledged is durable. */
+static fathom_index *writer(sv_state *s, sv_err *e)
+{
+	fathom_index *w = sv_writer_lock(s);
+	if (!w)
+		err_set(e, 503, "the index is read-only here (--read-only, or another process holds "
+		                "the writer lock: %s)", fathom_errmsg());
+	return w;
+}
+
+static json_t *commit_done(sv_state *s, fathom_index *w, json_t *out, sv_err *e)
+{
+	int rc = fathom_commit(w);
+	if (rc) {
+		err_api(e, rc, "commit");
+		fathom_rollback(w);
+		sv_writer_unlock(s, 0);
+		json_decref(out);
+		return NULL;
+	}
+	json_object_set_new(out, "generation", json_integer((json_int_t)fathom_generation(w)));
+	sv_writer_unlock(s, 1);
+	return out;
+}
+
+static json_t *write_failed(sv_state *s, fathom_index *w, int rc, const char *what, sv_err *e)
+{
+	err_api(e, rc, what);
+	fathom_rollback(w);
+	sv_writer_unlock(s, 0);
+	return NULL;
+}
+
+json_t *sv_do_glossary_review(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "candidate", "decision", NULL };
+	if (!json_is_object(args) || only_known(args, known, e)) {
+		if (!e->status)
+			err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	long long cand = 0;
+	const char *decision = NULL;
+	if (arg_int(args, "candidate", 1, UINT32_MAX, &cand, e) <= 0 ||
+	    arg_str(args, "decision", &decision, 16, e) <= 0 ||
+	    (strcmp(decision, "approve") && strcmp(decision, "reject"))) {
+		if (!e->status || e->status == 0)
+			err_set(e, 400, "\"candidate\" (an id from the pending list) and \"decision\" "
+			                "(approve or reject) are required");
+		return NULL;
+	}
+	fathom_index *w = writer(s, e);
+	if (!w)
+		return NULL;
+	int approve = strcmp(decision, "approve") == 0;
+	int rc = fathom_glossary_decide(w, (uint32_t)cand, approve);
+	if (rc)
+		return write_failed(s, w, rc, "glossary review", e);
+	return commit_done(s, w, json_pack("{s:I,s:s}", "candidate", (json_int_t)cand, "decision",
+	                                   approve ? "approved" : "rejected"), e);
+}
+
+static json_t *do_glossary_add(sv_state *s, json_t *args, sv_err *e)
+{
+	json_t *tj = json_is_object(args) ? json_object_get(args, "terms") : NULL;
+	if (!json_is_array(tj) || json_array_size(tj) < 2 || json_array_size(tj) > 64) {
+		err_set(e, 400, "\"terms\" must be an array of 2 to 64 strings");
+		return NULL;
+	}
+	const char *terms[64];
+	size_t i;
+	json_t *v;
+	json_array_foreach(tj, i, v) {
+		if (!json_is_string(v) || json_string_length(v) > 256 || json_string_length(v) == 0) {
+			err_set(e, 400, "\"terms\" must be non-empty strings of at most 256 bytes");
+			return NULL;
+		}
+		terms[i] = json_string_value(v);
+	}
+	fathom_index *w = writer(s, e);
+	if (!w)
+		return NULL;
+	uint32_t group = 0;
+	int rc = fathom_glossary_add(w, terms, json_array_size(tj), &group);
+	if (rc)
+		return write_failed(s, w, rc, "glossary", e);
+	return commit_done(s, w, json_pack("{s:I}", "group", (json_int_t)group), e);
+}
+
+typedef struct vocab_acc {
+	json_t *items;
+	size_t limit;
+} vocab_acc;
+
+static int vocab_cb(void *ctx, const fathom_vocab_entry *v)
+{
+	vocab_acc *a = ctx;
+	if (json_array_size(a->items) >= a->limit)
+		return 1;
+	json_t *vars = json_array();
+	for (size_t i = 0; i < v->n_variants; i++)
+		json_array_append_new(vars, jstr(v->variants[i]));
+	json_array_append_new(a->items, json_pack("{s:o,s:s,s:o,s:I,s:I}", "key", jstr(v->key),
+	                                          "category", v->category, "variants", vars, "chunks",
+	                                          (json_int_t)v->chunks, "occurrences",
+	                                          (json_int_t)v->occurrences));
+	return 0;
+}
+
+/* ---- targets ------------------------------------------------------------------------- */
+
+static int hexv(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Percent-decode [p, p+n) ('+' as space in a query); NULL when it holds
+ * a NUL or a bad escape. */
+static char *pct_decode(const char *p, size_t n, int plus)
+{
+	char *o = malloc(n + 1);
+	if (!o)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)p[i];
+		if (c == '%') {
+			if (i + 2 >= n) {
+				free(o);
+				return NULL;
+			}
+			int a = hexv(p[i + 1]), b = hexv(p[i + 2]);
+			if (a < 0 || b < 0) {
+				free(o);
+				return NULL;
+			}
+			c = a * 16 + b;
+			i += 2;
+		} else if (c == '+' && plus) {
+			c = ' ';
+		}
+		if (c == 0) {
+			free(o);
+			return NULL;
+		}
+		o[k++] = (char)c;
+	}
+	o[k] = '\0';
+	return o;
+}
+
+/* The value of key in a query string (decoded, malloc'd); NULL if absent;
+ * *bad set when present but malformed. */
+static char *qs_get(const char *qs, const char *key, int *bad)
+{
+	size_t kl = strlen(key);
+	for (const char *p = qs; p && *p;) {
+		const char *amp = strchr(p, '&');
+		size_t n = amp ? (size_t)(amp - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		size_t nl = eq ? (size_t)(eq - p) : n;
+		if (nl == kl && memcmp(p, key, kl) == 0) {
+			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : strdup("");
+			if (!v)
+				*bad = 1;
+			return v;
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* A query-string number as a JSON integer (NULL when absent; *bad when
+ * not a number). */
+static json_t *qs_int(const char *qs, const char *key, int *bad)
+{
+	char *v = qs_get(qs, key, bad);
+	if (!v)
+		return NULL;
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	json_t *j = NULL;
+	if (*v && !*end && !errno)
+		j = json_integer(x);
+	else
+		*bad = 1;
+	free(v);
+	return j;
+}
+
+const char *sv_endpoint_name(int ep)
+{
+	static const char *const names[SV_NEP] = { "search", "grep", "get", "documents_add",
+	                                           "documents_delete", "glossary", "vocabulary",
+	                                           "sources", "stats", "health", "metrics", "mcp",
+	                                           "other" };
+	return ep >= 0 && ep < SV_NEP ? names[ep] : "other";
+}
+
+static void reply_json(sv_reply *r, int status, json_t *j)
+{
+	r->status = status;
+	r->ctype = "application/json";
+	r->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!r->body) {
+		r->status = 500;
+		r->body = strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}");
+	}
+	if (r->body) {
+		size_t n = strlen(r->body);
+		char *b = realloc(r->body, n + 2);
+		if (b) {
+			b[n] = '\n';
+			b[n + 1] = '\0';
+			r->body = b;
+			n++;
+		}
+		r->len = n;
+	}
+}
+
+static const char *status_code(int st)
+{
+	switch (st) {
+	case 400: return "bad_request";
+	case 401: return "unauthorized";
+	case 403: return "forbidden";
+	case 404: return "not_found";
+	case 405: return "method_not_allowed";
+	case 413: return "too_large";
+	case 503: return "unavailable";
+	case 504: return "timeout";
+	default: return "internal";
+	}
+}
+
+static void reply_err(sv_reply *r, const sv_err *e)
+{
+	int st = e->status ? e->status : 500;
+	reply_json(r, st, json_pack("{s:{s:s,s:s}}", "error", "code", status_code(st), "message",
+	                            e->msg[0] ? e->msg : "internal error"));
+}
+
+static void reply_result(sv_reply *r, json_t *j, const sv_err *e)
+{
+	if (j)
+		reply_json(r, 200, j);
+	else
+		reply_err(r, e);
+}
+
+void sv_reply_free(sv_reply *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+static json_t *parse_body(const char *body, size_t len, sv_err *e)
+{
+	if (!body || !len) {
+		err_set(e, 400, "a JSON body is required");
+		return NULL;
+	}
+	json_error_t je;
+	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		err_set(e, 400, "malformed JSON at line %d column %d: %s", je.line, je.column, je.text);
+	return j;
+}
+
+/* POST /documents: JSON lines, all or none. */
+typedef struct add_ctx {
+	char first_bad[512];
+	size_t nbad;
+	double deadline;
+} add_ctx;
+
+static void add_skip(void *ctx, const char *path, int reason)
+{
+	add_ctx *a = ctx;
+	if (reason != FATHOM_SKIP_BAD_RECORD)
+		return;
+	if (!a->nbad++)
+		snprintf(a->first_bad, sizeof a->first_bad, "%s", path);
+}
+
+static int add_progress(void *ctx, const fathom_ingest_stats *st, uint64_t total, double eta)
+{
+	(void)st;
+	(void)total;
+	(void)eta;
+	add_ctx *a = ctx;
+	return a->deadline > 0 && sv_now() > a->deadline;
+}
+
+static json_t *do_add(sv_state *s, const char *body, size_t len, sv_err *e)
+{
+	if (!body || !len) {
+		err_set(e, 400, "the body must hold JSON lines (one document per line)");
+		return NULL;
+	}
+	fathom_index *w = writer(s, e);
+	if (!w)
+		return NULL;
+	add_ctx a = { "", 0, 0 };
+	double tl = sv_options(s)->request_timeout;
+	if (tl > 0)
+		a.deadline = sv_now() + tl;
+	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
+	io.on_skip = add_skip;
+	io.progress = add_progress;
+	io.cb_ctx = &a;
+	fathom_ingest_stats st;
+	int rc = fathom_add_jsonl_mem(w, body, len, "<request>", &io, &st);
+	if (rc)
+		return write_failed(s, w, rc, "adding documents", e);
+	if (a.nbad) {
+		fathom_rollback(w);
+		sv_writer_unlock(s, 0);
+		err_set(e, 400, "%zu bad line%s, nothing added; the first: %s", a.nbad,
+		        a.nbad == 1 ? "" : "s", a.first_bad);
+		return NULL;
+	}
+	return commit_done(s, w, json_pack("{s:I,s:I}", "added", (json_int_t)st.docs_added, "chunks",
+	                                   (json_int_t)st.chunks_added), e);
+}
+
+static json_t *do_delete(sv_state *s, const char *id, sv_err *e)
+{
+	fathom_index *w = writer(s, e);
+	if (!w)
+		return NULL;
+	int rc = fathom_delete_doc(w, id);
+	if (rc)
+		return write_failed(s, w, rc, id, e);
+	return commit_done(s, w, json_pack("{s:o}", "deleted", jstr(id)), e);
+}
+
+static json_t *do_stats(sv_state *s, sv_err *e)
+{
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_api(e, FATHOM_EIO, "opening the index");
+		return NULL;
+	}
+	fathom_stats st;
+	int rc = fathom_stats_get(&st, ix);
+	sv_reader_put(s, ix);
+	if (rc) {
+		err_api(e, rc, "stats");
+		return NULL;
+	}
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:s,s:b}", "generation",
+	                 (json_int_t)st.generation, "documents", (json_int_t)st.docs, "chunks",
+	                 (json_int_t)st.chunks, "deleted_chunks", (json_int_t)st.deleted_chunks, "terms",
+	                 (json_int_t)st.terms, "segments", (int)st.segments, "bytes",
+	                 (json_int_t)st.bytes_total, "grep_files", (json_int_t)st.grep_files,
+	                 "bytes_trigrams", (json_int_t)st.bytes_trigrams, "stem_language",
+	                 st.stem_language, "writable", sv_writable(s));
+}
+
+static int is(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+void sv_handle(sv_state *s, const char *method, const char *target, const char *body,
+               size_t len, sv_reply *out)
+{
+	memset(out, 0, sizeof *out);
+	out->endpoint = SV_EP_OTHER;
+	sv_err e = { 0, "" };
+	const char *q = strchr(target, '?');
+	size_t pl = q ? (size_t)(q - target) : strlen(target);
+	char *path = pct_decode(target, pl, 0);
+	const char *qs = q ? q + 1 : "";
+	int get = is(method, "GET") || is(method, "HEAD"), post = is(method, "POST"),
+	    del = is(method, "DELETE");
+	int bad = 0;
+	if (!path) {
+		err_set(&e, 400, "malformed target (a bad %% escape or a NUL)");
+		reply_err(out, &e);
+		return;
+	}
+	int known = 1, allowed = 1;
+	json_t *args = NULL, *res = NULL;
+	if (is(path, "/health")) {
+		out->endpoint = SV_EP_HEALTH;
+		if ((allowed = get)) {
+			fathom_index *ix = sv_reader_get(s);
+			if (ix) {
+				res = json_pack("{s:s,s:I,s:b}", "status", "ok", "generation",
+				                (json_int_t)fathom_generation(ix), "writable", sv_writable(s));
+				sv_reader_put(s, ix);
+			} else {
+				err_set(&e, 503, "the index cannot be opened");
+			}
+		}
+	} else if (is(path, "/stats")) {
+		out->endpoint = SV_EP_STATS;
+		if ((allowed = get))
+			res = do_stats(s, &e);
+	} else if (is(path, "/search")) {
+		out->endpoint = SV_EP_SEARCH;
+		if ((allowed = post) && (args = parse_body(body, len, &e)))
+			res = sv_do_search(s, args, &e);
+	} else if (is(path, "/grep")) {
+		out->endpoint = SV_EP_GREP;
+		if ((allowed = post) && (args = parse_body(body, len, &e)))
+			res = sv_do_grep(s, args, &e);
+	} else if (is(path, "/get")) {
+		out->endpoint = SV_EP_GET;
+		if ((allowed = get)) {
+			char *p = qs_get(qs, "path", &bad), *id = qs_get(qs, "id", &bad);
+			json_t *from = qs_int(qs, "from", &bad), *count = qs_int(qs, "count", &bad);
+			if (bad)
+				err_set(&e, 400, "malformed query string (path, id, from, count)");
+			else
+				res = sv_do_get(s, id, p, from, count, &e);
+			free(p);
+			free(id);
+			json_decref(from);
+			json_decref(count);
+		}
+	} else if (is(path, "/documents")) {
+		out->endpoint = SV_EP_ADD;
+		if ((allowed = post))
+			res = do_add(s, body, len, &e);
+	} else if (strncmp(path, "/documents/", 11) == 0 && path[11]) {
+		const char *id = path + 11;
+		out->endpoint = get ? SV_EP_GET : SV_EP_DELETE;
+		if (get) {
+			json_t *from = qs_int(qs, "from", &bad), *count = qs_int(qs, "count", &bad);
+			if (bad)
+				err_set(&e, 400, "malformed query string (from, count)");
+			else
+				res = sv_do_get(s, id, NULL, from, count, &e);
+			json_decref(from);
+			json_decref(count);
+		} else if (del) {
+			res = do_delete(s, id, &e);
+		} else {
+			allowed = 0;
+		}
+	} else if (is(path, "/glossary")) {
+		out->endpoint = SV_EP_GLOSSARY;
+		if (get) {
+			char *kind = qs_get(qs, "kind", &bad);
+			if (bad)
+				err_set(&e, 400, "malformed query string (kind)");
+			else
+				res = sv_do_glossary_list(s, kind, &e);
+			free(kind);
+		} else if (post) {
+			if ((args = parse_body(body, len, &e)))
+				res = do_glossary_add(s, args, &e);
+		} else {
+			allowed = 0;
+		}
+	} else if (is(path, "/glossary/review")) {
+		out->endpoint = SV_EP_GLOSSARY;
+		if ((allowed = post) && (args = parse_body(body, len, &e)))
+			res = sv_do_glossary_review(s, args, &e);
+	} else if (is(path, "/vocabulary")) {
+		out->endpoint = SV_EP_VOCAB;
+		if ((allowed = get)) {
+			char *cat = qs_get(qs, "category", &bad), *prefix = qs_get(qs, "prefix", &bad);
+			json_t *lim = qs_int(qs, "limit", &bad);
+			long long limit = lim ? json_integer_value(lim) : 100;
+			if (bad || limit < 1 || limit > 100000) {
+				err_set(&e, 400, "malformed query string (category, prefix, limit 1..100000)");
+			} else {
+				fathom_index *ix = sv_reader_get(s);
+				vocab_acc a = { json_array(), (size_t)limit };
+				int rc = ix ? fathom_vocab(ix, cat && *cat ? cat : NULL,
+				                           prefix && *prefix ? prefix : NULL, vocab_cb, &a)
+				            : FATHOM_EIO;
+				sv_reader_put(s, ix);
+				if (rc && rc != 1) {
+					err_api(&e, rc, "vocabulary");
+					json_decref(a.items);
+				} else {
+					res = json_pack("{s:o}", "items", a.items);
+				}
+			}
+			free(cat);
+			free(prefix);
+			json_decref(lim);
+		}
+	} else if (is(path, "/sources")) {
+		out->endpoint = SV_EP_SOURCES;
+		if ((allowed = get))
+			res = sv_do_sources(s, &e);
+	} else if (is(path, "/metrics")) {
+		out->endpoint = SV_EP_METRICS;
+		if ((allowed = get)) {
+			out->status = 200;
+			out->ctype = "text/plain; version=0.0.4";
+			out->body = sv_metrics_text(s, &out->len);
+			if (!out->body)
+				err_set(&e, 500, "out of memory");
+			else {
+				free(path);
+				return;
+			}
+		}
+	} else if (is(path, "/mcp")) {
+		out->endpoint = SV_EP_MCP;
+		if ((allowed = post)) {
+			char *r = sv_mcp_message(s, body ? body : "", len);
+			out->status = r ? 200 : 202;
+			out->ctype = "application/json";
+			out->body = r;
+			out->len = r ? strlen(r) : 0;
+			free(path);
+			return;
+		}
+	} else {
+		known = 0;
+	}
+	if (!known)
+		err_set(&e, 404, "no such endpoint: %.200s (docs/API.md lists them)", path);
+	else if (!allowed)
+		err_set(&e, 405, "%s is not allowed on %.200s", method, path);
+	json_decref(args);
+	reply_result(out, res, &e);
+	free(path);
+}

@@ -1,0 +1,375 @@
+/*
+ * http.c — the daemon on libmicrohttpd: a thread per connection (a long
+ * ingest never holds up a search), a cap on connections, an idle timeout
+ * for slow clients, bounded headers and bodies, an optional bearer token,
+ * and Host/Origin checks against DNS rebinding. SIGTERM and SIGINT stop
+ * new connections, let the requests in flight finish (each write commits
+ * before it is answered), then close the index.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "serve/serve.h"
+
+typedef struct hctx {
+	sv_state *s;
+	const sv_http_opts *o;
+	char *token;              /* NULL: none required */
+	char host[260];           /* the listen host, as given */
+	int loopback;             /* listening on loopback only */
+	unsigned port;
+	_Atomic int inflight;
+} hctx;
+
+typedef struct hreq {
+	char *uri;                /* the raw target: path and query string */
+	char *body;
+	size_t len, cap;
+	int too_large;
+	int started;
+	double t0;
+} hreq;
+
+static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	(void)c;
+	hreq *r = calloc(1, sizeof *r);
+	if (r)
+		r->uri = strdup(uri ? uri : "/");
+	return r;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+	(void)c;
+	(void)toe;
+	hctx *h = cls;
+	hreq *r = *con_cls;
+	if (!r)
+		return;
+	if (r->started)
+		atomic_fetch_sub(&h->inflight, 1);
+	free(r->uri);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, int head)
+{
+	struct MHD_Response *res = MHD_create_response_from_buffer(
+		head ? 0 : rp->len, head ? (void *)"" : rp->body,
+		head ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_COPY);
+	if (!res)
+		return MHD_NO;
+	if (rp->ctype)
+		MHD_add_response_header(res, "Content-Type", rp->ctype);
+	MHD_add_response_header(res, "Cache-Control", "no-store");
+	MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
+	if (rp->status == 401)
+		MHD_add_response_header(res, "WWW-Authenticate", "Bearer");
+	enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, res);
+	MHD_destroy_response(res);
+	return ok;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *code,
+                                  const char *msg, int ep, double t0)
+{
+	json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+	char *b = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	sv_reply rp = { status, b, b ? strlen(b) : 0, "application/json", ep };
+	enum MHD_Result ok = send_reply(c, &rp, 0);
+	free(b);
+	sv_metrics_record(ep, status, sv_now() - t0);
+	return ok;
+}
+
+/* host[:port] without the port; "[::1]:7700" -> "::1". */
+static void host_name(const char *h, char *out, size_t cap)
+{
+	size_t n;
+	if (h[0] == '[') {
+		const char *e = strchr(h, ']');
+		n = e ? (size_t)(e - h - 1) : strlen(h + 1);
+		h++;
+	} else {
+		const char *colon = strrchr(h, ':');
+		n = colon && !strchr(colon + 1, ':') && colon == strchr(h, ':') ? (size_t)(colon - h)
+		                                                                 : strlen(h);
+	}
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, h, n);
+	out[n] = '\0';
+}
+
+static int host_allowed(const hctx *h, const char *host)
+{
+	char name[256];
+	host_name(host, name, sizeof name);
+	if (h->o->n_allow_hosts == 0 && !h->loopback)
+		return 1;   /* listening on a network address, no list given */
+	if (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") || !strcmp(name, "::1") ||
+	    !strcasecmp(name, h->host))
+		return 1;
+	for (size_t i = 0; i < h->o->n_allow_hosts; i++)
+		if (!strcasecmp(name, h->o->allow_hosts[i]))
+			return 1;
+	return 0;
+}
+
+/* Constant-time comparison of the Authorization header with the token. */
+static int token_ok(const hctx *h, const char *auth)
+{
+	if (!h->token)
+		return 1;
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return 0;
+	const char *t = auth + 7;
+	size_t a = strlen(t), b = strlen(h->token);
+	unsigned char d = (unsigned char)(a != b);
+	for (size_t i = 0; i < b; i++)
+		d |= (unsigned char)(h->token[i] ^ (i < a ? t[i] : 0));
+	return d == 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)url;
+	(void)version;
+	hctx *h = cls;
+	hreq *r = *con_cls;
+	if (!r)
+		return MHD_NO;   /* out of memory at the start: drop the connection */
+	size_t max_body = sv_options(h->s)->max_body;
+	if (!r->started) {
+		r->started = 1;
+		r->t0 = sv_now();
+		atomic_fetch_add(&h->inflight, 1);
+		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+		if (!host || !host_allowed(h, host))
+			return send_error(c, 403, "forbidden",
+			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
+			                  SV_EP_OTHER, r->t0);
+		if (origin && strcmp(origin, "null") != 0) {
+			const char *p = strstr(origin, "://");
+			if (!p || !host_allowed(h, p + 3))
+				return send_error(c, 403, "forbidden", "Origin not allowed", SV_EP_OTHER, r->t0);
+		}
+		if (strncmp(r->uri, "/health", 7) != 0 &&
+		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
+			return send_error(c, 401, "unauthorized", "a bearer token is required",
+			                  SV_EP_OTHER, r->t0);
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		if (cl && strtoull(cl, NULL, 10) > max_body) {
+			char msg[128];
+			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (--max-body)", max_body);
+			return send_error(c, 413, "too_large", msg, SV_EP_OTHER, r->t0);
+		}
+		return MHD_YES;   /* the body, if any, comes next */
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (r->too_large || r->len + n > max_body) {
+			r->too_large = 1;   /* chunked past the limit: read and drop the rest */
+			return MHD_YES;
+		}
+		if (r->len + n + 1 > r->cap) {
+			size_t cap = r->cap ? r->cap : 4096;
+			while (cap < r->len + n + 1)
+				cap *= 2;
+			char *b = realloc(r->body, cap);
+			if (!b)
+				return MHD_NO;
+			r->body = b;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload, n);
+		r->len += n;
+		r->body[r->len] = '\0';
+		return MHD_YES;
+	}
+	if (r->too_large)
+		return send_error(c, 413, "too_large", "the body is over the limit (--max-body)",
+		                  SV_EP_OTHER, r->t0);
+	sv_reply rp;
+	int head = strcmp(method, "HEAD") == 0;
+	sv_handle(h->s, method, r->uri, r->body, r->len, &rp);
+	enum MHD_Result ok = send_reply(c, &rp, head);
+	sv_metrics_record(rp.endpoint, rp.status, sv_now() - r->t0);
+	sv_reply_free(&rp);
+	return ok;
+}
+
+/* "127.0.0.1:7700", "[::1]:7700", ":7700", "7700". */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl, char *host,
+                        size_t hcap, unsigned *port)
+{
+	char buf[256];
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	snprintf(buf, sizeof buf, "%s", s);
+	char *p, *h = buf;
+	if (buf[0] == '[') {
+		char *e = strchr(buf, ']');
+		if (!e || e[1] != ':')
+			return -1;
+		*e = '\0';
+		h = buf + 1;
+		p = e + 2;
+	} else if ((p = strrchr(buf, ':')) != NULL) {
+		*p++ = '\0';
+	} else {
+		p = buf;
+		h = "";
+	}
+	if (!*h)
+		h = "127.0.0.1";
+	char *end;
+	unsigned long v = strtoul(p, &end, 10);
+	if (!*p || *end || v > 65535)
+		return -1;
+	*port = (unsigned)v;
+	snprintf(host, hcap, "%s", h);
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (!strcmp(h, "localhost"))
+		h = "127.0.0.1";
+	if (inet_pton(AF_INET, h, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)v);
+		*sl = sizeof *a4;
+	} else if (inet_pton(AF_INET6, h, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)v);
+		*sl = sizeof *a6;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+static char *read_token(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char buf[1024];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return n ? strdup(buf) : NULL;
+}
+
+int sv_http_run(sv_state *s, const sv_http_opts *o)
+{
+	hctx h;
+	memset(&h, 0, sizeof h);
+	h.s = s;
+	h.o = o;
+	struct sockaddr_storage ss;
+	socklen_t sl = 0;
+	if (parse_listen(o->listen ? o->listen : "127.0.0.1:7700", &ss, &sl, h.host, sizeof h.host,
+	                 &h.port)) {
+		fprintf(stderr, "fathom serve: --listen wants HOST:PORT (an IP address; [::1]:PORT for "
+		                "IPv6), got '%s'\n", o->listen);
+		return 2;
+	}
+	h.loopback = is_loopback(&ss);
+	if (o->token_file && !(h.token = read_token(o->token_file))) {
+		fprintf(stderr, "fathom serve: %s: no token in it (%s)\n", o->token_file,
+		        errno ? strerror(errno) : "empty");
+		return 2;
+	}
+	/* signals: handled by this thread alone, with sigwait */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	struct MHD_Daemon *d = MHD_start_daemon(
+		flags, (uint16_t)h.port, NULL, NULL, on_request, &h,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, &h,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, &h,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections ? o->max_connections : 256),
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout ? o->idle_timeout : 30),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(o->header_limit ? o->header_limit : 65536),
+		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+		MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "fathom serve: cannot listen on %s: %s\n", o->listen, strerror(errno));
+		free(h.token);
+		return 2;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	unsigned port = info ? info->port : h.port;
+	char url[320];
+	snprintf(url, sizeof url, ss.ss_family == AF_INET6 ? "http://[%s]:%u" : "http://%s:%u",
+	         h.host, port);
+	/* where the CLI finds the daemon: SERVE in the index folder */
+	char serve_path[4096];
+	snprintf(serve_path, sizeof serve_path, "%s/SERVE", sv_index_dir(s));
+	FILE *sf = fopen(serve_path, "w");
+	if (sf) {
+		fprintf(sf, "%s %ld\n", url, (long)getpid());
+		fclose(sf);
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "fathom serve: listening on %s (index %s%s%s)\n", url, sv_index_dir(s),
+		        sv_writable(s) ? "" : ", read-only", h.token ? ", token required" : "");
+		fflush(stderr);
+	}
+	int sig = 0;
+	sigwait(&set, &sig);
+	if (!o->quiet)
+		fprintf(stderr, "fathom serve: %s: finishing requests in flight\n", strsignal(sig));
+	MHD_socket ls = MHD_quiesce_daemon(d);   /* no new connections */
+	double t0 = sv_now();
+	while (atomic_load(&h.inflight) > 0 && sv_now() - t0 < 30)
+		usleep(10000);
+	MHD_stop_daemon(d);
+	if (ls != MHD_INVALID_SOCKET)
+		close(ls);
+	unlink(serve_path);
+	free(h.token);
+	if (!o->quiet)
+		fprintf(stderr, "fathom serve: stopped\n");
+	return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * metrics.c — request counters, error counters and latency histograms per
+ * endpoint (lock-free: relaxed atomics), and the Prometheus text format
+ * with the index's own gauges read at scrape time.
+ */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/serve.h"
+
+static const double bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                 0.5, 1, 2.5, 5, 10 };
+#define NB (sizeof bounds / sizeof bounds[0])
+
+typedef struct ep_metrics {
+	_Atomic uint64_t requests, errors_4xx, errors_5xx;
+	_Atomic uint64_t bucket[NB + 1];   /* the last: +Inf */
+	_Atomic uint64_t sum_us;
+} ep_metrics;
+
+static ep_metrics eps[SV_NEP];
+static _Atomic uint64_t watch_events, watch_delay_us_sum, watch_delay_us_last;
+
+void sv_metrics_record(int ep, int status, double seconds)
+{
+	if (ep < 0 || ep >= SV_NEP)
+		ep = SV_EP_OTHER;
+	ep_metrics *m = &eps[ep];
+	atomic_fetch_add_explicit(&m->requests, 1, memory_order_relaxed);
+	if (status >= 500)
+		atomic_fetch_add_explicit(&m->errors_5xx, 1, memory_order_relaxed);
+	else if (status >= 400)
+		atomic_fetch_add_explicit(&m->errors_4xx, 1, memory_order_relaxed);
+	size_t b = 0;
+	while (b < NB && seconds > bounds[b])
+		b++;
+	atomic_fetch_add_explicit(&m->bucket[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->sum_us, (uint64_t)(seconds * 1e6), memory_order_relaxed);
+}
+
+void sv_metrics_watch_delay(double seconds)
+{
+	uint64_t us = (uint64_t)(seconds * 1e6);
+	atomic_fetch_add_explicit(&watch_events, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&watch_delay_us_sum, us, memory_order_relaxed);
+	atomic_store_explicit(&watch_delay_us_last, us, memory_order_relaxed);
+}
+
+typedef struct out {
+	char *p;
+	size_t n, cap;
+	int err;
+} out;
+
+static void put(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(out *o, const char *fmt, ...)
+{
+	if (o->err)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int k = vsnprintf(o->p + o->n, o->cap - o->n, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			o->err = 1;
+			return;
+		}
+		if ((size_t)k < o->cap - o->n) {
+			o->n += (size_t)k;
+			return;
+		}
+		size_t cap = o->cap * 2 + (size_t)k;
+		char *np = realloc(o->p, cap);
+		if (!np) {
+			o->err = 1;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+}
+
+char *sv_metrics_text(sv_state *s, size_t *len)
+{
+	out o = { malloc(8192), 0, 8192, 0 };
+	if (!o.p)
+		return NULL;
+	o.p[0] = '\0';
+	put(&o, "# HELP fathom_requests_total Requests answered, by endpoint.\n"
+	        "# TYPE fathom_requests_total counter\n");
+	for (int e = 0; e < SV_NEP; e++)
+		put(&o, "fathom_requests_total{endpoint=\"%s\"} %llu\n", sv_endpoint_name(e),
+		    (unsigned long long)atomic_load(&eps[e].requests));
+	put(&o, "# HELP fathom_errors_total Requests answered with an error status, by endpoint and class.\n"
+	        "# TYPE fathom_errors_total counter\n");
+	for (int e = 0; e < SV_NEP; e++) {
+		put(&o, "fathom_errors_total{endpoint=\"%s\",class=\"4xx\"} %llu\n", sv_endpoint_name(e),
+		    (unsigned long long)atomic_load(&eps[e].errors_4xx));
+		put(&o, "fathom_errors_total{endpoint=\"%s\",class=\"5xx\"} %llu\n", sv_endpoint_name(e),
+		    (unsigned long long)atomic_load(&eps[e].errors_5xx));
+	}
+	put(&o, "# HELP fathom_request_duration_seconds Time to answer a request, by endpoint.\n"
+	        "# TYPE fathom_request_duration_seconds histogram\n");
+	for (int e = 0; e < SV_NEP; e++) {
+		uint64_t cum = 0;
+		const char *name = sv_endpoint_name(e);
+		for (size_t b = 0; b <= NB; b++) {
+			cum += atomic_load(&eps[e].bucket[b]);
+			if (b < NB)
+				put(&o, "fathom_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"} %llu\n",
+				    name, bounds[b], (unsigned long long)cum);
+			else
+				put(&o, "fathom_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} %llu\n",
+				    name, (unsigned long long)cum);
+		}
+		put(&o, "fathom_request_duration_seconds_sum{endpoint=\"%s\"} %.6f\n", name,
+		    (double)atomic_load(&eps[e].sum_us) / 1e6);
+		put(&o, "fathom_request_duration_seconds_count{endpoint=\"%s\"} %llu\n", name,
+		    (unsigned long long)cum);
+	}
+	fathom_index *ix = sv_reader_get(s);
+	fathom_stats st;
+	if (ix && fathom_stats_get(&st, ix) == 0) {
+		put(&o, "# HELP fathom_documents Live documents in the index.\n# TYPE fathom_documents gauge\n"
+		        "fathom_documents %llu\n", (unsigned long long)st.docs);
+		put(&o, "# HELP fathom_chunks Live chunks in the index.\n# TYPE fathom_chunks gauge\n"
+		        "fathom_chunks %llu\n", (unsigned long long)st.chunks);
+		put(&o, "# HELP fathom_segments Segments in the index.\n# TYPE fathom_segments gauge\n"
+		        "fathom_segments %u\n", st.segments);
+		put(&o, "# HELP fathom_index_bytes Bytes of the index files.\n# TYPE fathom_index_bytes gauge\n"
+		        "fathom_index_bytes %llu\n", (unsigned long long)st.bytes_total);
+		put(&o, "# HELP fathom_generation The commit searches see.\n# TYPE fathom_generation gauge\n"
+		        "fathom_generation %llu\n", (unsigned long long)st.generation);
+	}
+	sv_reader_put(s, ix);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	double up = sv_now() - sv_started(s);
+	put(&o, "# HELP fathom_start_time_seconds When the daemon started (unix time).\n"
+	        "# TYPE fathom_start_time_seconds gauge\nfathom_start_time_seconds %.3f\n",
+	    (double)now.tv_sec + (double)now.tv_nsec * 1e-9 - up);
+	put(&o, "# HELP fathom_uptime_seconds Seconds since the daemon started.\n"
+	        "# TYPE fathom_uptime_seconds gauge\nfathom_uptime_seconds %.3f\n", up);
+	put(&o, "# HELP fathom_last_commit_time_seconds The daemon's last commit (unix time; 0: none yet).\n"
+	        "# TYPE fathom_last_commit_time_seconds gauge\nfathom_last_commit_time_seconds %.3f\n",
+	    sv_last_commit(s));
+	put(&o, "# HELP fathom_writable 1 when the daemon holds the writer lock.\n"
+	        "# TYPE fathom_writable gauge\nfathom_writable %d\n", sv_writable(s));
+	put(&o, "# HELP fathom_watch_updates_total Index updates made by the file watcher.\n"
+	        "# TYPE fathom_watch_updates_total counter\nfathom_watch_updates_total %llu\n",
+	    (unsigned long long)atomic_load(&watch_events));
+	put(&o, "# HELP fathom_watch_delay_seconds From a file change to its commit: the last one.\n"
+	        "# TYPE fathom_watch_delay_seconds gauge\nfathom_watch_delay_seconds %.6f\n",
+	    (double)atomic_load(&watch_delay_us_last) / 1e6);
+	if (o.err) {
+		free(o.p);
+		return NULL;
+	}
+	*len = o.n;
+	return o.p;
+}

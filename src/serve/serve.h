@@ -1,0 +1,133 @@
+/*
+ * serve.h — the search daemon and the MCP server. A client of the public
+ * API like the CLI: nothing here sees how the index is laid out.
+ *
+ *   state.c     the shared state: read-only handles, one per request in
+ *               flight, moved to each new commit; the one writer
+ *   handlers.c  the JSON API: (method, target, body) -> (status, JSON),
+ *               with no HTTP in it, so the MCP tools and the fuzz target
+ *               call it as the daemon does
+ *   mcp.c       JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp)
+ *   metrics.c   counters and latency histograms, Prometheus text
+ *   http.c      libmicrohttpd: limits, token, Host/Origin checks, signals
+ *
+ * docs/API.md describes the API; docs/openapi.json is its schema.
+ */
+#ifndef FATHOM_SERVE_H
+#define FATHOM_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "fathom.h"
+
+/* ---- shared state (state.c) ------------------------------------------------ */
+
+typedef struct sv_state sv_state;
+
+typedef struct sv_opts {
+	const char *index;          /* the index folder */
+	int read_only;              /* never take the writer lock */
+	int create;                 /* create the index when missing */
+	int lazy_writer;            /* take the writer lock per write, not for good
+	                             * (fathom mcp: other writers can go on) */
+	size_t max_body;            /* bytes; larger requests get 413 */
+	double request_timeout;     /* seconds a grep or an ingest may run */
+} sv_opts;
+
+/* Open the index: a writer unless read_only or another process holds the
+ * lock (then read-only, and *why says so). */
+int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len);
+void sv_close(sv_state *s);
+const sv_opts *sv_options(const sv_state *s);
+int sv_writable(const sv_state *s);
+const char *sv_index_dir(const sv_state *s);
+
+/* A read-only handle on the newest commit, for one request. */
+fathom_index *sv_reader_get(sv_state *s);
+void sv_reader_put(sv_state *s, fathom_index *ix);
+
+/* The writer, locked for one request (NULL: read-only: 503). */
+fathom_index *sv_writer_lock(sv_state *s);
+/* Unlock; committed = 1 after a commit (new readers see it). */
+void sv_writer_unlock(sv_state *s, int committed);
+
+double sv_now(void);              /* seconds, monotonic */
+double sv_started(const sv_state *s);
+double sv_last_commit(const sv_state *s);   /* unix time; 0: none since start */
+
+/* ---- the JSON API (handlers.c) ---------------------------------------------- */
+
+typedef struct sv_reply {
+	int status;                  /* HTTP status */
+	char *body;                  /* malloc'd */
+	size_t len;
+	const char *ctype;           /* static */
+	int endpoint;                /* sv_endpoint, for metrics */
+} sv_reply;
+
+enum sv_endpoint {
+	SV_EP_SEARCH, SV_EP_GREP, SV_EP_GET, SV_EP_ADD, SV_EP_DELETE, SV_EP_GLOSSARY,
+	SV_EP_VOCAB, SV_EP_SOURCES, SV_EP_STATS, SV_EP_HEALTH, SV_EP_METRICS, SV_EP_MCP,
+	SV_EP_OTHER, SV_NEP
+};
+const char *sv_endpoint_name(int ep);
+
+/* One request. target is the path and query string as sent
+ * ("/get?path=a.md&from=3"); body may be NULL. Never fails: errors are
+ * replies ({"error":{"code","message"}} with a 4xx/5xx status). */
+void sv_handle(sv_state *s, const char *method, const char *target, const char *body,
+               size_t len, sv_reply *out);
+void sv_reply_free(sv_reply *r);
+
+/* The operations behind the endpoints and the MCP tools: args in, a JSON
+ * result or an error (status and message) out. */
+typedef struct sv_err {
+	int status;
+	char msg[512];
+} sv_err;
+
+json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e);
+json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e);
+json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, json_t *count,
+                  sv_err *e);
+json_t *sv_do_sources(sv_state *s, sv_err *e);
+json_t *sv_do_glossary_list(sv_state *s, const char *kind, sv_err *e);
+json_t *sv_do_glossary_review(sv_state *s, json_t *args, sv_err *e);
+
+/* ---- MCP (mcp.c) -------------------------------------------------------------- */
+
+#define SV_MCP_PROTOCOL "2025-06-18"
+
+/* One JSON-RPC message in; the response (malloc'd JSON text), or NULL for a
+ * notification, which has none. */
+char *sv_mcp_message(sv_state *s, const char *msg, size_t len);
+/* The stdio transport: one message per line until EOF. */
+int sv_mcp_stdio(sv_state *s);
+
+/* ---- metrics (metrics.c) ------------------------------------------------------ */
+
+void sv_metrics_record(int endpoint, int status, double seconds);
+void sv_metrics_watch_delay(double seconds);
+/* Prometheus text exposition; malloc'd. */
+char *sv_metrics_text(sv_state *s, size_t *len);
+
+/* ---- the daemon (http.c) -------------------------------------------------------- */
+
+typedef struct sv_http_opts {
+	const char *listen;          /* "127.0.0.1:7700" */
+	const char *token_file;      /* bearer token, or NULL */
+	const char *const *allow_hosts; /* more Host/Origin names to accept */
+	size_t n_allow_hosts;
+	unsigned max_connections;
+	unsigned header_limit;       /* bytes of request headers */
+	unsigned idle_timeout;       /* seconds a slow client may stall */
+	int quiet;
+} sv_http_opts;
+
+/* Serve until SIGTERM or SIGINT; then finish what is in flight and close. */
+int sv_http_run(sv_state *s, const sv_http_opts *o);
+
+#endif /* FATHOM_SERVE_H */
