@@ -101,6 +101,7 @@ fuzz: deps
 bench: all deps-bench
 	bench/run.sh
 	bench/grep_bench.sh
+	bench/serve_bench.sh
 
 demo: deps
 	$(MAKE) all
