@@ -62,7 +62,7 @@ int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 0, 64u << 20, 30.0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0 };
 	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0 };
 	const char *allow[MAX_ALLOW];
 	uint64_t v;
@@ -126,7 +126,7 @@ int cmd_mcp(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 0, 64u << 20, 30.0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0 };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {

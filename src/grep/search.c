@@ -671,17 +671,32 @@ static int stat_changed(const struct stat *st, const ix_doc_info *di)
 	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec != di->mtime_ns;
 }
 
-/* Open a file to read: the descriptor; -1 gone; -2 there but not
- * readable (w->why says why). */
-static int open_checked(gworker *w, int dfd, const char *name)
+/* Open an indexed file to read: the descriptor, its size, and whether it
+ * changed since indexing; -1 gone or not a regular file; -2 there but not
+ * to be read (unreadable, over G_MAX_FILE: w->why says why). */
+static int open_file(gworker *w, int dfd, const char *name, const ix_doc_info *di, uint64_t *size,
+                     int *changed)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd >= 0)
-		return fd;
-	if (errno == ENOENT || errno == ENOTDIR)
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return -1;
+		snprintf(w->why, sizeof w->why, "%s", strerror(errno));
+		return -2;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return -1;
-	snprintf(w->why, sizeof w->why, "%s", strerror(errno));
-	return -2;
+	}
+	if ((uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		snprintf(w->why, sizeof w->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
+		return -2;
+	}
+	*size = (uint64_t)st.st_size;
+	*changed = stat_changed(&st, di);
+	return fd;
 }
 
 /* Read the file into w->buf: 1 read, 0 gone or not a regular file, 2 not
@@ -689,21 +704,11 @@ static int open_checked(gworker *w, int dfd, const char *name)
 static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *di, size_t *len,
                      int *changed)
 {
-	int fd = open_checked(w, dfd, name);
+	uint64_t size;
+	int fd = open_file(w, dfd, name, di, &size, changed);
 	if (fd < 0)
 		return fd == -1 ? 0 : 2;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
-	if ((uint64_t)st.st_size > G_MAX_FILE) {
-		close(fd);
-		snprintf(w->why, sizeof w->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
-		return 2;
-	}
-	*changed = stat_changed(&st, di);
-	size_t want = (size_t)st.st_size + 1, n = 0;
+	size_t want = (size_t)size + 1, n = 0;
 	for (;;) {
 		if (want > w->buf_cap) {
 			char *nb = fa_realloc(w->buf, want);
@@ -739,7 +744,7 @@ static int read_file(gworker *w, int dfd, const char *name, const ix_doc_info *d
 /* -l with one pattern: read the file a piece at a time, each piece's whole
  * lines matched as they come, and stop at the first matching line, so a
  * large file that matches early is not read to its end. 1 read (*found
- * set, the line in w->tl[0]), 0 gone, < 0 error. */
+ * set, the line in w->tl[0]), 0 gone, 2 not read (w->why), < 0 error. */
 #define G_PIECE (64u << 10)
 #define G_FIRST_PIECE (8u << 10)
 
@@ -747,20 +752,10 @@ static int first_match(gworker *w, int dfd, const char *name, const ix_doc_info 
                        int *changed, int *found)
 {
 	*found = 0;
-	int fd = open_checked(w, dfd, name);
+	uint64_t size;
+	int fd = open_file(w, dfd, name, di, &size, changed);
 	if (fd < 0)
 		return fd == -1 ? 0 : 2;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
-	if ((uint64_t)st.st_size > G_MAX_FILE) {
-		close(fd);
-		snprintf(w->why, sizeof w->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
-		return 2;
-	}
-	*changed = stat_changed(&st, di);
 	size_t n = 0, scanned = 0;
 	int eof = 0, rc = 0;
 	glines *l = &w->tl[0];

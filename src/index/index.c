@@ -215,6 +215,28 @@ static void close_snapshot(ix_index *ix)
 	ix->nsegs = 0;
 }
 
+/* Open the segment a manifest entry names, and check it is that one. */
+static int open_named(ix_index *ix, const ix_man_seg *e, ix_segment **out)
+{
+	*out = NULL;
+	char name[64];
+	ix_seg_name(name, sizeof name, e->id);
+	char *path = fa_path_join(ix->dir, name);
+	if (!path)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	ix_segment *s;
+	int rc = seg_open_file(&s, path);
+	if (!rc && (s->id != e->id || s->footer_crc != e->footer_crc || s->len != e->file_len ||
+	            s->nchunks != e->nchunks || s->ndocs != e->ndocs)) {
+		rc = fa_err(FATHOM_ECORRUPT, "%s: not the segment the manifest names", path);
+		seg_close(s);
+	}
+	fa_free(path);
+	if (!rc)
+		*out = s;
+	return rc;
+}
+
 /* Open the segments the manifest names. ENOTFOUND: a file is gone (a
  * writer committed meanwhile: read the manifest again). */
 static int load_snapshot(ix_index *ix)
@@ -234,24 +256,11 @@ static int load_snapshot(ix_index *ix)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < m->nsegs; i++) {
 		const ix_man_seg *e = &m->segs[i];
-		char name[64];
-		ix_seg_name(name, sizeof name, e->id);
-		char *path = fa_path_join(ix->dir, name);
-		if (!path)
-			return fa_err(FATHOM_ENOMEM, "out of memory");
 		ix_segment *s;
-		int rc = seg_open_file(&s, path);
-		if (rc) {
-			fa_free(path);
-			return rc;
-		}
-		ix->segs[ix->nsegs++] = s;
-		if (s->id != e->id || s->footer_crc != e->footer_crc || s->len != e->file_len ||
-		    s->nchunks != e->nchunks || s->ndocs != e->ndocs)
-			rc = fa_err(FATHOM_ECORRUPT, "%s: not the segment the manifest names", path);
-		fa_free(path);
+		int rc = open_named(ix, e, &s);
 		if (rc)
 			return rc;
+		ix->segs[ix->nsegs++] = s;
 		if (e->del_gen) {
 			uint8_t *dd, *dc;
 			rc = ix_tomb_read(ix->dir, e->id, e->del_gen, s->ndocs, s->nchunks, &dd, &dc);
@@ -305,24 +314,8 @@ int ix_refresh(ix_index *ix, int *changed)
 				}
 			}
 			if (!s) {
-				char name[64];
-				ix_seg_name(name, sizeof name, e->id);
-				char *path = fa_path_join(ix->dir, name);
-				if (!path) {
-					rc = fa_err(FATHOM_ENOMEM, "out of memory");
+				if ((rc = open_named(ix, e, &s)) != 0)
 					break;
-				}
-				rc = seg_open_file(&s, path);
-				if (!rc && (s->id != e->id || s->footer_crc != e->footer_crc ||
-				            s->len != e->file_len || s->nchunks != e->nchunks ||
-				            s->ndocs != e->ndocs))
-					rc = fa_err(FATHOM_ECORRUPT, "%s: not the segment the manifest names", path);
-				fa_free(path);
-				if (rc) {
-					if (s)
-						seg_close(s);
-					break;
-				}
 				opened[i] = 1;
 			}
 			segs[i] = s;

@@ -164,6 +164,16 @@ static int only_known(json_t *args, const char *const *known, sv_err *e)
 	return 0;
 }
 
+/* A read-only handle for this request; NULL with e set when the index
+ * cannot be opened. */
+static fathom_index *reader(sv_state *s, sv_err *e)
+{
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix)
+		err_api(e, FATHOM_EIO, "opening the index");
+	return ix;
+}
+
 /* ---- search -------------------------------------------------------------------- */
 
 static json_t *hit_json(const fathom_hit *h, size_t rank, int explain)
@@ -327,11 +337,9 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 	}
 	so.filters = nf ? filters : NULL;
 	so.n_filters = nf;
-	fathom_index *ix = sv_reader_get(s);
-	if (!ix) {
-		err_api(e, FATHOM_EIO, "opening the index");
+	fathom_index *ix = reader(s, e);
+	if (!ix)
 		goto bad;
-	}
 	double t0 = sv_now();
 	fathom_results *r = NULL;
 	int rc = fathom_search(&r, ix, query, &so);
@@ -480,10 +488,9 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 	double tl = sv_options(s)->request_timeout;
 	if (tl > 0)
 		a.deadline = sv_now() + tl;
-	fathom_index *ix = sv_reader_get(s);
+	fathom_index *ix = reader(s, e);
 	if (!ix) {
 		json_decref(a.files);
-		err_api(e, FATHOM_EIO, "opening the index");
 		return NULL;
 	}
 	fathom_grep_stats st;
@@ -527,11 +534,9 @@ json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, j
 		err_set(e, 400, "\"from\" must be a line number from 1, \"count\" a number of lines");
 		return NULL;
 	}
-	fathom_index *ix = sv_reader_get(s);
-	if (!ix) {
-		err_api(e, FATHOM_EIO, "opening the index");
+	fathom_index *ix = reader(s, e);
+	if (!ix)
 		return NULL;
-	}
 	char *text = NULL;
 	size_t len = 0;
 	/* only what the index holds: an id or path is looked up, never opened */
@@ -584,11 +589,9 @@ static int src_cb(void *ctx, const char *id, const char *path, uint64_t size, ui
 
 json_t *sv_do_sources(sv_state *s, sv_err *e)
 {
-	fathom_index *ix = sv_reader_get(s);
-	if (!ix) {
-		err_api(e, FATHOM_EIO, "opening the index");
+	fathom_index *ix = reader(s, e);
+	if (!ix)
 		return NULL;
-	}
 	src_acc a = { json_object(), 0, 0, 0 };
 	int rc = fathom_list_docs(ix, src_cb, &a);
 	const char *root = fathom_root(ix);
@@ -631,11 +634,9 @@ json_t *sv_do_glossary_list(sv_state *s, const char *kind, sv_err *e)
 		err_set(e, 400, "kind must be group, protected, candidate or pending");
 		return NULL;
 	}
-	fathom_index *ix = sv_reader_get(s);
-	if (!ix) {
-		err_api(e, FATHOM_EIO, "opening the index");
+	fathom_index *ix = reader(s, e);
+	if (!ix)
 		return NULL;
-	}
 	json_t *items = json_array();
 	int rc = fathom_glossary_list(ix, kind && *kind ? kind : NULL, gloss_cb, items);
 	sv_reader_put(s, ix);
@@ -991,11 +992,9 @@ static json_t *do_delete(sv_state *s, const char *id, sv_err *e)
 
 static json_t *do_stats(sv_state *s, sv_err *e)
 {
-	fathom_index *ix = sv_reader_get(s);
-	if (!ix) {
-		err_api(e, FATHOM_EIO, "opening the index");
+	fathom_index *ix = reader(s, e);
+	if (!ix)
 		return NULL;
-	}
 	fathom_stats st;
 	int rc = fathom_stats_get(&st, ix);
 	sv_reader_put(s, ix);
@@ -1017,6 +1016,83 @@ static int is(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* GET /get?path=|id=&from=&count=, GET /documents/{id}?from=&count= */
+static json_t *do_get_qs(sv_state *s, const char *qs, const char *doc_id, sv_err *e)
+{
+	int bad = 0;
+	char *p = doc_id ? NULL : qs_get(qs, "path", &bad), *id = doc_id ? NULL : qs_get(qs, "id", &bad);
+	json_t *from = qs_int(qs, "from", &bad), *count = qs_int(qs, "count", &bad), *res = NULL;
+	if (bad)
+		err_set(e, 400, "malformed query string (path, id, from, count)");
+	else
+		res = sv_do_get(s, doc_id ? doc_id : id, p, from, count, e);
+	free(p);
+	free(id);
+	json_decref(from);
+	json_decref(count);
+	return res;
+}
+
+static json_t *do_glossary_get(sv_state *s, const char *qs, sv_err *e)
+{
+	int bad = 0;
+	char *kind = qs_get(qs, "kind", &bad);
+	json_t *res = NULL;
+	if (bad)
+		err_set(e, 400, "malformed query string (kind)");
+	else
+		res = sv_do_glossary_list(s, kind, e);
+	free(kind);
+	return res;
+}
+
+static json_t *do_vocab(sv_state *s, const char *qs, sv_err *e)
+{
+	int bad = 0;
+	char *cat = qs_get(qs, "category", &bad), *prefix = qs_get(qs, "prefix", &bad);
+	json_t *lim = qs_int(qs, "limit", &bad), *res = NULL;
+	long long limit = lim ? json_integer_value(lim) : 100;
+	fathom_index *ix = NULL;
+	if (bad || limit < 1 || limit > 100000)
+		err_set(e, 400, "malformed query string (category, prefix, limit 1..100000)");
+	else if ((ix = reader(s, e)) != NULL) {
+		vocab_acc a = { json_array(), (size_t)limit };
+		int rc = fathom_vocab(ix, cat && *cat ? cat : NULL, prefix && *prefix ? prefix : NULL,
+		                      vocab_cb, &a);
+		sv_reader_put(s, ix);
+		if (rc && rc != 1) {
+			err_api(e, rc, "vocabulary");
+			json_decref(a.items);
+		} else {
+			res = json_pack("{s:o}", "items", a.items);
+		}
+	}
+	free(cat);
+	free(prefix);
+	json_decref(lim);
+	return res;
+}
+
+static json_t *do_health(sv_state *s, sv_err *e)
+{
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		err_set(e, 503, "the index cannot be opened");
+		return NULL;
+	}
+	json_t *res = json_pack("{s:s,s:I,s:b}", "status", "ok", "generation",
+	                        (json_int_t)fathom_generation(ix), "writable", sv_writable(s));
+	sv_reader_put(s, ix);
+	return res;
+}
+
+void sv_reply_error(sv_reply *r, int status, const char *msg)
+{
+	sv_err e = { status, "" };
+	snprintf(e.msg, sizeof e.msg, "%s", msg);
+	reply_err(r, &e);
+}
+
 void sv_handle(sv_state *s, const char *method, const char *target, const char *body,
                size_t len, sv_reply *out)
 {
@@ -1029,148 +1105,89 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 	const char *qs = q ? q + 1 : "";
 	int get = is(method, "GET") || is(method, "HEAD"), post = is(method, "POST"),
 	    del = is(method, "DELETE");
-	int bad = 0;
 	if (!path) {
 		err_set(&e, 400, "malformed target (a bad %% escape or a NUL)");
 		reply_err(out, &e);
 		return;
 	}
-	int known = 1, allowed = 1;
+	/* POST bodies are JSON, except /documents (JSON lines) and /mcp */
 	json_t *args = NULL, *res = NULL;
+#define BODY() (args = parse_body(body, len, &e))
+	int known = 1, allowed = 1, ep = SV_EP_OTHER;
 	if (is(path, "/health")) {
-		out->endpoint = SV_EP_HEALTH;
-		if ((allowed = get)) {
-			fathom_index *ix = sv_reader_get(s);
-			if (ix) {
-				res = json_pack("{s:s,s:I,s:b}", "status", "ok", "generation",
-				                (json_int_t)fathom_generation(ix), "writable", sv_writable(s));
-				sv_reader_put(s, ix);
-			} else {
-				err_set(&e, 503, "the index cannot be opened");
-			}
-		}
+		ep = SV_EP_HEALTH;
+		if ((allowed = get))
+			res = do_health(s, &e);
 	} else if (is(path, "/stats")) {
-		out->endpoint = SV_EP_STATS;
+		ep = SV_EP_STATS;
 		if ((allowed = get))
 			res = do_stats(s, &e);
 	} else if (is(path, "/search")) {
-		out->endpoint = SV_EP_SEARCH;
-		if ((allowed = post) && (args = parse_body(body, len, &e)))
+		ep = SV_EP_SEARCH;
+		if ((allowed = post) && BODY())
 			res = sv_do_search(s, args, &e);
 	} else if (is(path, "/grep")) {
-		out->endpoint = SV_EP_GREP;
-		if ((allowed = post) && (args = parse_body(body, len, &e)))
+		ep = SV_EP_GREP;
+		if ((allowed = post) && BODY())
 			res = sv_do_grep(s, args, &e);
 	} else if (is(path, "/get")) {
-		out->endpoint = SV_EP_GET;
-		if ((allowed = get)) {
-			char *p = qs_get(qs, "path", &bad), *id = qs_get(qs, "id", &bad);
-			json_t *from = qs_int(qs, "from", &bad), *count = qs_int(qs, "count", &bad);
-			if (bad)
-				err_set(&e, 400, "malformed query string (path, id, from, count)");
-			else
-				res = sv_do_get(s, id, p, from, count, &e);
-			free(p);
-			free(id);
-			json_decref(from);
-			json_decref(count);
-		}
+		ep = SV_EP_GET;
+		if ((allowed = get))
+			res = do_get_qs(s, qs, NULL, &e);
 	} else if (is(path, "/documents")) {
-		out->endpoint = SV_EP_ADD;
+		ep = SV_EP_ADD;
 		if ((allowed = post))
 			res = do_add(s, body, len, &e);
 	} else if (strncmp(path, "/documents/", 11) == 0 && path[11]) {
-		const char *id = path + 11;
-		out->endpoint = get ? SV_EP_GET : SV_EP_DELETE;
-		if (get) {
-			json_t *from = qs_int(qs, "from", &bad), *count = qs_int(qs, "count", &bad);
-			if (bad)
-				err_set(&e, 400, "malformed query string (from, count)");
-			else
-				res = sv_do_get(s, id, NULL, from, count, &e);
-			json_decref(from);
-			json_decref(count);
-		} else if (del) {
-			res = do_delete(s, id, &e);
-		} else {
-			allowed = 0;
-		}
+		ep = get ? SV_EP_GET : SV_EP_DELETE;
+		if (get)
+			res = do_get_qs(s, qs, path + 11, &e);
+		else if ((allowed = del))
+			res = do_delete(s, path + 11, &e);
 	} else if (is(path, "/glossary")) {
-		out->endpoint = SV_EP_GLOSSARY;
-		if (get) {
-			char *kind = qs_get(qs, "kind", &bad);
-			if (bad)
-				err_set(&e, 400, "malformed query string (kind)");
-			else
-				res = sv_do_glossary_list(s, kind, &e);
-			free(kind);
-		} else if (post) {
-			if ((args = parse_body(body, len, &e)))
-				res = do_glossary_add(s, args, &e);
-		} else {
-			allowed = 0;
-		}
+		ep = SV_EP_GLOSSARY;
+		if (get)
+			res = do_glossary_get(s, qs, &e);
+		else if ((allowed = post) && BODY())
+			res = do_glossary_add(s, args, &e);
 	} else if (is(path, "/glossary/review")) {
-		out->endpoint = SV_EP_GLOSSARY;
-		if ((allowed = post) && (args = parse_body(body, len, &e)))
+		ep = SV_EP_GLOSSARY;
+		if ((allowed = post) && BODY())
 			res = sv_do_glossary_review(s, args, &e);
 	} else if (is(path, "/vocabulary")) {
-		out->endpoint = SV_EP_VOCAB;
-		if ((allowed = get)) {
-			char *cat = qs_get(qs, "category", &bad), *prefix = qs_get(qs, "prefix", &bad);
-			json_t *lim = qs_int(qs, "limit", &bad);
-			long long limit = lim ? json_integer_value(lim) : 100;
-			if (bad || limit < 1 || limit > 100000) {
-				err_set(&e, 400, "malformed query string (category, prefix, limit 1..100000)");
-			} else {
-				fathom_index *ix = sv_reader_get(s);
-				vocab_acc a = { json_array(), (size_t)limit };
-				int rc = ix ? fathom_vocab(ix, cat && *cat ? cat : NULL,
-				                           prefix && *prefix ? prefix : NULL, vocab_cb, &a)
-				            : FATHOM_EIO;
-				sv_reader_put(s, ix);
-				if (rc && rc != 1) {
-					err_api(&e, rc, "vocabulary");
-					json_decref(a.items);
-				} else {
-					res = json_pack("{s:o}", "items", a.items);
-				}
-			}
-			free(cat);
-			free(prefix);
-			json_decref(lim);
-		}
+		ep = SV_EP_VOCAB;
+		if ((allowed = get))
+			res = do_vocab(s, qs, &e);
 	} else if (is(path, "/sources")) {
-		out->endpoint = SV_EP_SOURCES;
+		ep = SV_EP_SOURCES;
 		if ((allowed = get))
 			res = sv_do_sources(s, &e);
-	} else if (is(path, "/metrics")) {
+	} else if (is(path, "/metrics") && get) {
 		out->endpoint = SV_EP_METRICS;
-		if ((allowed = get)) {
-			out->status = 200;
-			out->ctype = "text/plain; version=0.0.4";
-			out->body = sv_metrics_text(s, &out->len);
-			if (!out->body)
-				err_set(&e, 500, "out of memory");
-			else {
-				free(path);
-				return;
-			}
-		}
-	} else if (is(path, "/mcp")) {
+		out->status = 200;
+		out->ctype = "text/plain; version=0.0.4";
+		out->body = sv_metrics_text(s, &out->len);
+		free(path);
+		if (!out->body)
+			sv_reply_error(out, 500, "out of memory");
+		return;
+	} else if (is(path, "/mcp") && post) {
+		/* a notification has no answer: 202 and no body */
 		out->endpoint = SV_EP_MCP;
-		if ((allowed = post)) {
-			char *r = sv_mcp_message(s, body ? body : "", len);
-			out->status = r ? 200 : 202;
-			out->ctype = "application/json";
-			out->body = r;
-			out->len = r ? strlen(r) : 0;
-			free(path);
-			return;
-		}
+		out->body = sv_mcp_message(s, body ? body : "", len);
+		out->status = out->body ? 200 : 202;
+		out->ctype = "application/json";
+		out->len = out->body ? strlen(out->body) : 0;
+		free(path);
+		return;
+	} else if (is(path, "/metrics") || is(path, "/mcp")) {
+		ep = is(path, "/mcp") ? SV_EP_MCP : SV_EP_METRICS;
+		allowed = 0;
 	} else {
 		known = 0;
 	}
+#undef BODY
+	out->endpoint = ep;
 	if (!known)
 		err_set(&e, 404, "no such endpoint: %.200s (docs/API.md lists them)", path);
 	else if (!allowed)

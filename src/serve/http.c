@@ -88,15 +88,14 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, 
 	return ok;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *code,
-                                  const char *msg, int ep, double t0)
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *msg, int ep,
+                                  double t0)
 {
-	json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
-	char *b = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	sv_reply rp = { status, b, b ? strlen(b) : 0, "application/json", ep };
+	sv_reply rp;
+	memset(&rp, 0, sizeof rp);
+	sv_reply_error(&rp, status, msg);
 	enum MHD_Result ok = send_reply(c, &rp, 0);
-	free(b);
+	sv_reply_free(&rp);
 	sv_metrics_record(ep, status, sv_now() - t0);
 	return ok;
 }
@@ -168,23 +167,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 		if (!host || !host_allowed(h, host))
-			return send_error(c, 403, "forbidden",
+			return send_error(c, 403,
 			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
 			                  SV_EP_OTHER, r->t0);
 		if (origin && strcmp(origin, "null") != 0) {
 			const char *p = strstr(origin, "://");
 			if (!p || !host_allowed(h, p + 3))
-				return send_error(c, 403, "forbidden", "Origin not allowed", SV_EP_OTHER, r->t0);
+				return send_error(c, 403, "Origin not allowed", SV_EP_OTHER, r->t0);
 		}
 		if (strncmp(r->uri, "/health", 7) != 0 &&
 		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
-			return send_error(c, 401, "unauthorized", "a bearer token is required",
+			return send_error(c, 401, "a bearer token is required",
 			                  SV_EP_OTHER, r->t0);
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > max_body) {
 			char msg[128];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (--max-body)", max_body);
-			return send_error(c, 413, "too_large", msg, SV_EP_OTHER, r->t0);
+			return send_error(c, 413, msg, SV_EP_OTHER, r->t0);
 		}
 		return MHD_YES;   /* the body, if any, comes next */
 	}
@@ -211,7 +210,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (r->too_large)
-		return send_error(c, 413, "too_large", "the body is over the limit (--max-body)",
+		return send_error(c, 413, "the body is over the limit (--max-body)",
 		                  SV_EP_OTHER, r->t0);
 	sv_reply rp;
 	int head = strcmp(method, "HEAD") == 0;

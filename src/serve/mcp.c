@@ -338,6 +338,16 @@ char *sv_mcp_message(sv_state *s, const char *msg, size_t len)
 	return out;
 }
 
+static void write_line(char *msg)
+{
+	if (!msg)
+		return;
+	fputs(msg, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	free(msg);
+}
+
 int sv_mcp_stdio(sv_state *s)
 {
 	char *line = NULL;
@@ -348,23 +358,10 @@ int sv_mcp_stdio(sv_state *s)
 			n--;
 		if (n == 0)
 			continue;
-		if ((size_t)n > sv_options(s)->max_body) {
-			char *r = rpc_error(NULL, -32600, "Invalid Request: message too large");
-			if (r) {
-				fputs(r, stdout);
-				fputc('\n', stdout);
-				fflush(stdout);
-			}
-			free(r);
-			continue;
-		}
-		char *r = sv_mcp_message(s, line, (size_t)n);
-		if (r) {
-			fputs(r, stdout);
-			fputc('\n', stdout);
-			fflush(stdout);
-			free(r);
-		}
+		if ((size_t)n > sv_options(s)->max_body)
+			write_line(rpc_error(NULL, -32600, "Invalid Request: message too large"));
+		else
+			write_line(sv_mcp_message(s, line, (size_t)n));
 	}
 	free(line);
 	return 0;

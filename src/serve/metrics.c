@@ -23,7 +23,6 @@ typedef struct ep_metrics {
 } ep_metrics;
 
 static ep_metrics eps[SV_NEP];
-static _Atomic uint64_t watch_events, watch_delay_us_sum, watch_delay_us_last;
 
 void sv_metrics_record(int ep, int status, double seconds)
 {
@@ -40,14 +39,6 @@ void sv_metrics_record(int ep, int status, double seconds)
 		b++;
 	atomic_fetch_add_explicit(&m->bucket[b], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->sum_us, (uint64_t)(seconds * 1e6), memory_order_relaxed);
-}
-
-void sv_metrics_watch_delay(double seconds)
-{
-	uint64_t us = (uint64_t)(seconds * 1e6);
-	atomic_fetch_add_explicit(&watch_events, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&watch_delay_us_sum, us, memory_order_relaxed);
-	atomic_store_explicit(&watch_delay_us_last, us, memory_order_relaxed);
 }
 
 typedef struct out {
@@ -151,12 +142,6 @@ char *sv_metrics_text(sv_state *s, size_t *len)
 	    sv_last_commit(s));
 	put(&o, "# HELP fathom_writable 1 when the daemon holds the writer lock.\n"
 	        "# TYPE fathom_writable gauge\nfathom_writable %d\n", sv_writable(s));
-	put(&o, "# HELP fathom_watch_updates_total Index updates made by the file watcher.\n"
-	        "# TYPE fathom_watch_updates_total counter\nfathom_watch_updates_total %llu\n",
-	    (unsigned long long)atomic_load(&watch_events));
-	put(&o, "# HELP fathom_watch_delay_seconds From a file change to its commit: the last one.\n"
-	        "# TYPE fathom_watch_delay_seconds gauge\nfathom_watch_delay_seconds %.6f\n",
-	    (double)atomic_load(&watch_delay_us_last) / 1e6);
 	if (o.err) {
 		free(o.p);
 		return NULL;

@@ -30,7 +30,6 @@ typedef struct sv_state sv_state;
 typedef struct sv_opts {
 	const char *index;          /* the index folder */
 	int read_only;              /* never take the writer lock */
-	int create;                 /* create the index when missing */
 	int lazy_writer;            /* take the writer lock per write, not for good
 	                             * (fathom mcp: other writers can go on) */
 	size_t max_body;            /* bytes; larger requests get 413 */
@@ -81,6 +80,8 @@ const char *sv_endpoint_name(int ep);
 void sv_handle(sv_state *s, const char *method, const char *target, const char *body,
                size_t len, sv_reply *out);
 void sv_reply_free(sv_reply *r);
+/* An error reply ({"error":{"code","message"}}) with this status. */
+void sv_reply_error(sv_reply *r, int status, const char *msg);
 
 /* The operations behind the endpoints and the MCP tools: args in, a JSON
  * result or an error (status and message) out. */
@@ -110,7 +111,6 @@ int sv_mcp_stdio(sv_state *s);
 /* ---- metrics (metrics.c) ------------------------------------------------------ */
 
 void sv_metrics_record(int endpoint, int status, double seconds);
-void sv_metrics_watch_delay(double seconds);
 /* Prometheus text exposition; malloc'd. */
 char *sv_metrics_text(sv_state *s, size_t *len);
 

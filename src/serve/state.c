@@ -58,7 +58,7 @@ int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len)
 	int rc = 0;
 	if (!o->read_only && !o->lazy_writer) {
 		fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-		oo.flags = o->create ? FATHOM_OPEN_CREATE : FATHOM_OPEN_WRITE;
+		oo.flags = FATHOM_OPEN_WRITE;
 		rc = fathom_open(&s->w, s->dir, &oo);
 		if (rc == FATHOM_ELOCKED) {
 			snprintf(why, why_len, "%s", fathom_errmsg());

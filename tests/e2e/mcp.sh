@@ -60,6 +60,9 @@ check 15 '.result.isError == true and (.result.content[0].text | test("unknown m
 check 16 '.error.code == -32602' "arguments not an object"
 jq -e 'select(.id == null) | .error.code' "$T/out" | grep -qx -- -32700 && ok || fail "parse error"
 jq -e 'select(.id == null) | .error.code' "$T/out" | grep -qx -- -32600 && ok || fail "batch refused"
-# the approved group expands the next search: tls finds the spelled-out form
 check 18 '.result.isError == false and .result.structuredContent.count >= 1' "search after review"
+# the review was committed: the candidate is a group now, the lock let go
+"$F" glossary --index "$T/ix" --json list group > "$T/groups" 2>&1
+jq -e 'select(.terms == ["tls","transport layer security"])' "$T/groups" > /dev/null && ok ||
+	fail "glossary_review did not commit a group: $(cat "$T/groups")"
 finish

@@ -101,6 +101,8 @@ s=$(req POST /search '{"query":"x","k":0}'); is 400 "$s" '.error.message | test(
 s=$(req POST /search '{"qurey":"x"}'); is 400 "$s" '.error.message | test("unknown member")' "unknown member"
 s=$(req POST /search '[1,2]'); is 400 "$s" '.error' "not an object"
 s=$(req GET /search); is 405 "$s" '.error.code == "method_not_allowed"' "wrong method"
+s=$(req GET /mcp); is 405 "$s" '.error.code == "method_not_allowed"' "no SSE stream on GET /mcp"
+s=$(req POST /metrics x); is 405 "$s" '.error' "POST /metrics"
 s=$(req GET /nowhere); is 404 "$s" '.error.code == "not_found"' "unknown endpoint"
 s=$(req GET '/get?path=%zz'); is 400 "$s" '.error' "bad escape"
 s=$(curl -s -o "$T/b" -w '%{http_code}' -H 'Host: evil.example' "$U/health"); is 403 "$s" '.error.code == "forbidden"' "Host check"
@@ -111,7 +113,11 @@ s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" --data-binary @"$
 # a slow client (half a request, then silence) is dropped; others are served
 exec 7<>/dev/tcp/127.0.0.1/"${U##*:}"; printf 'POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"qu' >&7
 s=$(req GET /health); is 200 "$s" '.status == "ok"' "served beside a slow client"
-sleep 3; exec 7>&-
+# after --idle-timeout (2 s) the daemon has closed it: a read sees EOF (1),
+# not a time-out (> 128)
+sleep 3; read -r -t 2 -u 7 _; rc=$?
+[ "$rc" = 1 ] && ok || fail "a silent client was not dropped (read: $rc)"
+exec 7>&-
 # a burst of random requests: the daemon keeps serving
 for i in $(seq 1 200); do
 	case $((RANDOM % 6)) in
