@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "fathom.h"
 
 extern const char *cli_prog;
@@ -68,5 +70,27 @@ typedef struct cli_ingest {
 } cli_ingest;
 void cli_ingest_init(cli_ingest *ci);
 void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, const char *verb);
+
+/* Writes through a running daemon (remote.c). */
+typedef struct cli_remote {
+	char url[320];
+	char token[512];   /* "" when the daemon wants none */
+	long pid;
+} cli_remote;
+/* The daemon serving index (its SERVE file, a live pid): 0 found, -1 none,
+ * -2 found but its token is unreadable (reported). */
+int cli_remote_find(const char *index, cli_remote *r);
+/* Open for writing: 0 opened; 1 the lock is held by a daemon, send the
+ * write to r; 2 failed (reported). */
+int cli_open_write(fathom_index **out, const char *dir, unsigned flags, const char *stem,
+                   cli_remote *r);
+/* One request; 0 with *reply the 2xx JSON answer, else 2 (reported). */
+int cli_remote_call(const cli_remote *r, const char *method, const char *target,
+                    const char *ctype, const char *body, size_t len, json_t **reply);
+/* POST a JSON object (stolen). */
+int cli_remote_post(const cli_remote *r, const char *target, json_t *args, json_t **reply);
+int cli_pct_encode(const char *s, char *out, size_t cap);
+/* Add an ingest reply's counts to st. */
+void cli_remote_stats(json_t *reply, fathom_ingest_stats *st);
 
 #endif

@@ -60,6 +60,48 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* A change sent to the daemon that holds the index (POST /glossary). */
+static int remote_glossary(const cli_remote *r, const char *sub, char **args, int nargs)
+{
+	json_t *req = NULL, *reply = NULL;
+	const char *target = "/glossary";
+	uint32_t id = 0;
+	if (strcmp(sub, "add") == 0) {
+		if (nargs < 2)
+			return cli_usage_error("glossary add TERM TERM...: at least two terms");
+		json_t *t = json_array();
+		for (int i = 0; i < nargs; i++)
+			json_array_append_new(t, json_string(args[i]));
+		req = json_pack("{s:o}", "terms", t);
+	} else if (strcmp(sub, "remove") == 0 || strcmp(sub, "protect") == 0 ||
+	           strcmp(sub, "unprotect") == 0) {
+		if (nargs != 1)
+			return cli_usage_error("glossary %s wants one argument", sub);
+		req = json_pack("{s:s}", sub, args[0]);
+	} else if (strcmp(sub, "propose") == 0) {
+		req = json_pack("{s:b}", "propose", 1);
+	} else if (strcmp(sub, "approve") == 0 || strcmp(sub, "reject") == 0) {
+		if (nargs != 1)
+			return cli_usage_error("glossary %s ID", sub);
+		if (parse_u32(args[0], &id))
+			return 2;
+		target = "/glossary/review";
+		req = json_pack("{s:I,s:s}", "candidate", (json_int_t)id, "decision", sub);
+	} else {
+		return cli_usage_error("glossary: no subcommand '%s'", sub);
+	}
+	if (cli_remote_post(r, target, req, &reply))
+		return 2;
+	json_t *g = json_object_get(reply, "group"), *p = json_object_get(reply, "proposed");
+	if (json_is_integer(g))
+		printf("group %lld\n", (long long)json_integer_value(g));
+	if (json_is_integer(p))
+		printf("%lld new candidate%s (fathom glossary pending)\n", (long long)json_integer_value(p),
+		       json_integer_value(p) == 1 ? "" : "s");
+	json_decref(reply);
+	return 0;
+}
+
 int cmd_glossary(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -85,9 +127,18 @@ int cmd_glossary(int argc, char **argv)
 	char **args = argv + optind;
 	int readonly = strcmp(sub, "list") == 0 || strcmp(sub, "pending") == 0;
 	fathom_index *ix;
-	if (cli_open(&ix, index, readonly ? FATHOM_OPEN_READONLY : FATHOM_OPEN_WRITE, NULL))
-		return 2;
 	int rc = 0;
+	if (readonly) {
+		if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
+			return 2;
+	} else {
+		cli_remote r;
+		rc = cli_open_write(&ix, index, FATHOM_OPEN_WRITE, NULL, &r);
+		if (rc == 1)
+			return remote_glossary(&r, sub, args, nargs);
+		if (rc)
+			return 2;
+	}
 	if (readonly) {
 		if (nargs > 1 || (nargs == 1 && strcmp(sub, "pending") == 0)) {
 			fathom_close(ix);

@@ -1,4 +1,5 @@
 /* ingest_cmds.c — fathom index, add, chunk, delete. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,225 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 	return 0;
 }
 
+/* ---- through a running daemon (remote.c) ------------------------------------ */
+
+/* The options both index and add send. */
+static json_t *remote_opts(const cli_ingest *ci, int for_index)
+{
+	const fathom_ingest_opts *io = &ci->io;
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I}", "chunk_target", (json_int_t)io->chunk_target,
+	                      "chunk_overlap", (json_int_t)io->chunk_overlap, "chunk_max",
+	                      (json_int_t)io->chunk_max, "ident_min_len",
+	                      (json_int_t)io->ident_min_len, "ident_max", (json_int_t)io->ident_max);
+	if (o && for_index) {
+		json_object_set_new(o, "max_size", json_integer((json_int_t)io->max_file_size));
+		json_object_set_new(o, "grep_max_size", json_integer((json_int_t)io->grep_max_file_size));
+		json_object_set_new(o, "grep_only", json_boolean(io->grep_only));
+		json_object_set_new(o, "gitignore", json_boolean(io->use_gitignore));
+		json_object_set_new(o, "follow_symlinks", json_boolean(io->follow_symlinks));
+		json_object_set_new(o, "remove_missing", json_boolean(io->remove_missing));
+	}
+	json_t *m = json_array();
+	for (size_t i = 0; i < io->n_meta; i++)
+		json_array_append_new(m, json_string(io->meta[i]));
+	json_object_set_new(o, "meta", m);
+	return o;
+}
+
+/* Lexically normalise an absolute path in place: "." and ".." parts and
+ * repeated slashes go, as the index's own key rebasing does. */
+static void lexical(char *p)
+{
+	char *out = p, *in = p;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		char *e = strchr(in, '/');
+		size_t n = e ? (size_t)(e - in) : strlen(in);
+		if (n == 0)
+			break;
+		if (n == 1 && in[0] == '.') {
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+		}
+		in += n;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* The paths as the daemon, working in the index's root folder, must see
+ * them to give every file the key a local run would: from inside the root,
+ * relative to it; from outside it, absolute (a local run keys those by the
+ * absolute path). */
+static json_t *remote_paths(const char *index, char **paths, int n)
+{
+	fathom_index *ro = NULL;
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_READONLY;
+	int rc = fathom_open(&ro, index, &oo);
+	if (rc) {
+		cli_die_api(rc, index);
+		return NULL;
+	}
+	char root[4096], cwd[4096];
+	snprintf(root, sizeof root, "%s", fathom_root(ro) ? fathom_root(ro) : "");
+	fathom_close(ro);
+	if (!getcwd(cwd, sizeof cwd)) {
+		fprintf(stderr, "%s: cannot tell the current folder\n", cli_prog);
+		return NULL;
+	}
+	size_t rl = strlen(root);
+	int inside = rl && (strcmp(root, "/") == 0 || strcmp(cwd, root) == 0 ||
+	                    (strncmp(cwd, root, rl) == 0 && cwd[rl] == '/'));
+	json_t *out = json_array();
+	for (int i = 0; i < n; i++) {
+		char abs[8300];
+		if (paths[i][0] == '/') {
+			json_array_append_new(out, json_string(paths[i]));
+			continue;
+		}
+		if (!rl) {
+			fprintf(stderr, "%s: the index has no root folder yet, so the daemon cannot tell "
+			                "what '%s' is relative to: give absolute paths\n", cli_prog, paths[i]);
+			json_decref(out);
+			return NULL;
+		}
+		snprintf(abs, sizeof abs, "%s/%s", cwd, paths[i]);
+		lexical(abs);
+		if (!inside) {
+			json_array_append_new(out, json_string(abs));
+			continue;
+		}
+		const char *rel = strcmp(root, "/") == 0 ? abs + 1 : abs + rl;
+		while (*rel == '/')
+			rel++;
+		json_array_append_new(out, json_string(*rel ? rel : "."));
+	}
+	return out;
+}
+
+static int remote_index(const cli_remote *r, ingest_args *a, char **paths, int n)
+{
+	json_t *pj = remote_paths(a->index, paths, n);
+	if (!pj)
+		return 2;
+	if (!a->ci.quiet)
+		fprintf(stderr, "%s: the index is served by pid %ld; indexing through %s\n", cli_prog,
+		        r->pid, r->url);
+	json_t *reply = NULL;
+	int rc = cli_remote_post(r, "/index",
+	                         json_pack("{s:o,s:o,s:b}", "paths", pj, "options",
+	                                   remote_opts(&a->ci, 1), "wait", 1), &reply);
+	if (rc)
+		return rc;
+	fathom_ingest_stats st;
+	memset(&st, 0, sizeof st);
+	cli_remote_stats(reply, &st);
+	json_decref(reply);
+	cli_ingest_report(&a->ci, &st, "indexed");
+	return 0;
+}
+
+/* add --jsonl through the daemon: whole lines, in requests of at most
+ * REMOTE_BATCH bytes (a longer line goes alone), each committed. */
+#define REMOTE_BATCH (8u << 20)
+
+static int remote_add(const cli_remote *r, ingest_args *a)
+{
+	FILE *f = strcmp(a->jsonl, "-") == 0 ? stdin : fopen(a->jsonl, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", cli_prog, a->jsonl, strerror(errno));
+		return 2;
+	}
+	/* options in the query string: the body is the JSON lines */
+	json_t *o = remote_opts(&a->ci, 0);
+	char target[16384] = "/documents?on_bad=skip";
+	size_t tl = strlen(target);
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v) {
+		if (json_is_integer(v))
+			tl += (size_t)snprintf(target + tl, sizeof target - tl, "&%s=%lld", key,
+			                       (long long)json_integer_value(v));
+	}
+	for (size_t i = 0; i < a->ci.io.n_meta && tl < sizeof target; i++) {
+		char enc[4096];
+		if (cli_pct_encode(a->ci.io.meta[i], enc, sizeof enc) == 0)
+			tl += (size_t)snprintf(target + tl, sizeof target - tl, "&meta=%s", enc);
+	}
+	json_decref(o);
+	if (tl >= sizeof target) {
+		if (f != stdin)
+			fclose(f);
+		return cli_usage_error("--meta values too long to send to the daemon");
+	}
+	if (!a->ci.quiet)
+		fprintf(stderr, "%s: the index is served by pid %ld; adding through %s\n", cli_prog,
+		        r->pid, r->url);
+	fathom_ingest_stats st;
+	memset(&st, 0, sizeof st);
+	char *buf = NULL, *line = NULL;
+	size_t len = 0, cap = 0, lcap = 0, requests = 0;
+	ssize_t n;
+	int rc = 0, eof = 0;
+	while (!rc && !eof) {
+		n = getline(&line, &lcap, f);
+		eof = n < 0;
+		/* send what is gathered when the next line would overflow it, or at the end */
+		if (len && (eof || len + (size_t)n > REMOTE_BATCH)) {
+			json_t *reply = NULL;
+			rc = cli_remote_call(r, "POST", target, "application/x-ndjson", buf, len, &reply);
+			if (!rc) {
+				cli_remote_stats(reply, &st);
+				json_t *b = json_object_get(reply, "bad_lines");
+				if (json_is_integer(b)) {
+					fprintf(stderr, "%s: skipped %s\n", cli_prog,
+					        json_string_value(json_object_get(reply, "first_bad")));
+				}
+				requests++;
+			}
+			json_decref(reply);
+			len = 0;
+		}
+		if (eof || rc)
+			break;
+		if (len + (size_t)n > cap) {
+			size_t nc = cap * 2 > len + (size_t)n ? cap * 2 : len + (size_t)n;
+			char *nb = realloc(buf, nc);
+			if (!nb) {
+				fprintf(stderr, "%s: out of memory\n", cli_prog);
+				rc = 2;
+				break;
+			}
+			buf = nb;
+			cap = nc;
+		}
+		memcpy(buf + len, line, (size_t)n);
+		len += (size_t)n;
+	}
+	if (!rc && ferror(f)) {
+		fprintf(stderr, "%s: %s: %s\n", cli_prog, a->jsonl, strerror(errno));
+		rc = 2;
+	}
+	free(buf);
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (requests)
+		cli_ingest_report(&a->ci, &st, "added");
+	if (rc && requests)
+		fprintf(stderr, "%s: the first %zu request%s committed; the rest did not\n", cli_prog,
+		        requests, requests == 1 ? " was" : "s were");
+	return rc;
+}
+
 static int commit_and_close(fathom_index *ix, int rc)
 {
 	if (!rc) {
@@ -244,8 +464,9 @@ int cmd_index(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("index: which files or folders? (fathom index PATH...)");
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_CREATE, a.stem))
-		return 2;
+	cli_remote r;
+	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
+		return rc == 1 ? remote_index(&r, &a, argv + optind, argc - optind) : 2;
 	fathom_ingest_stats st;
 	rc = fathom_index_paths(ix, (const char *const *)argv + optind, (size_t)(argc - optind),
 	                        &a.ci.io, &st);
@@ -270,8 +491,9 @@ int cmd_add(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("add: unexpected argument '%s'", argv[optind]);
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_CREATE, a.stem))
-		return 2;
+	cli_remote r;
+	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
+		return rc == 1 ? remote_add(&r, &a) : 2;
 	fathom_ingest_stats st;
 	rc = fathom_add_jsonl(ix, a.jsonl, &a.ci.io, &st);
 	cli_ingest_report(&a.ci, &st, "added");
@@ -333,7 +555,21 @@ int cmd_delete(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("delete: which documents?");
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_WRITE, NULL))
+	cli_remote r;
+	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_WRITE, NULL, &r)) == 1) {
+		/* one request, one commit, per document */
+		rc = 0;
+		for (int i = optind; i < argc && !rc; i++) {
+			char target[4200] = "/documents/";
+			json_t *reply = NULL;
+			if (cli_pct_encode(argv[i], target + 11, sizeof target - 11))
+				return cli_usage_error("document id too long: %.64s...", argv[i]);
+			rc = cli_remote_call(&r, "DELETE", target, NULL, NULL, 0, &reply);
+			json_decref(reply);
+		}
+		return rc;
+	}
+	if (rc)
 		return 2;
 	for (int i = optind; i < argc && !rc; i++) {
 		rc = fathom_delete_doc(ix, argv[i]);
@@ -352,7 +588,20 @@ int cmd_optimize(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("optimize: unexpected argument '%s'", argv[optind]);
 	fathom_index *ix;
-	if (cli_open(&ix, a.index, FATHOM_OPEN_WRITE, NULL))
+	cli_remote r;
+	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_WRITE, NULL, &r)) == 1) {
+		json_t *reply = NULL;
+		if ((rc = cli_remote_post(&r, "/optimize", json_object(), &reply)) == 0 && !a.ci.quiet)
+			printf("optimized through %s: %llu segment%s, %.1f MiB (was %llu, %.1f MiB)\n", r.url,
+			       (unsigned long long)json_integer_value(json_object_get(reply, "segments")),
+			       json_integer_value(json_object_get(reply, "segments")) == 1 ? "" : "s",
+			       (double)json_integer_value(json_object_get(reply, "bytes")) / 1048576.0,
+			       (unsigned long long)json_integer_value(json_object_get(reply, "segments_before")),
+			       (double)json_integer_value(json_object_get(reply, "bytes_before")) / 1048576.0);
+		json_decref(reply);
+		return rc;
+	}
+	if (rc)
 		return 2;
 	fathom_stats before, after;
 	if ((rc = fathom_stats_get(&before, ix)) == 0 && (rc = fathom_optimize(ix)) == 0)

@@ -62,7 +62,7 @@ int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0 };
 	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0 };
 	const char *allow[MAX_ALLOW];
 	uint64_t v;
@@ -108,6 +108,18 @@ int cmd_serve(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("serve takes no arguments ('%s')", argv[optind]);
 	ho.allow_hosts = allow;
+	/* made absolute before the move to the index's root, and written to
+	 * SERVE so the CLI on this machine can authenticate (file permissions
+	 * decide who may) */
+	char token_abs[PATH_MAX];
+	if (ho.token_file) {
+		if (!realpath(ho.token_file, token_abs)) {
+			fprintf(stderr, "%s: --token-file %s: %s\n", cli_prog, ho.token_file, strerror(errno));
+			return 2;
+		}
+		ho.token_file = token_abs;
+		so.any_path = 1;   /* POST /index may read outside the root: callers are known */
+	}
 	sv_state *s;
 	int rc = open_state(&s, &so, index);
 	if (rc)
@@ -126,7 +138,7 @@ int cmd_mcp(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0 };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {

@@ -711,8 +711,43 @@ json_t *sv_do_glossary_review(sv_state *s, json_t *args, sv_err *e)
 	                                   approve ? "approved" : "rejected"), e);
 }
 
-static json_t *do_glossary_add(sv_state *s, json_t *args, sv_err *e)
+/* POST /glossary: one change, committed: {"terms": [...]} adds a group;
+ * {"remove": "id or term"}, {"protect": "name"}, {"unprotect": "name"};
+ * {"propose": true} mines new candidates for the review queue. */
+static json_t *do_glossary_post(sv_state *s, json_t *args, sv_err *e)
 {
+	static const char *const acts[] = { "remove", "protect", "unprotect", "propose", NULL };
+	if (json_is_object(args) && json_object_size(args) == 1 &&
+	    !json_object_get(args, "terms")) {
+		if (only_known(args, acts, e))
+			return NULL;
+		const char *what = json_object_iter_key(json_object_iter(args));
+		const char *arg = NULL;
+		int prop = 0;
+		if (strcmp(what, "propose") == 0) {
+			if (arg_bool(args, "propose", &prop, e) <= 0 || !prop) {
+				if (!e->status)
+					err_set(e, 400, "\"propose\" must be true");
+				return NULL;
+			}
+		} else if (arg_str(args, what, &arg, 256, e) <= 0 || !*arg) {
+			if (!e->status)
+				err_set(e, 400, "\"%s\" wants a non-empty string", what);
+			return NULL;
+		}
+		fathom_index *w = writer(s, e);
+		if (!w)
+			return NULL;
+		size_t n = 0;
+		int rc = prop ? fathom_glossary_propose(w, &n)
+		       : strcmp(what, "remove") == 0 ? fathom_glossary_remove(w, arg)
+		       : fathom_glossary_protect(w, arg, strcmp(what, "protect") == 0);
+		if (rc)
+			return write_failed(s, w, rc, "glossary", e);
+		json_t *out = prop ? json_pack("{s:I}", "proposed", (json_int_t)n)
+		                   : json_pack("{s:s,s:o}", "done", what, "term", jstr(arg));
+		return commit_done(s, w, out, e);
+	}
 	json_t *tj = json_is_object(args) ? json_object_get(args, "terms") : NULL;
 	if (!json_is_array(tj) || json_array_size(tj) < 2 || json_array_size(tj) > 64) {
 		err_set(e, 400, "\"terms\" must be an array of 2 to 64 strings");
@@ -846,7 +881,7 @@ const char *sv_endpoint_name(int ep)
 	static const char *const names[SV_NEP] = { "search", "grep", "get", "documents_add",
 	                                           "documents_delete", "glossary", "vocabulary",
 	                                           "sources", "stats", "health", "metrics", "mcp",
-	                                           "other" };
+	                                           "index", "optimize", "other" };
 	return ep >= 0 && ep < SV_NEP ? names[ep] : "other";
 }
 
@@ -922,61 +957,457 @@ static json_t *parse_body(const char *body, size_t len, sv_err *e)
 	return j;
 }
 
-/* POST /documents: JSON lines, all or none. */
-typedef struct add_ctx {
+/* ---- writes that ingest: POST /documents, POST /index ------------------------------ */
+
+#define SV_MAX_META 64
+#define SV_MAX_INDEX_PATHS 4096
+
+/* The ingest options of a request, by the CLI's names spelled with _
+ * (chunk_target for --chunk-target). Values are strings: from the query
+ * string of POST /documents, or JSON scalars of POST /index "options". */
+typedef struct ingest_req {
+	fathom_ingest_opts io;
+	const char *meta[SV_MAX_META];
+	char *owned[SV_MAX_META + 32];   /* decoded query-string values */
+	size_t n_owned;
+	int skip_bad;                    /* on_bad=skip: bad lines skipped, not fatal */
+	/* callbacks */
 	char first_bad[512];
 	size_t nbad;
 	double deadline;
-} add_ctx;
+} ingest_req;
 
-static void add_skip(void *ctx, const char *path, int reason)
+static void ingest_req_init(ingest_req *r)
 {
-	add_ctx *a = ctx;
-	if (reason != FATHOM_SKIP_BAD_RECORD)
-		return;
-	if (!a->nbad++)
-		snprintf(a->first_bad, sizeof a->first_bad, "%s", path);
+	fathom_ingest_opts d = FATHOM_INGEST_OPTS_INIT;
+	memset(r, 0, sizeof *r);
+	r->io = d;
+	r->io.meta = r->meta;
 }
 
-static int add_progress(void *ctx, const fathom_ingest_stats *st, uint64_t total, double eta)
+static void ingest_req_free(ingest_req *r)
+{
+	for (size_t i = 0; i < r->n_owned; i++)
+		free(r->owned[i]);
+}
+
+static int parse_u64s(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!*v || *v == '-')
+		return -1;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end || errno || x < lo || x > hi)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int parse_bools(const char *v, int *out)
+{
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*out = 1;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+/* One option; index_only options are refused for POST /documents. */
+static int ingest_opt(ingest_req *r, const char *name, const char *v, int for_index, sv_err *e)
+{
+	static const struct {
+		const char *name;
+		char kind;          /* n: number, b: boolean */
+		uint64_t lo, hi;
+		int index_only;
+	} opts[] = {
+		{ "max_size", 'n', 1, UINT64_MAX, 1 },
+		{ "grep_max_size", 'n', 0, UINT64_MAX, 1 },
+		{ "grep_only", 'b', 0, 1, 1 },
+		{ "gitignore", 'b', 0, 1, 1 },
+		{ "follow_symlinks", 'b', 0, 1, 1 },
+		{ "remove_missing", 'b', 0, 1, 1 },
+		{ "chunk_target", 'n', 1, 1u << 30, 0 },
+		{ "chunk_overlap", 'n', 0, 1u << 30, 0 },
+		{ "chunk_max", 'n', 1, 1u << 30, 0 },
+		{ "ident_min_len", 'n', 1, 64, 0 },
+		{ "ident_max", 'n', 1, 1000, 0 },
+	};
+	if (strcmp(name, "meta") == 0) {
+		if (!strchr(v, '=') || v[0] == '=' || strlen(v) > 1024) {
+			err_set(e, 400, "\"meta\" wants key=value strings, got \"%.64s\"", v);
+			return -1;
+		}
+		if (r->io.n_meta == SV_MAX_META) {
+			err_set(e, 400, "at most %d meta values", SV_MAX_META);
+			return -1;
+		}
+		r->meta[r->io.n_meta++] = v;
+		return 0;
+	}
+	if (!for_index && strcmp(name, "on_bad") == 0) {
+		if (strcmp(v, "skip") && strcmp(v, "fail")) {
+			err_set(e, 400, "\"on_bad\" is skip or fail");
+			return -1;
+		}
+		r->skip_bad = strcmp(v, "skip") == 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		if (strcmp(name, opts[i].name) != 0)
+			continue;
+		if (opts[i].index_only && !for_index)
+			break;
+		uint64_t x = 0;
+		int b = 0;
+		if (opts[i].kind == 'b' ? parse_bools(v, &b) : parse_u64s(v, opts[i].lo, opts[i].hi, &x)) {
+			if (opts[i].kind == 'b')
+				err_set(e, 400, "\"%s\" must be true or false", name);
+			else
+				err_set(e, 400, "\"%s\" must be an integer from %llu to %llu", name,
+				        (unsigned long long)opts[i].lo, (unsigned long long)opts[i].hi);
+			return -1;
+		}
+		fathom_ingest_opts *io = &r->io;
+		switch (i) {
+		case 0: io->max_file_size = x; break;
+		case 1: io->grep_max_file_size = x; break;
+		case 2: io->grep_only = b; break;
+		case 3: io->use_gitignore = b; break;
+		case 4: io->follow_symlinks = b; break;
+		case 5: io->remove_missing = b; break;
+		case 6: io->chunk_target = (uint32_t)x; break;
+		case 7: io->chunk_overlap = (uint32_t)x; break;
+		case 8: io->chunk_max = (uint32_t)x; break;
+		case 9: io->ident_min_len = (uint32_t)x; break;
+		default: io->ident_max = (uint32_t)x; break;
+		}
+		return 0;
+	}
+	err_set(e, 400, "unknown %s option \"%.64s\" (docs/API.md lists them)",
+	        for_index ? "indexing" : "document", name);
+	return -1;
+}
+
+/* A target above the cap raises the cap, as on the command line. */
+static void ingest_req_done(ingest_req *r)
+{
+	if (r->io.chunk_max < r->io.chunk_target)
+		r->io.chunk_max = r->io.chunk_target;
+}
+
+/* POST /documents?chunk_target=..&meta=k%3Dv&on_bad=skip */
+static int ingest_opts_qs(ingest_req *r, const char *qs, sv_err *e)
+{
+	for (const char *p = qs; p && *p;) {
+		const char *amp = strchr(p, '&');
+		size_t n = amp ? (size_t)(amp - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		size_t nl = eq ? (size_t)(eq - p) : n;
+		if (n) {
+			if (r->n_owned + 2 > sizeof r->owned / sizeof r->owned[0]) {
+				err_set(e, 400, "too many query parameters");
+				return -1;
+			}
+			char *k = pct_decode(p, nl, 1);
+			if (k)
+				r->owned[r->n_owned++] = k;
+			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : strdup("");
+			if (v)
+				r->owned[r->n_owned++] = v;
+			if (!k || !v) {
+				err_set(e, 400, "malformed query string (a bad %% escape or a NUL)");
+				return -1;
+			}
+			if (ingest_opt(r, k, v, 0, e))
+				return -1;
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+	ingest_req_done(r);
+	return 0;
+}
+
+/* POST /index "options": {"chunk_target": 2000, "gitignore": false,
+ * "meta": ["library=x"] or {"library": "x"}} */
+static int ingest_opts_json(ingest_req *r, json_t *o, sv_err *e)
+{
+	if (!o || json_is_null(o))
+		return 0;
+	if (!json_is_object(o)) {
+		err_set(e, 400, "\"options\" must be an object");
+		return -1;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v) {
+		char num[32];
+		const char *sv = NULL;
+		if (strcmp(key, "meta") == 0 && (json_is_array(v) || json_is_object(v))) {
+			size_t i;
+			json_t *m;
+			if (json_is_array(v)) {
+				json_array_foreach(v, i, m) {
+					if (!json_is_string(m)) {
+						err_set(e, 400, "\"meta\" wants key=value strings");
+						return -1;
+					}
+					if (ingest_opt(r, "meta", json_string_value(m), 1, e))
+						return -1;
+				}
+				continue;
+			}
+			const char *mk;
+			json_object_foreach(v, mk, m) {
+				if (!json_is_string(m) || !*mk || strchr(mk, '=') || strlen(mk) > 128 ||
+				    json_string_length(m) > 1024 ||
+				    r->n_owned == sizeof r->owned / sizeof r->owned[0]) {
+					err_set(e, 400, "\"meta\" must map names to strings");
+					return -1;
+				}
+				size_t n = strlen(mk) + json_string_length(m) + 2;
+				char *kv = malloc(n);
+				if (!kv) {
+					err_set(e, 500, "out of memory");
+					return -1;
+				}
+				snprintf(kv, n, "%s=%s", mk, json_string_value(m));
+				r->owned[r->n_owned++] = kv;
+				if (ingest_opt(r, "meta", kv, 1, e))
+					return -1;
+			}
+			continue;
+		}
+		if (json_is_string(v))
+			sv = json_string_value(v);
+		else if (json_is_boolean(v))
+			sv = json_is_true(v) ? "true" : "false";
+		else if (json_is_integer(v)) {
+			snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+			sv = num;
+		} else {
+			err_set(e, 400, "option \"%.64s\" must be a number, a boolean or a string", key);
+			return -1;
+		}
+		if (ingest_opt(r, key, sv, 1, e))
+			return -1;
+	}
+	ingest_req_done(r);
+	return 0;
+}
+
+static void ingest_skip(void *ctx, const char *path, int reason)
+{
+	ingest_req *r = ctx;
+	if (reason != FATHOM_SKIP_BAD_RECORD)
+		return;
+	if (!r->nbad++)
+		snprintf(r->first_bad, sizeof r->first_bad, "%s", path);
+}
+
+static int ingest_progress(void *ctx, const fathom_ingest_stats *st, uint64_t total, double eta)
 {
 	(void)st;
 	(void)total;
 	(void)eta;
-	add_ctx *a = ctx;
-	return a->deadline > 0 && sv_now() > a->deadline;
+	ingest_req *r = ctx;
+	return r->deadline > 0 && sv_now() > r->deadline;
 }
 
-static json_t *do_add(sv_state *s, const char *body, size_t len, sv_err *e)
+/* The per-request time limit applies unless the caller asks to wait
+ * (POST /index "wait": true: the CLI, indexing a large tree). */
+static void ingest_req_arm(ingest_req *r, sv_state *s, int wait)
+{
+	double tl = sv_options(s)->request_timeout;
+	if (tl > 0 && !wait)
+		r->deadline = sv_now() + tl;
+	r->io.on_skip = ingest_skip;
+	r->io.progress = ingest_progress;
+	r->io.cb_ctx = r;
+}
+
+static json_t *ingest_stats_json(const fathom_ingest_stats *st, const ingest_req *r)
+{
+	json_t *sk = json_object();
+	for (int i = 1; i < 16; i++)
+		if (st->skipped_by_reason[i])
+			json_object_set_new(sk, fathom_skip_reason_name(i),
+			                    json_integer((json_int_t)st->skipped_by_reason[i]));
+	json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:o}",
+	                      "added", (json_int_t)st->docs_added,
+	                      "chunks", (json_int_t)st->chunks_added,
+	                      "files_seen", (json_int_t)st->files_seen,
+	                      "files_indexed", (json_int_t)st->files_indexed,
+	                      "files_unchanged", (json_int_t)st->files_unchanged,
+	                      "files_deleted", (json_int_t)st->files_deleted,
+	                      "files_skipped", (json_int_t)st->files_skipped,
+	                      "files_grep_only", (json_int_t)st->files_grep_only,
+	                      "bytes_read", (json_int_t)st->bytes_read,
+	                      "invalid_utf8", (json_int_t)st->invalid_utf8,
+	                      "seconds", st->elapsed_sec, "skipped", sk);
+	if (o && r->nbad) {
+		json_object_set_new(o, "bad_lines", json_integer((json_int_t)r->nbad));
+		json_object_set_new(o, "first_bad", jstr(r->first_bad));
+	}
+	return o;
+}
+
+/* POST /documents: JSON lines, all or none (on_bad=skip: bad lines are
+ * skipped and counted, the rest committed, as `fathom add` does). */
+static json_t *do_add(sv_state *s, const char *qs, const char *body, size_t len, sv_err *e)
 {
 	if (!body || !len) {
 		err_set(e, 400, "the body must hold JSON lines (one document per line)");
 		return NULL;
 	}
+	ingest_req r;
+	ingest_req_init(&r);
+	json_t *out = NULL;
+	if (ingest_opts_qs(&r, qs, e))
+		goto done;
+	fathom_index *w = writer(s, e);
+	if (!w)
+		goto done;
+	ingest_req_arm(&r, s, 0);
+	fathom_ingest_stats st;
+	int rc = fathom_add_jsonl_mem(w, body, len, "<request>", &r.io, &st);
+	if (rc) {
+		write_failed(s, w, rc, "adding documents", e);
+		goto done;
+	}
+	if (r.nbad && !r.skip_bad) {
+		fathom_rollback(w);
+		sv_writer_unlock(s, 0);
+		err_set(e, 400, "%zu bad line%s, nothing added; the first: %s", r.nbad,
+		        r.nbad == 1 ? "" : "s", r.first_bad);
+		goto done;
+	}
+	out = commit_done(s, w, ingest_stats_json(&st, &r), e);
+done:
+	ingest_req_free(&r);
+	return out;
+}
+
+/* Is path (relative to the current folder, the index's root) inside root?
+ * A path that does not exist is judged by its longest existing prefix:
+ * what lies past a missing part cannot be opened either. */
+static int inside_root(const char *root, const char *path)
+{
+	char rr[4096], pr[4096], tmp[4096];
+	if (!realpath(root, rr))
+		return 0;
+	snprintf(tmp, sizeof tmp, "%s", path);
+	while (!realpath(*tmp ? tmp : ".", pr)) {
+		char *sl = strrchr(tmp, '/');
+		if (!sl) {
+			tmp[0] = '\0';
+			continue;
+		}
+		*sl = '\0';
+		if (sl == tmp) {
+			snprintf(tmp, sizeof tmp, "/");
+		}
+	}
+	size_t n = strlen(rr);
+	if (strcmp(rr, "/") == 0)
+		return 1;
+	return strncmp(pr, rr, n) == 0 && (pr[n] == '\0' || pr[n] == '/');
+}
+
+/* POST /index {"paths": [...], "options": {...}, "wait": false}: what
+ * `fathom index PATH...` does, on the daemon's writer. Relative paths are
+ * relative to the index's root folder. Without a token guarding the
+ * daemon, only paths inside that folder may be read. */
+static json_t *do_index(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "paths", "options", "wait", NULL };
+	if (!json_is_object(args) || only_known(args, known, e)) {
+		if (!e->status)
+			err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	json_t *pj = json_object_get(args, "paths");
+	if (!json_is_array(pj) || json_array_size(pj) == 0 ||
+	    json_array_size(pj) > SV_MAX_INDEX_PATHS) {
+		err_set(e, 400, "\"paths\" must be an array of 1 to %d paths", SV_MAX_INDEX_PATHS);
+		return NULL;
+	}
+	int wait = 0;
+	if (arg_bool(args, "wait", &wait, e) < 0)
+		return NULL;
+	ingest_req r;
+	ingest_req_init(&r);
+	json_t *out = NULL;
+	const char **paths = calloc(json_array_size(pj), sizeof *paths);
+	if (!paths) {
+		err_set(e, 500, "out of memory");
+		return NULL;
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(pj, i, v) {
+		if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= 4096 ||
+		    strlen(json_string_value(v)) != json_string_length(v)) {
+			err_set(e, 400, "\"paths\" must be non-empty strings of under 4096 bytes");
+			goto done;
+		}
+		paths[i] = json_string_value(v);
+	}
+	if (ingest_opts_json(&r, json_object_get(args, "options"), e))
+		goto done;
+	fathom_index *w = writer(s, e);
+	if (!w)
+		goto done;
+	if (!sv_options(s)->any_path) {
+		const char *root = fathom_root(w);
+		for (i = 0; i < json_array_size(pj); i++) {
+			if (!root || !*root || !inside_root(root, paths[i])) {
+				sv_writer_unlock(s, 0);
+				err_set(e, 403, "%.256s is outside the index's root folder %.256s (a daemon "
+				                "started with --token-file may index any path)",
+				        paths[i], root && *root ? root : "(none yet)");
+				goto done;
+			}
+		}
+	}
+	ingest_req_arm(&r, s, wait);
+	fathom_ingest_stats st;
+	int rc = fathom_index_paths(w, paths, json_array_size(pj), &r.io, &st);
+	if (rc) {
+		write_failed(s, w, rc, "indexing", e);
+		goto done;
+	}
+	out = commit_done(s, w, ingest_stats_json(&st, &r), e);
+done:
+	free(paths);
+	ingest_req_free(&r);
+	return out;
+}
+
+/* POST /optimize: merge every segment into one (fathom optimize). */
+static json_t *do_optimize(sv_state *s, sv_err *e)
+{
 	fathom_index *w = writer(s, e);
 	if (!w)
 		return NULL;
-	add_ctx a = { "", 0, 0 };
-	double tl = sv_options(s)->request_timeout;
-	if (tl > 0)
-		a.deadline = sv_now() + tl;
-	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
-	io.on_skip = add_skip;
-	io.progress = add_progress;
-	io.cb_ctx = &a;
-	fathom_ingest_stats st;
-	int rc = fathom_add_jsonl_mem(w, body, len, "<request>", &io, &st);
+	fathom_stats before, after;
+	int rc = fathom_stats_get(&before, w);
+	if (!rc)
+		rc = fathom_optimize(w);
+	if (!rc)
+		rc = fathom_stats_get(&after, w);
 	if (rc)
-		return write_failed(s, w, rc, "adding documents", e);
-	if (a.nbad) {
-		fathom_rollback(w);
-		sv_writer_unlock(s, 0);
-		err_set(e, 400, "%zu bad line%s, nothing added; the first: %s", a.nbad,
-		        a.nbad == 1 ? "" : "s", a.first_bad);
-		return NULL;
-	}
-	return commit_done(s, w, json_pack("{s:I,s:I}", "added", (json_int_t)st.docs_added, "chunks",
-	                                   (json_int_t)st.chunks_added), e);
+		return write_failed(s, w, rc, "optimize", e);
+	json_t *out = json_pack("{s:I,s:I,s:I,s:I,s:I}", "segments", (json_int_t)after.segments,
+	                        "bytes", (json_int_t)after.bytes_total, "segments_before",
+	                        (json_int_t)before.segments, "bytes_before",
+	                        (json_int_t)before.bytes_total, "generation",
+	                        (json_int_t)fathom_generation(w));
+	sv_writer_unlock(s, 1);
+	return out;
 }
 
 static json_t *do_delete(sv_state *s, const char *id, sv_err *e)
@@ -1137,7 +1568,7 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 	} else if (is(path, "/documents")) {
 		ep = SV_EP_ADD;
 		if ((allowed = post))
-			res = do_add(s, body, len, &e);
+			res = do_add(s, qs, body, len, &e);
 	} else if (strncmp(path, "/documents/", 11) == 0 && path[11]) {
 		ep = get ? SV_EP_GET : SV_EP_DELETE;
 		if (get)
@@ -1149,11 +1580,19 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		if (get)
 			res = do_glossary_get(s, qs, &e);
 		else if ((allowed = post) && BODY())
-			res = do_glossary_add(s, args, &e);
+			res = do_glossary_post(s, args, &e);
 	} else if (is(path, "/glossary/review")) {
 		ep = SV_EP_GLOSSARY;
 		if ((allowed = post) && BODY())
 			res = sv_do_glossary_review(s, args, &e);
+	} else if (is(path, "/index")) {
+		ep = SV_EP_INDEX;
+		if ((allowed = post) && BODY())
+			res = do_index(s, args, &e);
+	} else if (is(path, "/optimize")) {
+		ep = SV_EP_OPTIMIZE;
+		if ((allowed = post))
+			res = do_optimize(s, &e);
 	} else if (is(path, "/vocabulary")) {
 		ep = SV_EP_VOCAB;
 		if ((allowed = get))

@@ -347,7 +347,7 @@ int sv_http_run(sv_state *s, const sv_http_opts *o)
 	snprintf(serve_path, sizeof serve_path, "%s/SERVE", sv_index_dir(s));
 	FILE *sf = fopen(serve_path, "w");
 	if (sf) {
-		fprintf(sf, "%s %ld\n", url, (long)getpid());
+		fprintf(sf, "%s %ld %s\n", url, (long)getpid(), o->token_file ? o->token_file : "-");
 		fclose(sf);
 	}
 	if (!o->quiet) {

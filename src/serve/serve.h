@@ -34,6 +34,9 @@ typedef struct sv_opts {
 	                             * (fathom mcp: other writers can go on) */
 	size_t max_body;            /* bytes; larger requests get 413 */
 	double request_timeout;     /* seconds a grep or an ingest may run */
+	int any_path;               /* POST /index may read paths outside the
+	                             * index's root folder (set when a token
+	                             * guards the daemon) */
 } sv_opts;
 
 /* Open the index: a writer unless read_only or another process holds the
@@ -70,7 +73,7 @@ typedef struct sv_reply {
 enum sv_endpoint {
 	SV_EP_SEARCH, SV_EP_GREP, SV_EP_GET, SV_EP_ADD, SV_EP_DELETE, SV_EP_GLOSSARY,
 	SV_EP_VOCAB, SV_EP_SOURCES, SV_EP_STATS, SV_EP_HEALTH, SV_EP_METRICS, SV_EP_MCP,
-	SV_EP_OTHER, SV_NEP
+	SV_EP_INDEX, SV_EP_OPTIMIZE, SV_EP_OTHER, SV_NEP
 };
 const char *sv_endpoint_name(int ep);
 

@@ -27,15 +27,8 @@ C
 for i in $(seq 1 5); do printf 'filler %d about nothing\n' "$i" > "$R/docs/f$i.md"; done
 (cd "$R" && "$F" index -q --index "$T/ix" .)
 
-start() {   # start the daemon (extra options in "$@"); sets U and PID
-	rm -f "$T/ix/SERVE"
-	"$F" serve --index "$T/ix" --listen 127.0.0.1:0 --idle-timeout 2 "$@" 2> "$T/serve.err" &
-	PID=$!
-	for _ in $(seq 1 100); do [ -s "$T/ix/SERVE" ] && break; sleep 0.05; done
-	U=$(cut -d' ' -f1 "$T/ix/SERVE" 2> /dev/null)
-	[ -n "$U" ] || { echo "daemon did not start:"; cat "$T/serve.err"; exit 1; }
-}
-stop() { kill -TERM "$PID" 2> /dev/null; wait "$PID" 2> /dev/null; }
+start() { serve_start --idle-timeout 2 "$@"; }
+stop() { serve_stop; }
 trap 'kill -9 $PID 2> /dev/null; rm -rf "$T"' EXIT
 # req METHOD PATH [BODY]: the body to $T/b, the status to stdout
 req() {
