@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -591,6 +592,13 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 			.on_skip = on_walk_skip,
 			.ctx = &w,
 		};
+		/* never the index's own folder, when it lies inside the tree */
+		struct stat ist;
+		if (fx && stat(ix_dir(fx->ix), &ist) == 0) {
+			wo.has_skip_dir = 1;
+			wo.skip_dev = (uint64_t)ist.st_dev;
+			wo.skip_ino = (uint64_t)ist.st_ino;
+		}
 		rc = walk_tree(paths[i], &wo);
 		if (rc)
 			rc = fa_err_wrap(rc, "%s", paths[i]);

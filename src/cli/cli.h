@@ -90,6 +90,10 @@ int cli_remote_call(const cli_remote *r, const char *method, const char *target,
 /* POST a JSON object (stolen). */
 int cli_remote_post(const cli_remote *r, const char *target, json_t *args, json_t **reply);
 int cli_pct_encode(const char *s, char *out, size_t cap);
+/* paths (relative to the current folder) as a daemon working in the
+ * index's root folder must get them so files keep the keys a local run
+ * gives them; NULL on error (reported). */
+json_t *cli_daemon_paths(const char *index, char **paths, int n);
 /* Add an ingest reply's counts to st. */
 void cli_remote_stats(json_t *reply, fathom_ingest_stats *st);
 

@@ -1,12 +1,15 @@
 /* ingest_cmds.c — fathom index, add, chunk, delete. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "serve/serve.h"
 
 int cli_open(fathom_index **out, const char *dir, unsigned flags, const char *stem)
 {
@@ -123,7 +126,7 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 
 enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NOIGNORE,
        OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX,
-       OPT_GREPONLY, OPT_GREPMAX };
+       OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE };
 
 static const struct option ingest_longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -141,6 +144,8 @@ static const struct option ingest_longopts[] = {
 	{ "keep-missing", no_argument, NULL, OPT_KEEPMISSING },
 	{ "stem", required_argument, NULL, OPT_STEM },
 	{ "jsonl", required_argument, NULL, OPT_JSONL },
+	{ "watch", no_argument, NULL, OPT_WATCH },
+	{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 },
@@ -149,7 +154,14 @@ static const struct option ingest_longopts[] = {
 typedef struct ingest_args {
 	cli_ingest ci;
 	const char *index, *stem, *jsonl;
+	int watch;
+	double debounce;
 } ingest_args;
+
+static int is_index_cmd(const char *cmd)
+{
+	return strcmp(cmd, "index") == 0;
+}
 
 static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 {
@@ -159,6 +171,8 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 	a->index = cli_default_index();
 	a->stem = NULL;
 	a->jsonl = NULL;
+	a->watch = 0;
+	a->debounce = 0.2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vq", ingest_longopts, NULL)) != -1) {
 		switch (c) {
@@ -212,6 +226,15 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 				return cli_usage_error("--jsonl belongs to 'fathom add'");
 			a->jsonl = optarg;
 			break;
+		case OPT_WATCH:
+		case OPT_DEBOUNCE:
+			if (!is_index_cmd(argv[0]))
+				return cli_usage_error("--watch and --debounce belong to 'fathom index'");
+			if (c == OPT_WATCH)
+				a->watch = 1;
+			else if (cli_parse_float(optarg, 0.01, 60, &a->debounce))
+				return cli_usage_error("--debounce wants seconds from 0.01 to 60");
+			break;
 		case 'v': a->ci.verbose = 1; break;
 		case 'q': a->ci.quiet = 1; break;
 		default: return 2;
@@ -248,88 +271,9 @@ static json_t *remote_opts(const cli_ingest *ci, int for_index)
 	return o;
 }
 
-/* Lexically normalise an absolute path in place: "." and ".." parts and
- * repeated slashes go, as the index's own key rebasing does. */
-static void lexical(char *p)
-{
-	char *out = p, *in = p;
-	while (*in) {
-		while (*in == '/')
-			in++;
-		char *e = strchr(in, '/');
-		size_t n = e ? (size_t)(e - in) : strlen(in);
-		if (n == 0)
-			break;
-		if (n == 1 && in[0] == '.') {
-		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
-			while (out > p && *--out != '/')
-				;
-		} else {
-			*out++ = '/';
-			memmove(out, in, n);
-			out += n;
-		}
-		in += n;
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = '\0';
-}
-
-/* The paths as the daemon, working in the index's root folder, must see
- * them to give every file the key a local run would: from inside the root,
- * relative to it; from outside it, absolute (a local run keys those by the
- * absolute path). */
-static json_t *remote_paths(const char *index, char **paths, int n)
-{
-	fathom_index *ro = NULL;
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	oo.flags = FATHOM_OPEN_READONLY;
-	int rc = fathom_open(&ro, index, &oo);
-	if (rc) {
-		cli_die_api(rc, index);
-		return NULL;
-	}
-	char root[4096], cwd[4096];
-	snprintf(root, sizeof root, "%s", fathom_root(ro) ? fathom_root(ro) : "");
-	fathom_close(ro);
-	if (!getcwd(cwd, sizeof cwd)) {
-		fprintf(stderr, "%s: cannot tell the current folder\n", cli_prog);
-		return NULL;
-	}
-	size_t rl = strlen(root);
-	int inside = rl && (strcmp(root, "/") == 0 || strcmp(cwd, root) == 0 ||
-	                    (strncmp(cwd, root, rl) == 0 && cwd[rl] == '/'));
-	json_t *out = json_array();
-	for (int i = 0; i < n; i++) {
-		char abs[8300];
-		if (paths[i][0] == '/') {
-			json_array_append_new(out, json_string(paths[i]));
-			continue;
-		}
-		if (!rl) {
-			fprintf(stderr, "%s: the index has no root folder yet, so the daemon cannot tell "
-			                "what '%s' is relative to: give absolute paths\n", cli_prog, paths[i]);
-			json_decref(out);
-			return NULL;
-		}
-		snprintf(abs, sizeof abs, "%s/%s", cwd, paths[i]);
-		lexical(abs);
-		if (!inside) {
-			json_array_append_new(out, json_string(abs));
-			continue;
-		}
-		const char *rel = strcmp(root, "/") == 0 ? abs + 1 : abs + rl;
-		while (*rel == '/')
-			rel++;
-		json_array_append_new(out, json_string(*rel ? rel : "."));
-	}
-	return out;
-}
-
 static int remote_index(const cli_remote *r, ingest_args *a, char **paths, int n)
 {
-	json_t *pj = remote_paths(a->index, paths, n);
+	json_t *pj = cli_daemon_paths(a->index, paths, n);
 	if (!pj)
 		return 2;
 	if (!a->ci.quiet)
@@ -455,6 +399,103 @@ static int commit_and_close(fathom_index *ix, int rc)
 	return rc ? 2 : 0;
 }
 
+/* ---- fathom index --watch ------------------------------------------------------ */
+
+typedef struct watch_ctx {
+	ingest_args *a;
+	char **paths;
+	int n;
+	fathom_ingest_stats st;
+	int through;             /* the last batch went to a daemon */
+} watch_ctx;
+
+static _Atomic int watch_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&watch_stop, 1);
+}
+
+/* One batch: the writer is opened for it alone, so other writers can go on
+ * between batches; the same paths are indexed again (only what changed is
+ * read) and committed. When a daemon holds the lock, the batch goes to it. */
+static int watch_apply(void *ctx, size_t events)
+{
+	(void)events;
+	watch_ctx *wc = ctx;
+	ingest_args *a = wc->a;
+	memset(&wc->st, 0, sizeof wc->st);
+	int quiet = a->ci.quiet;
+	a->ci.quiet = 1;   /* no progress line per batch */
+	fathom_index *ix;
+	cli_remote r;
+	int rc = cli_open_write(&ix, a->index, FATHOM_OPEN_WRITE, NULL, &r);
+	wc->through = rc == 1;
+	if (rc == 1) {
+		json_t *pj = cli_daemon_paths(a->index, wc->paths, wc->n), *reply = NULL;
+		rc = !pj ? 2 : cli_remote_post(&r, "/index", json_pack("{s:o,s:o,s:b}", "paths", pj,
+		                                                       "options", remote_opts(&a->ci, 1),
+		                                                       "wait", 1), &reply);
+		if (!rc)
+			cli_remote_stats(reply, &wc->st);
+		json_decref(reply);
+	} else if (rc == 0) {
+		rc = fathom_index_paths(ix, (const char *const *)wc->paths, (size_t)wc->n, &a->ci.io,
+		                        &wc->st);
+		if (!rc && (wc->st.docs_added || wc->st.files_deleted))
+			rc = fathom_commit(ix);
+		else if (!rc)
+			fathom_rollback(ix);
+		if (rc) {
+			cli_die_api(rc, "watch: re-indexing failed, nothing committed; trying again");
+			fathom_rollback(ix);
+		}
+		fathom_close(ix);
+	}
+	a->ci.quiet = quiet;
+	return rc;
+}
+
+static void watch_done(void *ctx, size_t events, double delay, int rc)
+{
+	watch_ctx *wc = ctx;
+	if (wc->a->ci.quiet || rc || (!wc->st.files_indexed && !wc->st.files_deleted))
+		return;
+	fprintf(stderr, "%s: watch: %zu change%s: %llu re-indexed, %llu removed%s; searchable "
+	                "%.2f s after the first\n", cli_prog, events, events == 1 ? "" : "s",
+	        (unsigned long long)wc->st.files_indexed, (unsigned long long)wc->st.files_deleted,
+	        wc->through ? " (through the daemon)" : "", delay);
+}
+
+static int watch_loop(ingest_args *a, char **paths, int n)
+{
+	sv_watch *w;
+	char err[512];
+	if (sv_watch_open(&w, (const char *const *)paths, (size_t)n, a->index, err, sizeof err)) {
+		fprintf(stderr, "%s: --watch: %s\n", cli_prog, err);
+		return 2;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;   /* no SA_RESTART: poll returns */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!a->ci.quiet)
+		fprintf(stderr, "%s: watching %zu folder%s for changes (Ctrl-C stops)\n", cli_prog,
+		        sv_watch_folders(w), sv_watch_folders(w) == 1 ? "" : "s");
+	watch_ctx wc = { a, paths, n, { 0 }, 0 };
+	sv_watch_opts o = { a->debounce, a->debounce * 10 > 2 ? a->debounce * 10 : 2, watch_apply,
+	                    watch_done, &wc };
+	int rc = sv_watch_run(w, &o, &watch_stop);
+	sv_watch_close(w);
+	if (rc)
+		fprintf(stderr, "%s: --watch: inotify failed: %s\n", cli_prog, strerror(errno));
+	else if (!a->ci.quiet)
+		fprintf(stderr, "%s: watch stopped\n", cli_prog);
+	return rc ? 2 : 0;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
@@ -465,15 +506,19 @@ int cmd_index(int argc, char **argv)
 		return cli_usage_error("index: which files or folders? (fathom index PATH...)");
 	fathom_index *ix;
 	cli_remote r;
-	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
-		return rc == 1 ? remote_index(&r, &a, argv + optind, argc - optind) : 2;
+	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0) {
+		if (rc == 1)
+			rc = remote_index(&r, &a, argv + optind, argc - optind);
+		return rc == 0 && a.watch ? watch_loop(&a, argv + optind, argc - optind) : rc ? 2 : 0;
+	}
 	fathom_ingest_stats st;
 	rc = fathom_index_paths(ix, (const char *const *)argv + optind, (size_t)(argc - optind),
 	                        &a.ci.io, &st);
 	cli_ingest_report(&a.ci, &st, "indexed");
 	if (rc)
 		cli_die_api(rc, "index failed, nothing committed");
-	return commit_and_close(ix, rc);
+	rc = commit_and_close(ix, rc);
+	return rc == 0 && a.watch ? watch_loop(&a, argv + optind, argc - optind) : rc;
 }
 
 int cmd_add(int argc, char **argv)

@@ -152,7 +152,11 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --keep-missing       keep documents whose files are gone\n"
 	  "  --stem LANG          stemming language when creating the index (default english; none)\n"
 	  "  -v, --verbose        list every skipped path with the reason\n"
-	  "  -q, --quiet          no progress line and no summary\n" },
+	  "  -q, --quiet          no progress line and no summary\n"
+	  "  --watch              then keep watching (inotify): what changes is re-indexed\n"
+	  "                       and committed, a batch per quiet moment, until Ctrl-C\n"
+	  "  --debounce SECONDS   quiet time before a batch (default 0.2)\n"
+	  "  When 'fathom serve' holds the index, the run goes through it.\n" },
 	{ "add",
 	  "usage: fathom add [--index DIR] --jsonl FILE|- [--meta KEY=VALUE]...\n"
 	  "  one JSON object per line: id (or _id), title, body (or text), url, tags,\n"
@@ -226,6 +230,11 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --max-connections N  concurrent connections (default 256)\n"
 	  "  --idle-timeout S     close a connection silent this long (default 30)\n"
 	  "  --read-only          never take the writer lock\n"
+	  "  --watch PATH         keep PATH's files indexed as they change (inotify;\n"
+	  "                       repeatable; as given to 'fathom index')\n"
+	  "  --debounce SECONDS   quiet time before a watch batch (default 0.2)\n"
+	  "  'fathom index/add/delete/glossary/optimize' on this index go through the\n"
+	  "  daemon (SERVE in the index folder names it)\n"
 	  "  SIGTERM or Ctrl-C: requests in flight finish; every acknowledged write is\n"
 	  "  committed before it is answered\n" },
 	{ "mcp",

@@ -245,3 +245,82 @@ void cli_remote_stats(json_t *reply, fathom_ingest_stats *st)
 	for (int i = 1; i < 16; i++)
 		st->skipped_by_reason[i] += ju(sk, fathom_skip_reason_name(i));
 }
+
+/* Lexically normalise an absolute path in place: "." and ".." parts and
+ * repeated slashes go, as the index's own key rebasing does. */
+static void lexical(char *p)
+{
+	char *out = p, *in = p;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		char *e = strchr(in, '/');
+		size_t n = e ? (size_t)(e - in) : strlen(in);
+		if (n == 0)
+			break;
+		if (n == 1 && in[0] == '.') {
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+		}
+		in += n;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* The paths as the daemon, working in the index's root folder, must see
+ * them to give every file the key a local run would: from inside the root,
+ * relative to it; from outside it, absolute (a local run keys those by the
+ * absolute path). */
+json_t *cli_daemon_paths(const char *index, char **paths, int n)
+{
+	fathom_index *ro = NULL;
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_READONLY;
+	int rc = fathom_open(&ro, index, &oo);
+	if (rc) {
+		cli_die_api(rc, index);
+		return NULL;
+	}
+	char root[4096], cwd[4096];
+	snprintf(root, sizeof root, "%s", fathom_root(ro) ? fathom_root(ro) : "");
+	fathom_close(ro);
+	if (!getcwd(cwd, sizeof cwd)) {
+		fprintf(stderr, "%s: cannot tell the current folder\n", cli_prog);
+		return NULL;
+	}
+	size_t rl = strlen(root);
+	int inside = rl && (strcmp(root, "/") == 0 || strcmp(cwd, root) == 0 ||
+	                    (strncmp(cwd, root, rl) == 0 && cwd[rl] == '/'));
+	json_t *out = json_array();
+	for (int i = 0; i < n; i++) {
+		char abs[8300];
+		if (paths[i][0] == '/') {
+			json_array_append_new(out, json_string(paths[i]));
+			continue;
+		}
+		if (!rl) {
+			fprintf(stderr, "%s: the index has no root folder yet, so the daemon cannot tell "
+			                "what '%s' is relative to: give absolute paths\n", cli_prog, paths[i]);
+			json_decref(out);
+			return NULL;
+		}
+		snprintf(abs, sizeof abs, "%s/%s", cwd, paths[i]);
+		lexical(abs);
+		if (!inside) {
+			json_array_append_new(out, json_string(abs));
+			continue;
+		}
+		const char *rel = strcmp(root, "/") == 0 ? abs + 1 : abs + rl;
+		while (*rel == '/')
+			rel++;
+		json_array_append_new(out, json_string(*rel ? rel : "."));
+	}
+	return out;
+}

@@ -14,6 +14,7 @@
 #include "serve/serve.h"
 
 #define MAX_ALLOW 16
+#define MAX_WATCH 64
 
 /* Open the index for serving: its folder made absolute, and the current
  * folder moved to the index's root, so grep paths read as the index has
@@ -47,7 +48,7 @@ static int open_state(sv_state **out, sv_opts *so, const char *index)
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
-	       O_RO, O_QUIET };
+	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -59,10 +60,15 @@ int cmd_serve(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
 		{ "read-only", no_argument, NULL, O_RO },
 		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "watch", required_argument, NULL, O_WATCH },
+		{ "debounce", required_argument, NULL, O_DEBOUNCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
 	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0 };
+	char *watch[MAX_WATCH];
+	int nwatch = 0;
+	double debounce = 0.2;
 	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0 };
 	const char *allow[MAX_ALLOW];
 	uint64_t v;
@@ -102,6 +108,15 @@ int cmd_serve(int argc, char **argv)
 		case O_RO: so.read_only = 1; break;
 		case 'q':
 		case O_QUIET: ho.quiet = 1; break;
+		case O_WATCH:
+			if (nwatch == MAX_WATCH)
+				return cli_usage_error("at most %d --watch", MAX_WATCH);
+			watch[nwatch++] = optarg;
+			break;
+		case O_DEBOUNCE:
+			if (cli_parse_float(optarg, 0.01, 60, &debounce))
+				return cli_usage_error("--debounce wants seconds from 0.01 to 60");
+			break;
 		default: return 2;
 		}
 	}
@@ -120,11 +135,31 @@ int cmd_serve(int argc, char **argv)
 		ho.token_file = token_abs;
 		so.any_path = 1;   /* POST /index may read outside the root: callers are known */
 	}
+	/* the watched paths as the daemon, in the index's root, must name them */
+	json_t *wp = NULL;
+	if (nwatch && !(wp = cli_daemon_paths(index, watch, nwatch)))
+		return 2;
 	sv_state *s;
 	int rc = open_state(&s, &so, index);
-	if (rc)
+	if (rc) {
+		json_decref(wp);
 		return rc;
+	}
+	if (wp) {
+		const char *paths[MAX_WATCH];
+		for (int i = 0; i < nwatch; i++)
+			paths[i] = json_string_value(json_array_get(wp, (size_t)i));
+		char err[512];
+		if (sv_serve_watch_start(s, paths, (size_t)nwatch, debounce, ho.quiet, err, sizeof err)) {
+			fprintf(stderr, "%s: --watch: %s\n", cli_prog, err);
+			json_decref(wp);
+			sv_close(s);
+			return 2;
+		}
+	}
 	rc = sv_http_run(s, &ho);
+	sv_serve_watch_stop();
+	json_decref(wp);
 	sv_close(s);
 	return rc;
 }

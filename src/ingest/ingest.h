@@ -37,6 +37,10 @@ typedef struct walk_opts {
 	/* Called for each skipped path with a FATHOM_SKIP_* reason. */
 	void (*on_skip)(void *ctx, const char *path, int reason);
 	void *ctx;
+	/* A folder never entered nor reported (the index's own, when it lies
+	 * inside the tree). */
+	int has_skip_dir;
+	uint64_t skip_dev, skip_ino;
 } walk_opts;
 
 /* Walk root (a folder or a single file). Returns 0, the callback's non-zero

@@ -596,6 +596,9 @@ static int visit_entry(walker *w, size_t depth, const char *name)
 		skip(w, FATHOM_SKIP_UNREADABLE);
 		return 0;
 	}
+	if (is_dir && o->has_skip_dir && (uint64_t)st.st_dev == o->skip_dev &&
+	    (uint64_t)st.st_ino == o->skip_ino)
+		return 0;   /* the index's own folder: not part of the tree, not a skip */
 	if (is_dir)
 		return enter_folder(w, depth, name, is_link);
 	if (S_ISREG(st.st_mode))

@@ -41,6 +41,35 @@ void sv_metrics_record(int ep, int status, double seconds)
 	atomic_fetch_add_explicit(&m->sum_us, (uint64_t)(seconds * 1e6), memory_order_relaxed);
 }
 
+/* watch mode: from a change on disk to its commit */
+static const double wbounds[] = { 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
+#define WNB (sizeof wbounds / sizeof wbounds[0])
+static struct {
+	_Atomic int on;
+	_Atomic uint64_t folders, batches, failed, events, last_us, sum_us;
+	_Atomic uint64_t bucket[WNB + 1];
+} wm;
+
+void sv_metrics_watch_folders(size_t n)
+{
+	atomic_store(&wm.folders, n);
+	atomic_store(&wm.on, 1);
+}
+
+void sv_metrics_watch(double delay, size_t events, int ok)
+{
+	atomic_fetch_add_explicit(&wm.batches, 1, memory_order_relaxed);
+	if (!ok)
+		atomic_fetch_add_explicit(&wm.failed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&wm.events, events, memory_order_relaxed);
+	atomic_store(&wm.last_us, (uint64_t)(delay * 1e6));
+	atomic_fetch_add_explicit(&wm.sum_us, (uint64_t)(delay * 1e6), memory_order_relaxed);
+	size_t b = 0;
+	while (b < WNB && delay > wbounds[b])
+		b++;
+	atomic_fetch_add_explicit(&wm.bucket[b], 1, memory_order_relaxed);
+}
+
 typedef struct out {
 	char *p;
 	size_t n, cap;
@@ -142,6 +171,38 @@ char *sv_metrics_text(sv_state *s, size_t *len)
 	    sv_last_commit(s));
 	put(&o, "# HELP fathom_writable 1 when the daemon holds the writer lock.\n"
 	        "# TYPE fathom_writable gauge\nfathom_writable %d\n", sv_writable(s));
+	if (atomic_load(&wm.on)) {
+		put(&o, "# HELP fathom_watch_folders Folders watched for changes (serve --watch).\n"
+		        "# TYPE fathom_watch_folders gauge\nfathom_watch_folders %llu\n",
+		    (unsigned long long)atomic_load(&wm.folders));
+		put(&o, "# HELP fathom_watch_events_total File changes seen.\n"
+		        "# TYPE fathom_watch_events_total counter\nfathom_watch_events_total %llu\n",
+		    (unsigned long long)atomic_load(&wm.events));
+		put(&o, "# HELP fathom_watch_batches_total Debounced batches re-indexed, and failed.\n"
+		        "# TYPE fathom_watch_batches_total counter\n"
+		        "fathom_watch_batches_total{result=\"ok\"} %llu\n"
+		        "fathom_watch_batches_total{result=\"failed\"} %llu\n",
+		    (unsigned long long)(atomic_load(&wm.batches) - atomic_load(&wm.failed)),
+		    (unsigned long long)atomic_load(&wm.failed));
+		put(&o, "# HELP fathom_watch_last_delay_seconds From the last batch's first change on "
+		        "disk to its commit.\n# TYPE fathom_watch_last_delay_seconds gauge\n"
+		        "fathom_watch_last_delay_seconds %.6f\n",
+		    (double)atomic_load(&wm.last_us) / 1e6);
+		put(&o, "# HELP fathom_watch_delay_seconds From a batch's first change on disk to its "
+		        "commit.\n# TYPE fathom_watch_delay_seconds histogram\n");
+		uint64_t cum = 0;
+		for (size_t b = 0; b <= WNB; b++) {
+			cum += atomic_load(&wm.bucket[b]);
+			if (b < WNB)
+				put(&o, "fathom_watch_delay_seconds_bucket{le=\"%g\"} %llu\n", wbounds[b],
+				    (unsigned long long)cum);
+			else
+				put(&o, "fathom_watch_delay_seconds_bucket{le=\"+Inf\"} %llu\n",
+				    (unsigned long long)cum);
+		}
+		put(&o, "fathom_watch_delay_seconds_sum %.6f\nfathom_watch_delay_seconds_count %llu\n",
+		    (double)atomic_load(&wm.sum_us) / 1e6, (unsigned long long)cum);
+	}
 	if (o.err) {
 		free(o.p);
 		return NULL;

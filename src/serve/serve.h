@@ -10,12 +10,14 @@
  *   mcp.c       JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp)
  *   metrics.c   counters and latency histograms, Prometheus text
  *   http.c      libmicrohttpd: limits, token, Host/Origin checks, signals
+ *   watch.c     inotify: re-index what changed (index --watch, serve --watch)
  *
  * docs/API.md describes the API; docs/openapi.json is its schema.
  */
 #ifndef FATHOM_SERVE_H
 #define FATHOM_SERVE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,8 +116,37 @@ int sv_mcp_stdio(sv_state *s);
 /* ---- metrics (metrics.c) ------------------------------------------------------ */
 
 void sv_metrics_record(int endpoint, int status, double seconds);
+/* Watch mode: folders watched (turns the watch metrics on), and each batch. */
+void sv_metrics_watch_folders(size_t n);
+void sv_metrics_watch(double delay, size_t events, int ok);
 /* Prometheus text exposition; malloc'd. */
 char *sv_metrics_text(sv_state *s, size_t *len);
+
+/* ---- watch mode (watch.c) ------------------------------------------------------ */
+
+typedef struct sv_watch sv_watch;
+
+typedef struct sv_watch_opts {
+	double debounce;             /* seconds of quiet before a batch is applied (0.2) */
+	double max_wait;             /* a batch waits at most this long (2) */
+	int (*apply)(void *ctx, size_t events);   /* re-index and commit: 0 on success */
+	void (*done)(void *ctx, size_t events, double delay, int rc);   /* may be NULL */
+	void *ctx;
+} sv_watch_opts;
+
+/* Watch the folders under paths (files: their folder), never index_dir. */
+int sv_watch_open(sv_watch **out, const char *const *paths, size_t n, const char *index_dir,
+                  char *err, size_t errlen);
+/* Apply batches until *stop; returns 0, or -1 if inotify failed. */
+int sv_watch_run(sv_watch *w, const sv_watch_opts *o, _Atomic int *stop);
+size_t sv_watch_folders(const sv_watch *w);
+void sv_watch_close(sv_watch *w);
+
+/* fathom serve --watch: a thread re-indexing paths (relative to the
+ * index's root, the daemon's folder) on the daemon's writer. */
+int sv_serve_watch_start(sv_state *s, const char *const *paths, size_t n, double debounce,
+                         int quiet, char *err, size_t errlen);
+void sv_serve_watch_stop(void);
 
 /* ---- the daemon (http.c) -------------------------------------------------------- */
 

@@ -48,14 +48,15 @@ not_signal() {
 		fail "exit $rc (crash?): $*"; sed 's/^/    /' "$T/.err" | head -20
 	else ok; fi
 }
-# serve_start [OPTIONS...]: start `fathom serve` on $T/ix on a free port;
-# sets U (its URL) and PID. serve_stop: SIGTERM, and wait.
+# serve_start [OPTIONS...]: start `fathom serve` on $IX (default $T/ix) on
+# a free port; sets U (its URL) and PID. serve_stop: SIGTERM, and wait.
 serve_start() {
-	rm -f "$T/ix/SERVE"
-	"$F" serve --index "$T/ix" --listen 127.0.0.1:0 "$@" 2> "$T/serve.err" &
+	local ix=${IX:-$T/ix}
+	rm -f "$ix/SERVE"
+	"$F" serve --index "$ix" --listen 127.0.0.1:0 "$@" 2> "$T/serve.err" &
 	PID=$!
-	for _ in $(seq 1 100); do [ -s "$T/ix/SERVE" ] && break; sleep 0.05; done
-	U=$(cut -d' ' -f1 "$T/ix/SERVE" 2> /dev/null)
+	for _ in $(seq 1 100); do [ -s "$ix/SERVE" ] && break; sleep 0.05; done
+	U=$(cut -d' ' -f1 "$ix/SERVE" 2> /dev/null)
 	[ -n "$U" ] || { echo "daemon did not start:"; cat "$T/serve.err"; exit 1; }
 }
 serve_stop() { kill -TERM "$PID" 2> /dev/null; wait "$PID" 2> /dev/null; }
