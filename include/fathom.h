@@ -557,6 +557,14 @@ typedef int (*fathom_doc_cb)(void *ctx, const char *id, const char *path,
                              uint64_t size, uint32_t n_chunks);
 int fathom_list_docs(fathom_index *ix, fathom_doc_cb cb, void *ctx);
 
+/* The metadata of live documents, for a caller to show what can be
+ * filtered on: cb once per distinct key and value (the --meta and JSON
+ * members, such as library=fastapi, version=2.1, and "lang" for the
+ * detected language) with the number of documents that carry it, sorted
+ * by key, then value. Return non-zero from cb to stop. */
+typedef int (*fathom_meta_cb)(void *ctx, const char *key, const char *value, uint64_t docs);
+int fathom_list_meta(fathom_index *ix, fathom_meta_cb cb, void *ctx);
+
 /* ---------------------------------------------------------------------------
  * Statistics and checks.
  */

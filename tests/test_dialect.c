@@ -457,11 +457,92 @@ static void test_receipts_and_empties(void)
 	free(dir);
 }
 
+/* fathom_list_meta: every key and value of the live documents, counted,
+ * in order; checked against counts kept while adding, across segments and
+ * after deletes and a replacement. */
+typedef struct meta_seen {
+	char last[128];
+	int n, sorted;
+	uint64_t lib[3], ver[2], lang, other;
+} meta_seen;
+
+static int meta_visit(void *ctx, const char *key, const char *value, uint64_t ndocs)
+{
+	meta_seen *m = ctx;
+	char kv[128];
+	snprintf(kv, sizeof kv, "%s%c%s", key, 1, value);
+	if (m->n && strcmp(m->last, kv) >= 0)
+		m->sorted = 0;
+	snprintf(m->last, sizeof m->last, "%s", kv);
+	m->n++;
+	if (strcmp(key, "library") == 0 && strncmp(value, "lib", 3) == 0 && value[3] >= '0' &&
+	    value[3] <= '2' && !value[4])
+		m->lib[value[3] - '0'] = ndocs;
+	else if (strcmp(key, "version") == 0 && (strcmp(value, "1.0") == 0 || strcmp(value, "2.0") == 0))
+		m->ver[value[0] - '1'] = ndocs;
+	else if (strcmp(key, "lang") == 0)
+		m->lang += ndocs;   /* the detected language: every live document has one */
+	else
+		m->other++;
+	return 0;
+}
+
+static void test_list_meta(void)
+{
+	char *dir = test_tmpdir("dialect-meta");
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	uint64_t lib[3] = { 0 }, ver[2] = { 0 };
+	for (int n = 0; n < 300; n++) {
+		char id[32], l[32], v[32], body[64];
+		snprintf(id, sizeof id, "d%d", n);
+		snprintf(l, sizeof l, "library=lib%d", n % 3);
+		snprintf(v, sizeof v, "version=%d.0", 1 + n % 2);
+		snprintf(body, sizeof body, "document %d", n);
+		const char *meta[2] = { l, v };
+		/* every fifth has no version */
+		fathom_doc d = { id, NULL, body, strlen(body), NULL, NULL, 0, meta, n % 5 ? 2 : 1, NULL };
+		CHECK_OK(fathom_add_doc(ix, &d, NULL));
+		if (n % 100 == 99)
+			CHECK_OK(fathom_commit(ix));
+	}
+	/* deletes (d0..d29) and a replacement (d30 moves to lib2, no version) */
+	for (int n = 0; n < 31; n++) {
+		char id[32];
+		snprintf(id, sizeof id, "d%d", n);
+		CHECK_OK(fathom_delete_doc(ix, id));
+	}
+	const char *meta[1] = { "library=lib2" };
+	fathom_doc d = { "d30", NULL, "replaced", 8, NULL, NULL, 0, meta, 1, NULL };
+	CHECK_OK(fathom_add_doc(ix, &d, NULL));
+	CHECK_OK(fathom_commit(ix));
+	for (int n = 31; n < 300; n++) {
+		lib[n % 3]++;
+		if (n % 5)
+			ver[n % 2]++;
+	}
+	lib[2]++;
+	meta_seen m = { "", 0, 1, { 0 }, { 0 }, 0, 0 };
+	CHECK_OK(fathom_list_meta(ix, meta_visit, &m));
+	CHECK(m.sorted);
+	CHECK_EQ(m.lang, 270);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(m.lib[i], lib[i]);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(m.ver[i], ver[i]);
+	CHECK_EQ(m.other, 0);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_conformance);
 	RUN(test_negated_terms);
 	RUN(test_identifier_precision);
 	RUN(test_receipts_and_empties);
+	RUN(test_list_meta);
 	return TEST_DONE();
 }

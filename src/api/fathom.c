@@ -3,6 +3,7 @@
  * statistics, and the entry points of search. Ingest lives in ingest.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "api/api.h"
 #include "query/query.h"
@@ -258,6 +259,82 @@ int fathom_list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
 		}
 	}
 	return 0;
+}
+
+static int count_meta(fa_strmap *m, const char *kv, size_t len)
+{
+	int is_new;
+	fa_strmap_slot *sl = fa_strmap_upsert(m, kv, len, &is_new);
+	if (!sl)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	sl->value++;
+	return 0;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const fa_strmap_slot *x = *(const fa_strmap_slot *const *)a;
+	const fa_strmap_slot *y = *(const fa_strmap_slot *const *)b;
+	size_t n = FA_MIN(x->len, y->len);
+	int c = memcmp(x->key, y->key, n);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+int fathom_list_meta(fathom_index *fx, fathom_meta_cb cb, void *ctx)
+{
+	fa_err_clear();
+	if (!fx || !cb)
+		return fa_err(FATHOM_EINVAL, "no index or no callback");
+	/* "key\0value" -> documents; NUL sorts first, so key order comes first */
+	fa_strmap m;
+	fa_strmap_init(&m);
+	int rc = 0;
+	char buf[1024];
+	for (size_t i = 0; i < ix_nsegments(fx->ix) && !rc; i++) {
+		ix_segment *s = ix_segment_at(fx->ix, i);
+		for (uint32_t d = 0; d < seg_ndocs(s) && !rc; d++) {
+			if (seg_doc_is_deleted(s, d))
+				continue;
+			ix_doc_info di;
+			if ((rc = seg_doc(s, d, &di)) != 0)
+				break;
+			const char *q = di.meta;
+			for (uint32_t k = 0; q && k < di.n_meta && !rc; k++) {
+				size_t l = strlen(q);
+				const char *eq = memchr(q, '=', l);
+				if (eq && l < sizeof buf) {
+					memcpy(buf, q, l);
+					buf[eq - q] = '\0';
+					rc = count_meta(&m, buf, l);
+				}
+				q += l + 1;
+			}
+			if (!rc && di.lang && *di.lang) {
+				int n = snprintf(buf, sizeof buf, "lang%c%s", 0, di.lang);
+				if (n > 0 && (size_t)n < sizeof buf)
+					rc = count_meta(&m, buf, (size_t)n);
+			}
+		}
+	}
+	fa_strmap_slot **v = NULL;
+	if (!rc && m.count && !(v = fa_malloc(m.count * sizeof *v)))
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < m.cap; i++)
+		if (m.slots[i].key)
+			v[n++] = &m.slots[i];
+	if (!rc)
+		qsort(v, n, sizeof *v, cmp_slot);
+	for (size_t i = 0; !rc && i < n; i++) {
+		/* key and value as two strings: the key ends at its NUL */
+		char kv[1024];
+		memcpy(kv, v[i]->key, v[i]->len);
+		kv[v[i]->len] = '\0';
+		rc = cb(ctx, kv, kv + strlen(kv) + 1, v[i]->value);
+	}
+	fa_free(v);
+	fa_strmap_free(&m);
+	return rc;
 }
 
 int fathom_stats_get(fathom_stats *out, fathom_index *fx)

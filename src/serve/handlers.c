@@ -587,22 +587,40 @@ static int src_cb(void *ctx, const char *id, const char *path, uint64_t size, ui
 	return 0;
 }
 
+/* metadata: {"library": {"fastapi": 12}, "lang": {"c": 3}} */
+static int meta_cb(void *ctx, const char *key, const char *value, uint64_t docs)
+{
+	json_t *m = ctx, *k = json_object_get(m, key);
+	if (!k) {
+		if (json_object_size(m) >= 256)
+			return 0;   /* a bounded answer: the first 256 keys */
+		json_object_set_new(m, key, k = json_object());
+	}
+	if (json_object_size(k) < 1000)
+		json_object_set_new(k, value, json_integer((json_int_t)docs));
+	return 0;
+}
+
 json_t *sv_do_sources(sv_state *s, sv_err *e)
 {
 	fathom_index *ix = reader(s, e);
 	if (!ix)
 		return NULL;
 	src_acc a = { json_object(), 0, 0, 0 };
+	json_t *meta = json_object();
 	int rc = fathom_list_docs(ix, src_cb, &a);
+	if (!rc)
+		rc = fathom_list_meta(ix, meta_cb, meta);
 	const char *root = fathom_root(ix);
 	json_t *out = NULL;
 	if (rc) {
 		err_api(e, rc, "listing documents");
 		json_decref(a.roots);
+		json_decref(meta);
 	} else {
-		out = json_pack("{s:o,s:I,s:I,s:I,s:o}", "root", jstr(root), "documents",
+		out = json_pack("{s:o,s:I,s:I,s:I,s:o,s:o}", "root", jstr(root), "documents",
 		                (json_int_t)a.docs, "chunks", (json_int_t)a.chunks, "bytes",
-		                (json_int_t)a.bytes, "folders", a.roots);
+		                (json_int_t)a.bytes, "folders", a.roots, "metadata", meta);
 	}
 	sv_reader_put(s, ix);
 	return out;

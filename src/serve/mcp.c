@@ -100,8 +100,11 @@ static json_t *tools_list(void)
 		"and text of each matching line.", p, "pattern", 1));
 
 	json_array_append_new(t, tool("list_sources", "List what is indexed",
-		"The index's root folder, its documents and chunks, and its top-level folders with "
-		"their document counts.", json_object(), NULL, 1));
+		"The index's root folder, its documents and chunks, its top-level folders with "
+		"their document counts, and the metadata the documents carry (library, version, "
+		"system, lang, ...: each value with its document count). Those values are what "
+		"search's filters and library:X version:Y in a query select on.",
+		json_object(), NULL, 1));
 	json_array_append_new(t, tool("glossary_pending", "Glossary candidates to review",
 		"Alias groups proposed from the corpus (acronyms and spelling variants) waiting for a "
 		"decision, with their evidence. Approve or reject them with glossary_review.",

@@ -39,6 +39,7 @@ printf '{"id":"j1","title":"one","body":"narwhal one"}\n{bad line\n{"id":"j2","b
 expect_err "skipped .*:2" "$F" add --index "$T/ix" --meta library=zoo "$T/d.jsonl"
 r=$(curl -s -X POST "$U/search" --data-binary '{"query":"narwhal","filters":{"library":"zoo"}}')
 [ "$(echo "$r" | jq -c '[.results[].id] | sort')" = '["j1","j2"]' ] && ok || fail "add with --meta: $r"
+[ "$(curl -s "$U/sources" | jq '.metadata.library.zoo')" = 2 ] && ok || fail "sources lacks library=zoo: $(curl -s "$U/sources")"
 printf '{"id":"j3","body":"narwhal three"}\n' | expect_rc 0 "$F" add -q --index "$T/ix" -
 [ "$(search narwhal | jq '.count')" = 3 ] && ok || fail "add from stdin: $(search narwhal)"
 expect_rc 0 "$F" delete -q --index "$T/ix" j1
