@@ -286,11 +286,15 @@ typedef struct fathom_search_opts {
 	const char *lang;              /* language of source files: "c", "python", ... */
 	int exhaustive;                /* score every candidate: the slow reference */
 	uint32_t snippet_bytes;        /* target snippet length (default 240) */
+	/* version 2 */
+	double time_limit;             /* seconds; past it the search stops and
+	                                * fails with FATHOM_EINTERRUPTED (no
+	                                * partial answer). 0: none (default) */
 } fathom_search_opts;
 
-#define FATHOM_SEARCH_OPTS_VERSION 1
+#define FATHOM_SEARCH_OPTS_VERSION 2   /* version 1 (no time_limit) is accepted */
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
-	{ 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240 }
+	{ 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0 }
 
 typedef struct fathom_span { uint32_t start, len; } fathom_span;
 

@@ -487,7 +487,7 @@ static int meta_visit(void *ctx, const char *key, const char *value, uint64_t nd
 	return 0;
 }
 
-static void test_list_meta(void)
+static void test_list_meta_and_time_limit(void)
 {
 	char *dir = test_tmpdir("dialect-meta");
 	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
@@ -532,6 +532,27 @@ static void test_list_meta(void)
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(m.ver[i], ver[i]);
 	CHECK_EQ(m.other, 0);
+	/* the time limit: none, a generous one (the same answer), one already
+	 * past (an error, no partial answer); version 1 options still work */
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r0 = NULL, *r1 = NULL, *r2 = NULL;
+	CHECK_OK(fathom_search(&r0, ix, "document", &so));
+	so.time_limit = 600;
+	CHECK_OK(fathom_search(&r1, ix, "document", &so));
+	CHECK(r0 && r1 && fathom_results_count(r0) == 10 && fathom_results_count(r1) == 10);
+	for (size_t i = 0; r0 && r1 && i < fathom_results_count(r0); i++)
+		CHECK_STR(fathom_results_hit(r0, i)->doc_id, fathom_results_hit(r1, i)->doc_id);
+	so.time_limit = 1e-9;
+	CHECK_EQ(fathom_search(&r2, ix, "document", &so), FATHOM_EINTERRUPTED);
+	CHECK(r2 == NULL && strstr(fathom_errmsg(), "time limit"));
+	so.time_limit = -1;
+	CHECK_EQ(fathom_search(&r2, ix, "document", &so), FATHOM_EINVAL);
+	so.version = 1;
+	CHECK_OK(fathom_search(&r2, ix, "document", &so));
+	CHECK(r2 && fathom_results_count(r2) == 10);
+	fathom_results_free(r0);
+	fathom_results_free(r1);
+	fathom_results_free(r2);
 	fathom_close(ix);
 	test_rmrf(dir);
 	free(dir);
@@ -543,6 +564,6 @@ int main(void)
 	RUN(test_negated_terms);
 	RUN(test_identifier_precision);
 	RUN(test_receipts_and_empties);
-	RUN(test_list_meta);
+	RUN(test_list_meta_and_time_limit);
 	return TEST_DONE();
 }

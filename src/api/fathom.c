@@ -2,6 +2,7 @@
  * fathom.c — the public API: opening an index, reading documents back,
  * statistics, and the entry points of search. Ingest lives in ingest.c.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -77,9 +78,18 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		return fa_err(FATHOM_EINVAL, "no index or no query");
 	if (!opts)
 		opts = &def;
+	fathom_search_opts v1;
+	if (opts->version == 1) {   /* before time_limit */
+		memcpy(&v1, opts, offsetof(fathom_search_opts, time_limit));
+		v1.version = FATHOM_SEARCH_OPTS_VERSION;
+		v1.time_limit = 0;
+		opts = &v1;
+	}
 	if (opts->version != FATHOM_SEARCH_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
 		              opts->version, FATHOM_SEARCH_OPTS_VERSION);
+	if (!(opts->time_limit >= 0 && opts->time_limit <= 1e6))
+		return fa_err(FATHOM_EINVAL, "time_limit must be from 0 to 1e6 seconds");
 	if (opts->k == 0 || opts->k > 100000)
 		return fa_err(FATHOM_EINVAL, "k must be between 1 and 100000");
 	if (opts->match < FATHOM_MATCH_AUTO || opts->match > FATHOM_MATCH_ANY)

@@ -7,6 +7,8 @@
  * Terms are summed in plan order and fields in field order, always, so the
  * floating-point sum of a chunk is the same however it was found.
  */
+#include <time.h>
+
 #include "query/query_int.h"
 
 /* Positions of term t in field f of the current candidate, decoded once
@@ -197,9 +199,26 @@ static double tf_bound(const q_ctx *c)
 	return ub;
 }
 
+/* The time limit, looked at every 1024 candidates (a clock read costs
+ * about as much as scoring one). */
+int q_over_time(q_ctx *c)
+{
+	if (!c->deadline_ns || (++c->ticks & 1023) != 0)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < c->deadline_ns)
+		return 0;
+	return fa_err(FATHOM_EINTERRUPTED, "the search ran past its time limit (%.3g s)",
+	              c->opts->time_limit);
+}
+
 int q_eval(q_ctx *c, uint32_t d, int prune)
 {
 	const q_plan *p = c->plan;
+	int over = q_over_time(c);
+	if (over)
+		return over;
 	if (c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7))))
 		return 0;
 	if (seg_is_deleted(c->seg, d))

@@ -331,6 +331,8 @@ typedef struct q_ctx {
 	q_scorer sc;
 	q_topk top;
 	uint64_t scored;
+	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; 0: no time limit */
+	uint32_t ticks;           /* candidates since the last look at the clock */
 	double phrase_bonus, prefix_bonus;
 	uint64_t seq_mask;        /* the terms of plan->seq */
 	double seg_bonus;         /* largest bonus product in this segment */
@@ -404,6 +406,8 @@ static inline int q_cannot_beat(double ub, double bonus, double theta)
  * out or not a match, else score it and offer it to the top k. With prune,
  * a chunk whose score cannot enter the top k skips the phrase checks. */
 int q_eval(q_ctx *c, uint32_t d, int prune);
+/* FATHOM_EINTERRUPTED once the search's time limit has passed. */
+int q_over_time(q_ctx *c);
 
 /* The first doc the cursor may still yield. */
 static inline uint32_t q_cursor_doc(const q_cursor *qc)

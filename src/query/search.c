@@ -7,6 +7,8 @@
  * postings, not to the corpus, except that filters walk each segment's
  * document table once to build their bitmap.
  */
+#include <time.h>
+
 #include "query/query_int.h"
 
 /* Keep the term frequencies of the top k in memory up to this size. */
@@ -378,6 +380,12 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 	c.ix = ix;
 	c.opts = opts;
 	c.plan = &plan;
+	if (opts->time_limit > 0) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		c.deadline_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+		                (uint64_t)(opts->time_limit * 1e9);
+	}
 	q_scorer_init(&c.sc, opts, ix);
 	c.phrase_bonus = opts->phrase_bonus;
 	c.prefix_bonus = opts->prefix_bonus;
@@ -392,6 +400,9 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
 
 	size_t nseg = ix_nsegments(ix);
 	for (size_t s = 0; s < nseg; s++) {
+		c.ticks = 1023;   /* a look at the clock before every segment */
+		if ((rc = q_over_time(&c)))
+			goto cleanup;
 		c.seg_index = (uint32_t)s;
 		c.seg = ix_segment_at(ix, s);
 		if ((rc = open_segment(&c, (uint32_t)s)))

@@ -277,6 +277,7 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	so.k = (uint32_t)k;
 	so.snippet_bytes = (uint32_t)snip;
+	so.time_limit = sv_options(s)->request_timeout;   /* 504 past it */
 	so.path_glob = path;
 	so.lang = lang;
 	if (mode) {

@@ -77,4 +77,11 @@ printf '{"id":"j9","body":"manatee"}\n' > "$T/e.jsonl"
 expect_rc 0 "$F" add --index "$T/ix" "$T/e.jsonl"
 grep -q "through" "$T/.err" && fail "went to a dead daemon" || ok
 "$F" search --index "$T/ix" manatee | grep -q j9 && ok || fail "local add after a stale SERVE"
+
+# the per-request time limit covers searches: past it, 504 and no answer
+start --timeout 0.000000001
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/search" --data-binary '{"query":"narwhal"}')
+[ "$s" = 504 ] && jq -e '.error.message | test("time limit")' "$T/b" > /dev/null && ok || fail "search past --timeout: $s $(cat "$T/b")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$U/health")" = 200 ] && ok || fail "health with a tiny --timeout"
+stop
 finish
