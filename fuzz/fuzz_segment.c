@@ -97,31 +97,6 @@ static void exercise(const uint8_t *data, size_t size)
 	seg_close(s);
 }
 
-/* Recompute the checksums the way a writer would. */
-static void reseal(uint8_t *d, size_t size)
-{
-	uint8_t *f = d + size - IX_FOOTER_SIZE;
-	uint64_t avail = size - IX_FOOTER_SIZE, data_end = fa_load64(f + 80);
-	if (data_end < IX_PREAMBLE_SIZE || data_end > avail ||
-	    avail - data_end != (data_end + IX_PAGE - 1) / IX_PAGE * 4) {
-		/* Pick the data length that fits the file. */
-		data_end = avail;
-		while (data_end > IX_PREAMBLE_SIZE &&
-		       data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 > avail)
-			data_end--;
-		if (data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 != avail)
-			return;
-		fa_store64(f + 80, data_end);
-	}
-	uint64_t npages = (data_end + IX_PAGE - 1) / IX_PAGE;
-	for (uint64_t pg = 0; pg < npages; pg++) {
-		uint64_t off = pg * IX_PAGE, n = FA_MIN((uint64_t)IX_PAGE, data_end - off);
-		fa_store32(d + data_end + pg * 4, fa_crc32c(0, d + off, n));
-	}
-	fa_store32(f + 52, fa_crc32c(0, d + data_end, npages * 4));
-	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	exercise(data, size);
@@ -131,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	reseal(copy, size);
+	ix_seg_reseal(copy, size);
 	exercise(copy, size);
 	free(copy);
 	return 0;

@@ -982,6 +982,301 @@ static void test_corruption(void)
 	free(dir);
 }
 
+/* ---- the document store's dictionary ------------------------------------------ */
+
+/* A set of documents and their text as given: the reference. */
+typedef struct text_set {
+	char key[64][16];
+	char *t[64];
+	size_t len[64];
+	int n;
+} text_set;
+
+static void text_set_make(text_set *ts, const char *prefix, int n)
+{
+	ts->n = n;
+	for (int i = 0; i < n; i++) {
+		snprintf(ts->key[i], sizeof ts->key[i], "%s%d", prefix, i);
+		/* Mostly a few KB, some spanning many frames, some empty. */
+		size_t want = i % 9 == 0 ? 60000 + rnd_below(60000) : rnd_below(20000);
+		ts->t[i] = random_text(want, &ts->len[i]);
+		if (i % 13 == 4)
+			ts->len[i] = 0;
+	}
+}
+
+static void text_set_free(text_set *ts)
+{
+	for (int i = 0; i < ts->n; i++)
+		free(ts->t[i]);
+}
+
+/* Every document of the sets whole, then random ranges of the segment's raw
+ * stream that straddle frame boundaries, byte-exact against the reference
+ * stream rebuilt from each document's text offset. */
+static void check_texts(ix_index *ix, const text_set *sets, int nsets)
+{
+	ix_segment *s = ix_segment_at(ix, ix_nsegments(ix) - 1);
+	unsigned char *ref = calloc(1, s->raw_text + 1);
+	fbuf b;
+	fbuf_init(&b, 0);
+	for (int k = 0; k < nsets; k++) {
+		const text_set *ts = &sets[k];
+		for (int i = 0; i < ts->n; i++) {
+			ix_segment *hs;
+			uint32_t doc;
+			const unsigned char *r;
+			CHECK_OK(find_live(ix, ts->key[i], &hs, &doc));
+			CHECK(hs == s);
+			CHECK_OK(seg_doc_rec(s, doc, &r));
+			uint64_t off = fa_load64(r);
+			CHECK(off + ts->len[i] <= s->raw_text);
+			if (off + ts->len[i] <= s->raw_text)
+				memcpy(ref + off, ts->t[i], ts->len[i]);
+			fbuf_reset(&b);
+			CHECK_OK(seg_doc_text(s, doc, 0, ts->len[i], &b));
+			CHECK_EQ(b.len, ts->len[i]);
+			CHECK(b.len == ts->len[i] && memcmp(b.data, ts->t[i], b.len) == 0);
+		}
+	}
+	uint64_t nframes = s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC, F = s->frame_raw;
+	CHECK(nframes > 4);
+	for (int k = 0; k < 300 && nframes > 1; k++) {
+		uint64_t edge = (1 + rnd_below((uint32_t)nframes - 1)) * F;
+		uint64_t from = edge - 1 - rnd_below((uint32_t)F);
+		uint64_t n = 1 + rnd_below(k % 3 ? (uint32_t)F : 3 * (uint32_t)F);
+		n = FA_MIN(n, s->raw_text - from);
+		fbuf_reset(&b);
+		CHECK_OK(ix_ds_read(s, from, n, &b));
+		CHECK_EQ(b.len, n);
+		CHECK(b.len == n && memcmp(b.data, ref + from, n) == 0);
+	}
+	fbuf_free(&b);
+	free(ref);
+}
+
+static int seg_has_dict(const ix_segment *s)
+{
+	return s->sec_len[IX_SEC_DOCSTORE_DICT] > 0 && s->frame_raw == IX_FRAME_RAW_DICT;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *d = malloc(*len + 1);
+	if (d && fread(d, 1, *len, f) != *len) {
+		free(d);
+		d = NULL;
+	}
+	fclose(f);
+	return d;
+}
+
+static void spit(const char *path, const unsigned char *d, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (f) {
+		fwrite(d, 1, len, f);
+		fclose(f);
+	}
+}
+
+/* Open a damaged segment file on its own (resealing changes its footer CRC,
+ * which the manifest would refuse), read every document's text and verify
+ * it: 0 if all passed, else the first error. */
+static int read_texts_and_verify(const char *path)
+{
+	ix_segment *s;
+	int rc = seg_open_file(&s, path);
+	if (rc)
+		return rc;
+	fbuf b;
+	fbuf_init(&b, 0);
+	for (uint32_t d = 0; d < seg_ndocs(s) && !rc; d++) {
+		ix_doc_info di;
+		fbuf_reset(&b);
+		rc = seg_doc(s, d, &di);
+		if (!rc)
+			rc = seg_doc_text(s, d, 0, di.text_len, &b);
+	}
+	if (!rc)
+		rc = seg_verify(s);
+	fbuf_free(&b);
+	seg_close(s);
+	return rc;
+}
+
+static void test_docstore_dict(void)
+{
+	char *dir = tmp_index("ixdict");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	/* About 800 KB: trained at finish, from the whole held text. */
+	text_set sets[2];
+	text_set_make(&sets[0], "a", 64);
+	for (int i = 0; i < sets[0].n; i++)
+		CHECK_OK(add_doc(ix, an, sets[0].key[i], sets[0].t[i], sets[0].len[i], 2000));
+	CHECK_OK(ix_commit(ix));
+	CHECK(seg_has_dict(ix_segment_at(ix, 0)));
+	check_texts(ix, &sets[0], 1);
+	/* A training window smaller than the text: trained when it fills, the
+	 * rest streamed. */
+	ix_ds_set_train_window(300 << 10);
+	text_set_make(&sets[1], "b", 64);
+	for (int i = 0; i < sets[1].n; i++)
+		CHECK_OK(add_doc(ix, an, sets[1].key[i], sets[1].t[i], sets[1].len[i], 2000));
+	CHECK_OK(ix_commit(ix));
+	ix_ds_set_train_window(0);
+	CHECK(seg_has_dict(ix_segment_at(ix, 1)));
+	check_texts(ix, &sets[1], 1);
+	/* Small segments keep 64 KiB frames and no dictionary. */
+	CHECK_OK(add_doc(ix, an, "small", "a small document", 16, 100));
+	CHECK_OK(ix_commit(ix));
+	ix_segment *sm = ix_segment_at(ix, 2);
+	CHECK_EQ(sm->sec_len[IX_SEC_DOCSTORE_DICT], 0);
+	CHECK_EQ(sm->frame_raw, IX_FRAME_RAW);
+	CHECK_OK(ix_verify(ix));
+	/* A merge trains anew, from samples of all its inputs. */
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	ix_segment *s = ix_segment_at(ix, 0);
+	CHECK(seg_has_dict(s));
+	check_texts(ix, sets, 2);
+	CHECK_OK(ix_verify(ix));
+	char name[256];
+	snprintf(name, sizeof name, "%s", strrchr(seg_path(s), '/') + 1);
+	uint64_t doff = s->sec_off[IX_SEC_DOCSTORE_DICT], dlen = s->sec_len[IX_SEC_DOCSTORE_DICT];
+	ix_close(ix);
+
+	/* A flipped byte in the dictionary: its page fails its checksum. */
+	char work[600], path[4096];
+	snprintf(work, sizeof work, "%s-work", dir);
+	join_path(path, sizeof path, work, name);
+	size_t flen;
+	copy_dir(dir, work);
+	unsigned char *img = slurp(path, &flen);
+	CHECK(img && doff + dlen < flen);
+	if (!img || doff + dlen >= flen)
+		goto done;
+	for (int k = 0; k < 4; k++) {
+		uint64_t at = doff + rnd_below((uint32_t)dlen);
+		unsigned char bit = (unsigned char)(1u << rnd_below(8));
+		img[at] ^= bit;
+		spit(path, img, flen);
+		CHECK(check_damaged(work, name));
+		img[at] ^= bit;
+	}
+	free(img);
+	/* Behind valid checksums (resealed): a dictionary that is not one is
+	 * FATHOM_ECORRUPT when text is read and in verify, never a crash. */
+	copy_dir(dir, work);
+	img = slurp(path, &flen);
+	img[doff] ^= 0x40;   /* the dictionary's magic number */
+	ix_seg_reseal(img, flen);
+	spit(path, img, flen);
+	CHECK_EQ(read_texts_and_verify(path), FATHOM_ECORRUPT);
+	CHECK(strstr(fathom_errmsg(), "dictionary") != NULL);
+	CHECK(strstr(fathom_errmsg(), name) != NULL);
+	free(img);
+	/* Random damage to the dictionary's header, tables and content: each
+	 * read either succeeds (content bytes change text, not structure) or
+	 * fails as corrupt. */
+	int caught = 0;
+	for (int k = 0; k < 40; k++) {
+		copy_dir(dir, work);
+		img = slurp(path, &flen);
+		for (int j = 0; j < 1 + k % 4; j++) {
+			uint64_t at = doff + (k % 2 ? rnd_below(FA_MIN((uint32_t)dlen, 600)) : rnd_below((uint32_t)dlen));
+			img[at] ^= (unsigned char)(1 + rnd_below(255));
+		}
+		ix_seg_reseal(img, flen);
+		spit(path, img, flen);
+		int rc = read_texts_and_verify(path);
+		CHECK(rc == 0 || rc == FATHOM_ECORRUPT);
+		caught += rc == FATHOM_ECORRUPT;
+		free(img);
+	}
+	printf("     %d of 40 resealed damaged dictionaries reported corrupt\n", caught);
+	/* A frame size the format does not allow. */
+	copy_dir(dir, work);
+	img = slurp(path, &flen);
+	fa_store32(img + flen - IX_FOOTER_SIZE + 132 + 16 * IX_NSEC, 12345);
+	ix_seg_reseal(img, flen);
+	spit(path, img, flen);
+	CHECK_EQ(read_texts_and_verify(path), FATHOM_ECORRUPT);
+	free(img);
+done:
+	text_set_free(&sets[0]);
+	text_set_free(&sets[1]);
+	test_rmrf(work);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* An index of format version 5 (no dictionary section, a 328-byte footer),
+ * written by the previous release into tests/data, opens, reads and
+ * verifies; a writer adds version 6 segments beside its own and merges
+ * both into one. */
+static void test_format_v5(void)
+{
+	const char *v5 = "tests/data/index-v5";
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, v5, IX_READONLY, NULL));
+	if (!ix)
+		return;
+	CHECK_EQ(ix_segment_at(ix, 0)->version, 5);
+	const char *keys[] = { "v5-a", "v5-b", "v5-c", "v5-d" };
+	const char *want[] = { "An index written by format version 5", "The kernel scheduler",
+	                       "The replacement text", "Four documents" };
+	fbuf b;
+	fbuf_init(&b, 0);
+	for (int i = 0; i < 4; i++) {
+		ix_segment *s;
+		uint32_t doc;
+		CHECK_OK(find_live(ix, keys[i], &s, &doc));
+		fbuf_reset(&b);
+		CHECK_OK(seg_doc_text(s, doc, 0, 1000, &b));
+		CHECK(b.len >= strlen(want[i]) && memcmp(b.data, want[i], strlen(want[i])) == 0);
+	}
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+
+	char *dir = tmp_index("ixv5");
+	copy_dir(v5, dir);
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	text_set ts;
+	text_set_make(&ts, "n", 48);
+	for (int i = 0; i < ts.n; i++)
+		CHECK_OK(add_doc(ix, an, ts.key[i], ts.t[i], ts.len[i], 2000));
+	CHECK_OK(ix_commit(ix));
+	ix_segment *last = ix_segment_at(ix, ix_nsegments(ix) - 1);
+	CHECK_EQ(last->version, IX_FORMAT_VERSION);
+	CHECK(seg_has_dict(last));
+	CHECK_OK(ix_verify(ix));
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK(seg_has_dict(ix_segment_at(ix, 0)));
+	check_texts(ix, &ts, 1);
+	ix_segment *s;
+	uint32_t doc;
+	CHECK_OK(find_live(ix, "v5-c", &s, &doc));
+	fbuf_reset(&b);
+	CHECK_OK(seg_doc_text(s, doc, 0, 1000, &b));
+	CHECK(b.len >= 20 && memcmp(b.data, want[2], 20) == 0);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	fbuf_free(&b);
+	text_set_free(&ts);
+	test_rmrf(dir);
+	free(dir);
+}
+
 /* The term hash table (format v2) and the binary search it replaces must
  * agree on every term, and both must miss terms that are not there. */
 static void test_term_hash(void)
@@ -1083,6 +1378,8 @@ int main(void)
 	RUN(test_merge);
 	RUN(test_crash);
 	RUN(test_corruption);
+	RUN(test_docstore_dict);
+	RUN(test_format_v5);
 	RUN(test_term_hash);
 	text_analyzer_free(an);
 	return TEST_DONE();

@@ -1007,11 +1007,11 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 		out->dict += l[IX_SEC_DICT] + l[IX_SEC_DICT_INDEX];
 		out->postings += s->post_bytes;
 		out->positions += s->pos_bytes;
-		out->docstore += l[IX_SEC_DOCSTORE] + l[IX_SEC_FRAMES];
+		out->docstore += l[IX_SEC_DOCSTORE] + l[IX_SEC_FRAMES] + l[IX_SEC_DOCSTORE_DICT];
 		out->docs += l[IX_SEC_DOCS] + l[IX_SEC_DOC_STRINGS] + l[IX_SEC_KEYS];
 		out->chunks += l[IX_SEC_CHUNKS] + l[IX_SEC_CHUNK_STRINGS];
 		out->trigrams += l[IX_SEC_TRI_POST] + l[IX_SEC_TRI_INDEX];
-		out->other += IX_PREAMBLE_SIZE + s->npages * 4 + IX_FOOTER_SIZE;
+		out->other += IX_PREAMBLE_SIZE + s->npages * 4 + ix_footer_size(s->version);
 		if (s->del_gen)
 			out->other += ix_tomb_file_size(s->ndocs, s->nchunks);
 		out->terms += s->nterms;

@@ -15,7 +15,8 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 5u
+#define IX_FORMAT_VERSION 6u
+#define IX_FORMAT_VERSION_MIN 5u    /* oldest version read: 5 is 6 without DOCSTORE_DICT */
 #define IX_PAGE 1024u               /* integrity page of a segment file */
 #define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
@@ -23,10 +24,13 @@
 #define IX_MAN_MAGIC "FATHMAN"
 #define IX_DEL_MAGIC "FATHDEL"
 #define IX_PREAMBLE_SIZE 16u
-#define IX_FOOTER_SIZE 328u
+#define IX_FOOTER_SIZE 352u        /* version 6; version 5's was 328 */
 #define IX_DICT_BLOCK_TERMS 16u     /* terms per front-coded dictionary block */
 #define IX_MAX_TERM 255u            /* longest term the format holds */
-#define IX_FRAME_RAW 65536u         /* document store frame, raw bytes */
+#define IX_FRAME_RAW 65536u         /* largest document store frame, raw bytes */
+#define IX_FRAME_RAW_DICT 8192u     /* frames of a segment with a text dictionary */
+#define IX_FRAME_RAW_MIN 4096u      /* smallest frame size a footer may name */
+#define IX_DS_DICT_MAX (1u << 20)   /* largest text dictionary read (writers make <= 128 KiB) */
 #define IX_DOC_REC 72u              /* doc table record */
 #define IX_CHUNK_REC 38u            /* chunk table record */
 #define IX_KEY_REC 12u              /* key index record */
@@ -55,8 +59,19 @@ enum ix_section {
 	IX_SEC_CHUNK_STRINGS,  /* heading trails */
 	IX_SEC_KEYS,           /* key index: (FNV-1a 64 of key, doc), sorted */
 	IX_SEC_TRI_INDEX,      /* trigram index: (trigram, count, list offset), sorted */
+	IX_SEC_DOCSTORE_DICT,  /* zstd dictionary of the document store (empty: none); v6 */
 	IX_NSEC
 };
+
+/* Footer size and section count of a segment format version (0: unknown). */
+static inline uint32_t ix_footer_size(uint32_t version)
+{
+	return version == 5 ? 328u : version == IX_FORMAT_VERSION ? IX_FOOTER_SIZE : 0;
+}
+static inline int ix_nsections(uint32_t version)
+{
+	return version == 5 ? IX_SEC_DOCSTORE_DICT : IX_NSEC;
+}
 
 /* A field length as one byte, rounded down (exact below 64, then 5
  * significant bits): what the dictionary stores as a term's min_len. A
@@ -129,6 +144,7 @@ struct ix_segment {
 	const unsigned char *page_crcs;
 	uint64_t *verified;         /* one bit per page, set with atomic ops */
 	uint32_t footer_crc;
+	uint32_t version;           /* IX_FORMAT_VERSION_MIN .. IX_FORMAT_VERSION */
 	uint32_t nchunks, ndocs;
 	uint64_t nterms, ndict_blocks;
 	uint32_t dict_block_terms;
@@ -142,7 +158,11 @@ struct ix_segment {
 	uint8_t *del_docs, *del_chunks;
 	uint64_t del_gen;
 	uint32_t n_del_docs, n_del_chunks;
+	uint32_t frame_raw;         /* raw size of every document store frame but the last */
 	void *dctx;                 /* a cached ZSTD_DCtx, taken atomically */
+	void *ddict;                /* the text dictionary digested (a static ZSTD_DDict in
+	                               its own allocation), made by the first reader that
+	                               needs it and published atomically; NULL until then */
 };
 
 int seg_open_file(ix_segment **out, const char *path);
@@ -237,12 +257,18 @@ typedef struct ix_ds_frame {
 
 /* Document store writer (docstore.c): raw text in, zstd frames out. The
  * compressed frames collect in comp; comp_base counts bytes already moved
- * out of it (to the segment file). */
+ * out of it (to the segment file). Until the frame size is decided (by
+ * ix_ds_train, or once the training window fills, or at finish), raw text
+ * collects in raw, up to the training window. */
 typedef struct ix_ds_writer {
 	void *cctx;
-	unsigned char *raw;         /* IX_FRAME_RAW bytes */
-	uint32_t raw_fill;
+	unsigned char *raw;         /* raw_cap bytes: a frame, or the training window */
+	size_t raw_fill, raw_cap;
 	uint64_t raw_total;
+	uint32_t frame_raw;         /* 0 while undecided */
+	size_t window;              /* the training window, bytes */
+	unsigned char *dict;        /* the trained dictionary (NULL: none) */
+	size_t dict_len;
 	fbuf comp;
 	uint64_t comp_base;
 	ix_ds_frame *frames;
@@ -253,6 +279,21 @@ int ix_ds_init(ix_ds_writer *w);
 void ix_ds_free(ix_ds_writer *w);
 int ix_ds_append(ix_ds_writer *w, const char *text, size_t len);
 int ix_ds_finish(ix_ds_writer *w);   /* compress the last partial frame */
+/* Decide the dictionary before any text, from n samples (back to back in
+ * samples, sizes[i] bytes each) of text expected to total raw_estimate
+ * bytes: no dictionary when raw_estimate is below the threshold or training
+ * fails. A merge calls it with samples spread over its inputs. */
+int ix_ds_train(ix_ds_writer *w, const unsigned char *samples, const size_t *sizes, size_t n,
+                uint64_t raw_estimate);
+/* How a merge should sample: the piece size, the most bytes, and whether
+ * raw_estimate bytes of text are worth a dictionary at all. */
+#define IX_DS_SAMPLE_PIECE IX_FRAME_RAW_DICT
+#define IX_DS_SAMPLE_MAX ((size_t)2 << 20)
+int ix_ds_wants_dict(uint64_t raw_estimate);
+/* Test hook: the training window of writers made from now on (0: the
+ * default, 16 MiB), so tests reach the window-full path with little text.
+ * Not thread-safe. */
+void ix_ds_set_train_window(size_t bytes);
 
 typedef struct ix_segw ix_segw;
 
@@ -285,6 +326,10 @@ int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
                       uint32_t byte_start, uint32_t byte_end,
                       const char *headings, uint32_t headings_len,
                       const uint32_t field_len[FATHOM_NFIELDS]);
+/* The document store's dictionary, from samples (ix_ds_train), before the
+ * first document. */
+int ix_segw_train_text(ix_segw *w, const unsigned char *samples, const size_t *sizes, size_t n,
+                       uint64_t raw_estimate);
 /* Create the file now (merges call it early so the document store streams
  * to disk instead of collecting in memory). */
 int ix_segw_open_file(ix_segw *w, const char *path);
@@ -295,6 +340,10 @@ int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS
 int ix_segw_term_end(ix_segw *w);
 /* Write the tables, the page CRCs and the footer; fsync; close. */
 int ix_segw_finish(ix_segw *w, uint64_t *file_len);
+/* Recompute the page CRCs, their table's CRC and the footer CRC of a
+ * segment image as a writer would, so that tests and the fuzz target can
+ * reach the decoders behind the checksums with damaged bytes. */
+void ix_seg_reseal(unsigned char *d, size_t size);
 uint32_t ix_segw_ndocs(const ix_segw *w);
 uint32_t ix_segw_nchunks(const ix_segw *w);
 /* Memory held, for the flush budget. */
@@ -307,7 +356,7 @@ void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
 int ix_ds_read(const ix_segment *s, uint64_t raw_off, uint64_t len, fbuf *out);
 /* Decompress every frame and check the frame table (ix_verify). */
 int ix_ds_verify(const ix_segment *s);
-void ix_ds_release(ix_segment *s);  /* free the cached decompression context */
+void ix_ds_release(ix_segment *s);  /* free the cached decompression context and dictionary */
 
 /* ---- manifest and tombstone files (manifest.c) --------------------------- */
 

@@ -14,6 +14,9 @@
  * reader sees the previous commit or the new one. The footer CRC and length
  * tie each entry to one exact segment file.
  *
+ * Versions 5 and 6 of both files are the same bytes (6 changed only the
+ * segments), so both are read; this writer writes 6.
+ *
  * seg-<id>.<gen>.fdel: "FATHDEL\0", u32 version, u32 segment id, u32 ndocs,
  * u32 nchunks, u64 generation, the deleted-documents bitmap ((ndocs+7)/8
  * bytes), the deleted-chunks bitmap ((nchunks+7)/8 bytes), u32 CRC32C.
@@ -141,9 +144,9 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 	uint32_t nsegs = 0, slen = 0, rlen = 0;
 	if (len < MAN_HEAD + 4 || memcmp(d, IX_MAN_MAGIC, 8) != 0) {
 		rc = fa_err(FATHOM_ECORRUPT, "%s: not a fathom manifest", path);
-	} else if (fa_load32(d + 8) != IX_FORMAT_VERSION) {
-		rc = fa_err(FATHOM_EVERSION, "%s: index format version %u, this build reads %u: rebuild the index into a new folder", path,
-		            fa_load32(d + 8), IX_FORMAT_VERSION);
+	} else if (fa_load32(d + 8) < IX_FORMAT_VERSION_MIN || fa_load32(d + 8) > IX_FORMAT_VERSION) {
+		rc = fa_err(FATHOM_EVERSION, "%s: index format version %u, this build reads %u to %u: rebuild the index into a new folder", path,
+		            fa_load32(d + 8), IX_FORMAT_VERSION_MIN, IX_FORMAT_VERSION);
 	} else if (fa_crc32c(0, d, len - 4) != fa_load32(d + len - 4)) {
 		rc = fa_err(FATHOM_ECORRUPT, "%s: fails its checksum", path);
 	} else {
@@ -260,7 +263,7 @@ int ix_tomb_read(const char *dir, uint32_t id, uint64_t gen, uint32_t ndocs, uin
 	const unsigned char *d = (const unsigned char *)data;
 	if (len != want || memcmp(d, IX_DEL_MAGIC, 8) != 0)
 		rc = fa_err(FATHOM_ECORRUPT, "%s: not a tombstone file of the right size", path);
-	else if (fa_load32(d + 8) != IX_FORMAT_VERSION)
+	else if (fa_load32(d + 8) < IX_FORMAT_VERSION_MIN || fa_load32(d + 8) > IX_FORMAT_VERSION)
 		rc = fa_err(FATHOM_EVERSION, "%s: tombstone version %u", path, fa_load32(d + 8));
 	else if (fa_crc32c(0, d, len - 4) != fa_load32(d + len - 4))
 		rc = fa_err(FATHOM_ECORRUPT, "%s: fails its checksum", path);

@@ -8,6 +8,10 @@
  * postings are copied with the chunk ids mapped, deleted chunks skipped,
  * term frequencies and positions as they were. Because inputs are taken in
  * order and ids only grow within each, the mapped postings come out sorted.
+ *
+ * The text is recompressed, with a dictionary trained anew for the merged
+ * segment from samples spread evenly over all the inputs (a writer left to
+ * itself would train on the first 16 MiB, which is one input).
  */
 #include <stdio.h>
 
@@ -73,6 +77,47 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, 
 		}
 	}
 	return 0;
+}
+
+/* Samples for the merged segment's text dictionary: up to IX_DS_SAMPLE_MAX
+ * bytes in frame-sized pieces, each input giving pieces in proportion to
+ * its text, spread evenly over its raw stream (text of deleted documents
+ * included: it is a small share, and reading it is harmless). */
+static int train_text(ix_segw *w, const merge_in *m, size_t n)
+{
+	uint64_t total = 0;
+	for (size_t k = 0; k < n; k++) {
+		/* Each at most 64 KiB per 24-byte frame record (segment_read.c). */
+		if (total + m[k].s->raw_text < total)
+			return fa_err(FATHOM_ETOOBIG, "merge: too much text for one segment");
+		total += m[k].s->raw_text;
+	}
+	if (!ix_ds_wants_dict(total))
+		return ix_segw_train_text(w, NULL, NULL, 0, total);
+	const size_t piece = IX_DS_SAMPLE_PIECE;
+	uint64_t want = FA_MIN(total, (uint64_t)IX_DS_SAMPLE_MAX) / piece;
+	size_t *sizes = fa_malloc((size_t)(want + n) * sizeof *sizes), ns = 0;
+	fbuf buf;
+	fbuf_init(&buf, IX_DS_SAMPLE_MAX + (size_t)n * piece);
+	int rc = sizes ? 0 : fa_err(FATHOM_ENOMEM, "out of memory (text samples)");
+	for (size_t k = 0; k < n && !rc; k++) {
+		const ix_segment *s = m[k].s;
+		uint64_t raw = s->raw_text, len = FA_MIN(raw, (uint64_t)piece);
+		/* A share of want, in floating point: want * raw may overflow. */
+		uint64_t nk = raw ? FA_MAX((uint64_t)((double)want * (double)raw / (double)total), 1) : 0;
+		nk = FA_MIN(nk, want);
+		for (uint64_t i = 0; i < nk && !rc; i++) {
+			uint64_t at = nk > 1 ? (raw - len) / (nk - 1) * i : 0;
+			size_t before = buf.len;
+			if ((rc = ix_ds_read(s, at, len, &buf)) == 0)
+				sizes[ns++] = buf.len - before;
+		}
+	}
+	if (!rc)
+		rc = ix_segw_train_text(w, buf.data, sizes, ns, total);
+	fa_free(sizes);
+	fbuf_free(&buf);
+	return rc;
 }
 
 static int copy_postings(ix_segw *w, merge_in *m, ix_postings *p, uint32_t *pos[FATHOM_NFIELDS])
@@ -221,6 +266,8 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	if ((rc = ix_segw_new(&w, id)) != 0 || (rc = ix_segw_open_file(w, path)) != 0)
 		goto cleanup;
 	ix_segw_collect_trigrams(w, 0);   /* the lists are merged, not rebuilt */
+	if ((rc = train_text(w, m, n)) != 0)
+		goto cleanup;
 	uint32_t next_chunk = 0;
 	for (size_t k = 0; k < n && !rc; k++)
 		rc = copy_docs(w, &m[k], &next_chunk, &text, &strs);

@@ -66,21 +66,29 @@ static int seg_parse(ix_segment *s)
 {
 	const unsigned char *d = s->data;
 	uint64_t len = s->len;
-	if (len < IX_PREAMBLE_SIZE + IX_FOOTER_SIZE)
+	if (len < IX_PREAMBLE_SIZE)
 		return corrupt(s, "too short to be a segment");
 	if (memcmp(d, IX_SEG_MAGIC, 8) != 0)
 		return corrupt(s, "not a segment file (bad magic)");
-	if (fa_load32(d + 8) != IX_FORMAT_VERSION)
-		return fa_err(FATHOM_EVERSION, "%s: segment format version %u, this build reads %u: rebuild the index into a new folder",
-		              s->path, fa_load32(d + 8), IX_FORMAT_VERSION);
-	const unsigned char *f = d + len - IX_FOOTER_SIZE;
+	/* Version 5 is version 6 without DOCSTORE_DICT: a shorter footer, 12
+	 * sections, 64 KiB frames and no dictionary. */
+	s->version = fa_load32(d + 8);
+	uint32_t fsize = ix_footer_size(s->version);
+	int nsec = ix_nsections(s->version);
+	if (fsize == 0)
+		return fa_err(FATHOM_EVERSION, "%s: segment format version %u, this build reads %u to %u: rebuild the index into a new folder",
+		              s->path, s->version, IX_FORMAT_VERSION_MIN, IX_FORMAT_VERSION);
+	if (len < IX_PREAMBLE_SIZE + fsize)
+		return corrupt(s, "too short to be a segment");
+	const unsigned char *f = d + len - fsize;
 	if (memcmp(f, IX_FTR_MAGIC, 8) != 0)
 		return corrupt(s, "bad footer magic (truncated?)");
-	if (fa_load32(f + 8) != IX_FORMAT_VERSION)
-		return fa_err(FATHOM_EVERSION, "%s: segment footer version %u", s->path, fa_load32(f + 8));
-	if (fa_crc32c(0, f, IX_FOOTER_SIZE - 4) != fa_load32(f + IX_FOOTER_SIZE - 4))
+	if (fa_load32(f + 8) != s->version)
+		return fa_err(FATHOM_EVERSION, "%s: segment footer version %u, header version %u",
+		              s->path, fa_load32(f + 8), s->version);
+	if (fa_crc32c(0, f, fsize - 4) != fa_load32(f + fsize - 4))
 		return corrupt(s, "footer fails its checksum");
-	if (fa_load32(f + 12) != IX_FOOTER_SIZE || fa_load32(f + 20) != IX_PAGE)
+	if (fa_load32(f + 12) != fsize || fa_load32(f + 20) != IX_PAGE)
 		return corrupt(s, "bad footer size or page size");
 	s->id = fa_load32(f + 16);
 	s->nchunks = fa_load32(f + 24);
@@ -95,13 +103,14 @@ static int seg_parse(ix_segment *s)
 	s->data_end = fa_load64(f + 80);
 	for (int i = 0; i < FATHOM_NFIELDS; i++)
 		s->field_len_sum[i] = fa_load64(f + 88 + 8 * i);
-	for (int i = 0; i < IX_NSEC; i++) {
+	for (int i = 0; i < nsec; i++) {
 		s->sec_off[i] = fa_load64(f + 128 + 16 * i);
 		s->sec_len[i] = fa_load64(f + 136 + 16 * i);
 	}
-	s->footer_crc = fa_load32(f + IX_FOOTER_SIZE - 4);
+	s->frame_raw = s->version == 5 ? IX_FRAME_RAW : fa_load32(f + 132 + 16 * nsec);
+	s->footer_crc = fa_load32(f + fsize - 4);
 
-	uint64_t avail = len - IX_FOOTER_SIZE;
+	uint64_t avail = len - fsize;
 	if (s->data_end < IX_PREAMBLE_SIZE || s->data_end > avail)
 		return corrupt(s, "bad data length in footer");
 	s->npages = (s->data_end + IX_PAGE - 1) / IX_PAGE;
@@ -120,13 +129,24 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "segment id differs between header and footer");
 
 	uint64_t at = IX_PREAMBLE_SIZE;
-	for (int i = 0; i < IX_NSEC; i++) {
+	for (int i = 0; i < nsec; i++) {
 		if (s->sec_off[i] != at || s->sec_len[i] > s->data_end - at)
 			return corrupt(s, "bad section table");
 		at += s->sec_len[i];
 	}
 	if (at != s->data_end)
 		return corrupt(s, "sections do not fill the file");
+	for (int i = nsec; i < IX_NSEC; i++) {
+		s->sec_off[i] = s->data_end;   /* absent from this version: empty */
+		s->sec_len[i] = 0;
+	}
+	if (s->frame_raw < IX_FRAME_RAW_MIN || s->frame_raw > IX_FRAME_RAW ||
+	    (s->frame_raw & (s->frame_raw - 1)) != 0)
+		return corrupt(s, "bad document store frame size in footer");
+	if (s->sec_len[IX_SEC_DOCSTORE_DICT] > IX_DS_DICT_MAX)
+		return corrupt(s, "document store dictionary too large");
+	if (s->raw_text > s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC * s->frame_raw)
+		return corrupt(s, "more text than the document store frames hold");
 	uint64_t dbt = s->dict_block_terms;
 	if (s->nchunks >= IX_END || s->ndocs >= IX_END || dbt == 0 || dbt > 1024 ||
 	    s->ndict_blocks != (s->nterms + dbt - 1) / dbt ||
@@ -143,7 +163,7 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "footer counts disagree with the section sizes");
 	/* DICT_INDEX: block records, first-term strings, then the term hash
 	 * table, whose size follows from nterms. */
-	s->thash_buckets = fa_load32(f + 128 + 16 * IX_NSEC);
+	s->thash_buckets = fa_load32(f + 128 + 16 * nsec);
 	if (s->thash_buckets != ix_thash_buckets(s->nterms))
 		return corrupt(s, "bad term hash table size");
 	uint64_t rest = s->sec_len[IX_SEC_DICT_INDEX] - s->ndict_blocks * IX_DIDX_REC;

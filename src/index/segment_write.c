@@ -4,7 +4,7 @@
  *
  * All integers are little-endian; "varint" is LEB128. A segment file is
  *
- *   preamble   16 bytes: "FATHSEG\0", u32 version (3), u32 segment id
+ *   preamble   16 bytes: "FATHSEG\0", u32 version (6), u32 segment id
  *   DOCSTORE   zstd frames of the documents' text, back to back
  *   TERMDATA   per term, in term order: its postings (a block directory of
  *              32-byte records when it has more than one block, then the
@@ -25,7 +25,8 @@
  *              grouped by bucket (B in the footer; lookups cost one bucket
  *              and a partial block decode instead of a binary search)
  *   FRAMES     24 bytes per frame: u64 raw start, u64 offset in DOCSTORE,
- *              u32 compressed length, u32 raw length (<= 64 KiB)
+ *              u32 compressed length, u32 raw length (the footer's frame
+ *              size, the last frame shorter)
  *   DOCS       72 bytes per document (text offset in the raw document
  *              stream, size, mtime, content hash, strings offset, path
  *              offset, text length, strings length, first chunk, chunk
@@ -39,13 +40,20 @@
  *   CHUNK_STRINGS heading trails
  *   KEYS       12 bytes per document: u64 FNV-1a of the key, u32 doc;
  *              sorted by hash, then key
+ *   TRI_INDEX  16 bytes per trigram: u32 trigram, u32 count, u64 list offset
+ *   DOCSTORE_DICT the zstd dictionary the frames were compressed with, as
+ *              zdict makes it (magic, id, entropy tables, content); empty
+ *              when the frames use none (docstore.c says when)
  *   page CRCs  u32 CRC32C of each 1 KiB page of [0, data_end)
- *   footer     296 bytes: "FATHFTR\0", version, sizes, statistics, the
- *              section table, the CRC of the page CRC table, its own CRC
+ *   footer     352 bytes: "FATHFTR\0", version, sizes, statistics, the
+ *              section table, the term hash buckets, the frame size, the
+ *              CRC of the page CRC table, its own CRC
  *
  * The file is written front to back in one pass: the document store first
  * (merges stream it), then each term's postings as it is finished, then the
- * tables that were collected in memory. Page CRCs are computed as the bytes
+ * tables that were collected in memory. The dictionary is known before the
+ * first frame is compressed, but goes last, with the tables, so that the
+ * sections of version 5 keep their places. Page CRCs are computed as the bytes
  * go out. The file is fsynced before anything names it.
  */
 #include <errno.h>
@@ -220,7 +228,7 @@ size_t ix_segw_mem(const ix_segw *w)
 	return w->docs.cap + w->doc_strs.cap + w->chunks.cap + w->chunk_strs.cap +
 	       w->tri_pairs_cap * sizeof *w->tri_pairs + w->tri_idx.cap +
 	       w->thash.cap + w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
-	       IX_FRAME_RAW;
+	       w->ds.raw_cap;
 }
 
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
@@ -233,6 +241,15 @@ void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
 }
 
 /* ---- documents ------------------------------------------------------------- */
+
+int ix_segw_train_text(ix_segw *w, const unsigned char *samples, const size_t *sizes, size_t n,
+                       uint64_t raw_estimate)
+{
+	if (w->err)
+		return w->err;
+	int rc = ix_ds_train(&w->ds, samples, sizes, n, raw_estimate);
+	return rc ? sw_fail(w, rc) : 0;
+}
 
 static int drain_docstore(ix_segw *w);
 
@@ -948,6 +965,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 	}
 	w->sec_len[IX_SEC_KEYS] = w->off - w->sec_off[IX_SEC_KEYS];
 	write_section(w, IX_SEC_TRI_INDEX, w->tri_idx.data, w->tri_idx.len);
+	write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
 	if (w->err)
 		return w->err;
 
@@ -984,6 +1002,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		fa_store64(f + 136 + 16 * i, w->sec_len[i]);
 	}
 	fa_store32(f + 128 + 16 * IX_NSEC, nb);
+	fa_store32(f + 132 + 16 * IX_NSEC, w->ds.frame_raw);
 	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
 	out_raw(w, f, sizeof f, 0);
 	if (w->err || out_flush(w))
@@ -1000,4 +1019,33 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 	if (file_len)
 		*file_len = w->off;
 	return 0;
+}
+
+void ix_seg_reseal(unsigned char *d, size_t size)
+{
+	uint32_t fsize = size >= IX_PREAMBLE_SIZE ? ix_footer_size(fa_load32(d + 8)) : 0;
+	if (fsize == 0)
+		fsize = IX_FOOTER_SIZE;
+	if (size < IX_PREAMBLE_SIZE + fsize)
+		return;
+	unsigned char *f = d + size - fsize;
+	uint64_t avail = size - fsize, data_end = fa_load64(f + 80);
+	if (data_end < IX_PREAMBLE_SIZE || data_end > avail ||
+	    avail - data_end != (data_end + IX_PAGE - 1) / IX_PAGE * 4) {
+		/* Pick the data length that fits the file. */
+		data_end = avail;
+		while (data_end > IX_PREAMBLE_SIZE &&
+		       data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 > avail)
+			data_end--;
+		if (data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 != avail)
+			return;
+		fa_store64(f + 80, data_end);
+	}
+	uint64_t npages = (data_end + IX_PAGE - 1) / IX_PAGE;
+	for (uint64_t pg = 0; pg < npages; pg++) {
+		uint64_t off = pg * IX_PAGE, n = FA_MIN((uint64_t)IX_PAGE, data_end - off);
+		fa_store32(d + data_end + pg * 4, fa_crc32c(0, d + off, n));
+	}
+	fa_store32(f + 52, fa_crc32c(0, d + data_end, npages * 4));
+	fa_store32(f + fsize - 4, fa_crc32c(0, f, fsize - 4));
 }
