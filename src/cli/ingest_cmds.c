@@ -158,12 +158,10 @@ typedef struct ingest_args {
 	double debounce;
 } ingest_args;
 
-static int is_index_cmd(const char *cmd)
-{
-	return strcmp(cmd, "index") == 0;
-}
+/* Options only some commands take. */
+enum { ALLOW_JSONL = 1, ALLOW_WATCH = 2 };
 
-static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
+static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 {
 	uint64_t v;
 	int c;
@@ -222,13 +220,13 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, int allow_jsonl)
 		case OPT_KEEPMISSING: a->ci.io.remove_missing = 0; break;
 		case OPT_STEM: a->stem = optarg; break;
 		case OPT_JSONL:
-			if (!allow_jsonl)
+			if (!(allow & ALLOW_JSONL))
 				return cli_usage_error("--jsonl belongs to 'fathom add'");
 			a->jsonl = optarg;
 			break;
 		case OPT_WATCH:
 		case OPT_DEBOUNCE:
-			if (!is_index_cmd(argv[0]))
+			if (!(allow & ALLOW_WATCH))
 				return cli_usage_error("--watch and --debounce belong to 'fathom index'");
 			if (c == OPT_WATCH)
 				a->watch = 1;
@@ -271,26 +269,33 @@ static json_t *remote_opts(const cli_ingest *ci, int for_index)
 	return o;
 }
 
-static int remote_index(const cli_remote *r, ingest_args *a, char **paths, int n)
+/* POST /index with the run's paths and options; the counts into st. */
+static int remote_index_post(const cli_remote *r, ingest_args *a, char **paths, int n,
+                             fathom_ingest_stats *st)
 {
-	json_t *pj = cli_daemon_paths(a->index, paths, n);
+	json_t *pj = cli_daemon_paths(a->index, paths, n), *reply = NULL;
 	if (!pj)
 		return 2;
-	if (!a->ci.quiet)
-		fprintf(stderr, "%s: the index is served by pid %ld; indexing through %s\n", cli_prog,
-		        r->pid, r->url);
-	json_t *reply = NULL;
 	int rc = cli_remote_post(r, "/index",
 	                         json_pack("{s:o,s:o,s:b}", "paths", pj, "options",
 	                                   remote_opts(&a->ci, 1), "wait", 1), &reply);
-	if (rc)
-		return rc;
+	if (!rc)
+		cli_remote_stats(reply, st);
+	json_decref(reply);
+	return rc;
+}
+
+static int remote_index(const cli_remote *r, ingest_args *a, char **paths, int n)
+{
+	if (!a->ci.quiet)
+		fprintf(stderr, "%s: the index is served by pid %ld; indexing through %s\n", cli_prog,
+		        r->pid, r->url);
 	fathom_ingest_stats st;
 	memset(&st, 0, sizeof st);
-	cli_remote_stats(reply, &st);
-	json_decref(reply);
-	cli_ingest_report(&a->ci, &st, "indexed");
-	return 0;
+	int rc = remote_index_post(r, a, paths, n, &st);
+	if (!rc)
+		cli_ingest_report(&a->ci, &st, "indexed");
+	return rc;
 }
 
 /* add --jsonl through the daemon: whole lines, in requests of at most
@@ -432,25 +437,13 @@ static int watch_apply(void *ctx, size_t events)
 	cli_remote r;
 	int rc = cli_open_write(&ix, a->index, FATHOM_OPEN_WRITE, NULL, &r);
 	wc->through = rc == 1;
-	if (rc == 1) {
-		json_t *pj = cli_daemon_paths(a->index, wc->paths, wc->n), *reply = NULL;
-		rc = !pj ? 2 : cli_remote_post(&r, "/index", json_pack("{s:o,s:o,s:b}", "paths", pj,
-		                                                       "options", remote_opts(&a->ci, 1),
-		                                                       "wait", 1), &reply);
-		if (!rc)
-			cli_remote_stats(reply, &wc->st);
-		json_decref(reply);
-	} else if (rc == 0) {
-		rc = fathom_index_paths(ix, (const char *const *)wc->paths, (size_t)wc->n, &a->ci.io,
-		                        &wc->st);
-		if (!rc && (wc->st.docs_added || wc->st.files_deleted))
-			rc = fathom_commit(ix);
-		else if (!rc)
-			fathom_rollback(ix);
-		if (rc) {
+	if (rc == 1)
+		rc = remote_index_post(&r, a, wc->paths, wc->n, &wc->st); else if (rc == 0) {
+		int committed;
+		rc = sv_watch_reindex(ix, (const char *const *)wc->paths, (size_t)wc->n, &a->ci.io,
+		                      &wc->st, &committed);
+		if (rc)
 			cli_die_api(rc, "watch: re-indexing failed, nothing committed; trying again");
-			fathom_rollback(ix);
-		}
 		fathom_close(ix);
 	}
 	a->ci.quiet = quiet;
@@ -499,7 +492,7 @@ static int watch_loop(ingest_args *a, char **paths, int n)
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, 0);
+	int rc = parse_ingest(&a, argc, argv, ALLOW_WATCH);
 	if (rc)
 		return rc;
 	if (optind >= argc)
@@ -524,7 +517,7 @@ int cmd_index(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, 1);
+	int rc = parse_ingest(&a, argc, argv, ALLOW_JSONL);
 	if (rc)
 		return rc;
 	if (!a.jsonl) {

@@ -95,29 +95,6 @@ int cli_open_write(fathom_index **out, const char *dir, unsigned flags, const ch
 	return 0;
 }
 
-typedef struct grow {
-	char *p;
-	size_t n, cap;
-} grow;
-
-static size_t on_body(char *data, size_t sz, size_t nm, void *ctx)
-{
-	grow *g = ctx;
-	size_t n = sz * nm;
-	if (g->n + n + 1 > g->cap) {
-		size_t cap = (g->n + n + 1) * 2;
-		char *p = realloc(g->p, cap);
-		if (!p)
-			return 0;
-		g->p = p;
-		g->cap = cap;
-	}
-	memcpy(g->p + g->n, data, n);
-	g->n += n;
-	g->p[g->n] = '\0';
-	return n;
-}
-
 int cli_remote_call(const cli_remote *r, const char *method, const char *target,
                     const char *ctype, const char *body, size_t len, json_t **reply)
 {
@@ -145,12 +122,19 @@ int cli_remote_call(const cli_remote *r, const char *method, const char *target,
 		h = curl_slist_append(h, hb);
 	}
 	h = curl_slist_append(h, "Expect:");   /* no 100-continue round trip */
-	grow g = { NULL, 0, 0 };
+	char *resp = NULL;
+	size_t resp_len = 0;
+	FILE *out = open_memstream(&resp, &resp_len);   /* curl's default writer fwrites here */
+	if (!out) {
+		curl_slist_free_all(h);
+		curl_easy_cleanup(c);
+		fprintf(stderr, "%s: out of memory\n", cli_prog);
+		return 2;
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &g);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
 	if (body) {
@@ -163,12 +147,15 @@ int cli_remote_call(const cli_remote *r, const char *method, const char *target,
 	curl_easy_cleanup(c);
 	curl_slist_free_all(h);
 	int rc = 0;
-	if (cc != CURLE_OK) {
+	if (fclose(out) != 0) {   /* resp and resp_len are final after it */
+		fprintf(stderr, "%s: out of memory\n", cli_prog);
+		rc = 2;
+	} else if (cc != CURLE_OK) {
 		fprintf(stderr, "%s: the daemon at %s: %s\n", cli_prog, r->url, curl_easy_strerror(cc));
 		rc = 2;
 	} else {
 		json_error_t je;
-		json_t *j = g.p ? json_loadb(g.p, g.n, 0, &je) : NULL;
+		json_t *j = resp_len ? json_loadb(resp, resp_len, 0, &je) : NULL;
 		if (status / 100 != 2) {
 			json_t *m = json_object_get(json_object_get(j, "error"), "message");
 			fprintf(stderr, "%s: the daemon at %s answered %ld: %s\n", cli_prog, r->url, status,
@@ -179,7 +166,7 @@ int cli_remote_call(const cli_remote *r, const char *method, const char *target,
 			*reply = j ? j : json_object();
 		}
 	}
-	free(g.p);
+	free(resp);
 	return rc;
 }
 

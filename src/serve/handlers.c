@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1034,7 +1035,10 @@ static int parse_bools(const char *v, int *out)
 	return 0;
 }
 
-/* One option; index_only options are refused for POST /documents. */
+/* One option; index_only options are refused for POST /documents. Each
+ * names the fathom_ingest_opts member it sets: a number (uint32_t or
+ * uint64_t, by size) or a boolean (int). */
+#define IO_MEMBER(m) offsetof(fathom_ingest_opts, m), sizeof(((fathom_ingest_opts *)0)->m)
 static int ingest_opt(ingest_req *r, const char *name, const char *v, int for_index, sv_err *e)
 {
 	static const struct {
@@ -1042,18 +1046,19 @@ static int ingest_opt(ingest_req *r, const char *name, const char *v, int for_in
 		char kind;          /* n: number, b: boolean */
 		uint64_t lo, hi;
 		int index_only;
+		size_t off, size;
 	} opts[] = {
-		{ "max_size", 'n', 1, UINT64_MAX, 1 },
-		{ "grep_max_size", 'n', 0, UINT64_MAX, 1 },
-		{ "grep_only", 'b', 0, 1, 1 },
-		{ "gitignore", 'b', 0, 1, 1 },
-		{ "follow_symlinks", 'b', 0, 1, 1 },
-		{ "remove_missing", 'b', 0, 1, 1 },
-		{ "chunk_target", 'n', 1, 1u << 30, 0 },
-		{ "chunk_overlap", 'n', 0, 1u << 30, 0 },
-		{ "chunk_max", 'n', 1, 1u << 30, 0 },
-		{ "ident_min_len", 'n', 1, 64, 0 },
-		{ "ident_max", 'n', 1, 1000, 0 },
+		{ "max_size", 'n', 1, UINT64_MAX, 1, IO_MEMBER(max_file_size) },
+		{ "grep_max_size", 'n', 0, UINT64_MAX, 1, IO_MEMBER(grep_max_file_size) },
+		{ "grep_only", 'b', 0, 1, 1, IO_MEMBER(grep_only) },
+		{ "gitignore", 'b', 0, 1, 1, IO_MEMBER(use_gitignore) },
+		{ "follow_symlinks", 'b', 0, 1, 1, IO_MEMBER(follow_symlinks) },
+		{ "remove_missing", 'b', 0, 1, 1, IO_MEMBER(remove_missing) },
+		{ "chunk_target", 'n', 1, 1u << 30, 0, IO_MEMBER(chunk_target) },
+		{ "chunk_overlap", 'n', 0, 1u << 30, 0, IO_MEMBER(chunk_overlap) },
+		{ "chunk_max", 'n', 1, 1u << 30, 0, IO_MEMBER(chunk_max) },
+		{ "ident_min_len", 'n', 1, 64, 0, IO_MEMBER(ident_min_len) },
+		{ "ident_max", 'n', 1, 1000, 0, IO_MEMBER(ident_max) },
 	};
 	if (strcmp(name, "meta") == 0) {
 		if (!strchr(v, '=') || v[0] == '=' || strlen(v) > 1024) {
@@ -1090,26 +1095,20 @@ static int ingest_opt(ingest_req *r, const char *name, const char *v, int for_in
 				        (unsigned long long)opts[i].lo, (unsigned long long)opts[i].hi);
 			return -1;
 		}
-		fathom_ingest_opts *io = &r->io;
-		switch (i) {
-		case 0: io->max_file_size = x; break;
-		case 1: io->grep_max_file_size = x; break;
-		case 2: io->grep_only = b; break;
-		case 3: io->use_gitignore = b; break;
-		case 4: io->follow_symlinks = b; break;
-		case 5: io->remove_missing = b; break;
-		case 6: io->chunk_target = (uint32_t)x; break;
-		case 7: io->chunk_overlap = (uint32_t)x; break;
-		case 8: io->chunk_max = (uint32_t)x; break;
-		case 9: io->ident_min_len = (uint32_t)x; break;
-		default: io->ident_max = (uint32_t)x; break;
-		}
+		char *m = (char *)&r->io + opts[i].off;
+		if (opts[i].kind == 'b')
+			memcpy(m, &b, sizeof b);
+		else if (opts[i].size == sizeof(uint32_t))
+			memcpy(m, &(uint32_t){ (uint32_t)x }, sizeof(uint32_t));
+		else
+			memcpy(m, &x, sizeof x);
 		return 0;
 	}
 	err_set(e, 400, "unknown %s option \"%.64s\" (docs/API.md lists them)",
 	        for_index ? "indexing" : "document", name);
 	return -1;
 }
+#undef IO_MEMBER
 
 /* A target above the cap raises the cap, as on the command line. */
 static void ingest_req_done(ingest_req *r)

@@ -140,6 +140,10 @@ int sv_watch_open(sv_watch **out, const char *const *paths, size_t n, const char
 /* Apply batches until *stop; returns 0, or -1 if inotify failed. */
 int sv_watch_run(sv_watch *w, const sv_watch_opts *o, _Atomic int *stop);
 size_t sv_watch_folders(const sv_watch *w);
+/* One batch on a writer: index paths again (only what changed is read) and
+ * commit when something changed (*committed), else roll back. */
+int sv_watch_reindex(fathom_index *w, const char *const *paths, size_t n,
+                     const fathom_ingest_opts *io, fathom_ingest_stats *st, int *committed);
 void sv_watch_close(sv_watch *w);
 
 /* fathom serve --watch: a thread re-indexing paths (relative to the

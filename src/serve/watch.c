@@ -3,8 +3,8 @@
  *
  * Every folder under the watched paths gets a watch (inotify watches one
  * folder, not a tree); a folder created later gets one as its creation is
- * seen. Version-control folders and the index's own folder are never
- * watched: the index's own commits would otherwise wake the watcher
+ * seen. Version-control folders (the walker's list, walk_is_vcs_dir) and
+ * the index's own folder are never watched: the index's own commits would otherwise wake the watcher
  * forever.
  *
  * Changes are debounced: the first event opens a batch, and the batch is
@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ingest/ingest.h"
 #include "serve/serve.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
@@ -48,18 +49,6 @@ struct sv_watch {
 	char *err;
 	size_t errlen;
 };
-
-/* the same list as the walker's (src/ingest/walk.c): folders of version
- * control tools */
-static int is_vcs(const char *name)
-{
-	static const char *const vcs[] = { ".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj",
-	                                   ".pijul", NULL };
-	for (size_t i = 0; vcs[i]; i++)
-		if (strcmp(name, vcs[i]) == 0)
-			return 1;
-	return 0;
-}
 
 static int add_one(sv_watch *w, const char *dir)
 {
@@ -109,7 +98,7 @@ static int add_tree(sv_watch *w, const char *dir, int depth)
 	struct dirent *e;
 	int rc = 0;
 	while (!rc && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || is_vcs(e->d_name))
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || walk_is_vcs_dir(e->d_name))
 			continue;
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
@@ -215,7 +204,7 @@ static size_t drain(sv_watch *w)
 				}
 				continue;
 			}
-			if (ev->len && is_vcs(ev->name))
+			if (ev->len && walk_is_vcs_dir(ev->name))
 				continue;
 			if (dir && ev->len && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
 				char sub[PATH_MAX];
@@ -283,6 +272,20 @@ int sv_watch_run(sv_watch *w, const sv_watch_opts *o, _Atomic int *stop)
 	return 0;
 }
 
+int sv_watch_reindex(fathom_index *w, const char *const *paths, size_t n,
+                     const fathom_ingest_opts *io, fathom_ingest_stats *st, int *committed)
+{
+	*committed = 0;
+	int rc = fathom_index_paths(w, paths, n, io, st);
+	if (!rc && (st->docs_added || st->files_deleted)) {
+		if ((rc = fathom_commit(w)) == 0)
+			*committed = 1;
+	}
+	if (!*committed)
+		fathom_rollback(w);
+	return rc;
+}
+
 /* ---- fathom serve --watch ------------------------------------------------------- */
 
 #include <pthread.h>
@@ -312,19 +315,12 @@ static int serve_apply(void *ctx, size_t events)
 	}
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
 	fathom_ingest_stats st;
-	int rc = fathom_index_paths(w, (const char *const *)sw.paths, sw.n, &io, &st);
-	int changed = !rc && (st.docs_added || st.files_deleted);
-	if (!rc && changed)
-		rc = fathom_commit(w);
-	if (rc) {
-		if (!sw.quiet)
-			fprintf(stderr, "fathom serve: watch: %s\n", fathom_errmsg());
-		fathom_rollback(w);
-	} else if (!changed) {
-		fathom_rollback(w);
-	}
-	sv_writer_unlock(sw.s, !rc && changed);
-	if (!rc && changed && !sw.quiet)
+	int changed;
+	int rc = sv_watch_reindex(w, (const char *const *)sw.paths, sw.n, &io, &st, &changed);
+	if (rc && !sw.quiet)
+		fprintf(stderr, "fathom serve: watch: %s\n", fathom_errmsg());
+	sv_writer_unlock(sw.s, changed);
+	if (changed && !sw.quiet)
 		fprintf(stderr, "fathom serve: watch: %llu re-indexed, %llu removed\n",
 		        (unsigned long long)st.files_indexed, (unsigned long long)st.files_deleted);
 	return rc;

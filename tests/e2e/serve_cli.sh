@@ -42,6 +42,15 @@ r=$(curl -s -X POST "$U/search" --data-binary '{"query":"narwhal","filters":{"li
 [ "$(curl -s "$U/sources" | jq '.metadata.library.zoo')" = 2 ] && ok || fail "sources lacks library=zoo: $(curl -s "$U/sources")"
 printf '{"id":"j3","body":"narwhal three"}\n' | expect_rc 0 "$F" add -q --index "$T/ix" -
 [ "$(search narwhal | jq '.count')" = 3 ] && ok || fail "add from stdin: $(search narwhal)"
+# the options reach the ingest: a small chunk target cuts a long body into
+# several chunks; an unknown or out-of-range option is refused
+body=$(printf 'sentence number %d about chunking here. ' $(seq 1 40))
+r=$(curl -s -X POST "$U/documents?chunk_target=200&chunk_max=300" --data-binary "{\"id\":\"long1\",\"body\":\"$body\"}")
+[ "$(echo "$r" | jq '.chunks')" -gt 3 ] && ok || fail "chunk_target not applied: $r"
+s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/documents?chunk_targte=200" --data-binary '{"id":"x","body":"y"}')
+[ "$s" = 400 ] && ok || fail "unknown document option: $s"
+s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/index" --data-binary '{"paths":["docs"],"options":{"gitignore":"maybe"}}')
+[ "$s" = 400 ] && ok || fail "bad boolean option: $s"
 expect_rc 0 "$F" delete -q --index "$T/ix" j1
 [ "$(search narwhal | jq -c '[.results[].id] | sort')" = '["j2","j3"]' ] && ok || fail "delete through the daemon"
 expect_rc 2 "$F" delete -q --index "$T/ix" no-such-doc
