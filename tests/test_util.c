@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util/pool.h"
 #include "util/util.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -241,6 +242,117 @@ static void test_path_resolve(void)
 	}
 }
 
+/* The pool's ordered pipeline: items come back in production order with
+ * the values work() made, whatever the number of threads; an error from
+ * work() or produce(), or a stop from emit(), ends the run after the
+ * items before it were emitted, and no slot is in use afterwards. */
+#define PIPE_WINDOW 5
+typedef struct pipe_ctx {
+	size_t n, next, emitted;
+	size_t fail_work, fail_produce, stop_at;   /* item numbers; SIZE_MAX: never */
+	size_t item[PIPE_WINDOW];
+	uint64_t value[PIPE_WINDOW];
+	int in_use[PIPE_WINDOW];
+	int misuse;
+	uint64_t sum;
+} pipe_ctx;
+
+static uint64_t pipe_f(size_t i)
+{
+	uint64_t x = i * 0x9e3779b97f4a7c15ull;
+	for (int k = 0; k < 200 + (int)(i % 7) * 300; k++)   /* uneven work */
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+static int pipe_produce(void *vctx, size_t slot)
+{
+	pipe_ctx *c = vctx;
+	if (c->next == c->n)
+		return 0;
+	if (c->next == c->fail_produce)
+		return FATHOM_EIO;
+	if (c->in_use[slot])
+		c->misuse++;
+	c->in_use[slot] = 1;
+	c->item[slot] = c->next++;
+	return 1;
+}
+
+static int pipe_work(void *vctx, unsigned worker, size_t slot)
+{
+	pipe_ctx *c = vctx;
+	(void)worker;
+	if (c->item[slot] == c->fail_work)
+		return FATHOM_ECORRUPT;
+	c->value[slot] = pipe_f(c->item[slot]);
+	return 0;
+}
+
+static int pipe_emit(void *vctx, size_t slot)
+{
+	pipe_ctx *c = vctx;
+	if (c->item[slot] != c->emitted || c->value[slot] != pipe_f(c->emitted))
+		c->misuse++;
+	c->in_use[slot] = 0;
+	c->sum += c->value[slot];
+	if (c->emitted++ == c->stop_at)
+		return 7;
+	return 0;
+}
+
+static int pipe_run(fa_pool *p, pipe_ctx *c, size_t n, size_t fail_work, size_t fail_produce,
+                    size_t stop_at)
+{
+	static const fa_pipeline fns = { pipe_produce, pipe_work, pipe_emit };
+	memset(c, 0, sizeof *c);
+	c->n = n;
+	c->fail_work = fail_work;
+	c->fail_produce = fail_produce;
+	c->stop_at = stop_at;
+	return fa_pool_run(p, PIPE_WINDOW, &fns, c);
+}
+
+static void test_pool(void)
+{
+	uint64_t want = 0;
+	for (size_t i = 0; i < 500; i++)
+		want += pipe_f(i);
+	CHECK(fa_cpu_count(0) >= 1);
+	CHECK_EQ(fa_cpu_count(1), 1);
+	unsigned sizes[] = { 0, 1, 2, 4 };
+	for (size_t s = 0; s < FA_ARRAY_LEN(sizes); s++) {
+		fa_pool *p = NULL;
+		CHECK_OK(fa_pool_new(&p, sizes[s]));
+		CHECK_EQ(fa_pool_threads(p), sizes[s]);
+		pipe_ctx c;
+		for (int rep = 0; rep < 3; rep++) {   /* a pool runs pipeline after pipeline */
+			CHECK_EQ(pipe_run(p, &c, 500, SIZE_MAX, SIZE_MAX, SIZE_MAX), 0);
+			CHECK_EQ(c.emitted, 500);
+			CHECK(c.sum == want);
+			CHECK_EQ(c.misuse, 0);
+		}
+		CHECK_EQ(pipe_run(p, &c, 0, SIZE_MAX, SIZE_MAX, SIZE_MAX), 0);
+		CHECK_EQ(c.emitted, 0);
+		/* an error in work: every item before it emitted, none after */
+		CHECK_EQ(pipe_run(p, &c, 500, 123, SIZE_MAX, SIZE_MAX), FATHOM_ECORRUPT);
+		CHECK_EQ(c.emitted, 123);
+		CHECK_EQ(c.misuse, 0);
+		/* an error in produce */
+		CHECK_EQ(pipe_run(p, &c, 500, SIZE_MAX, 77, SIZE_MAX), FATHOM_EIO);
+		CHECK(c.emitted <= 77);
+		CHECK_EQ(c.next, 77);
+		/* emit asks to stop */
+		CHECK_EQ(pipe_run(p, &c, 500, SIZE_MAX, SIZE_MAX, 41), 7);
+		CHECK_EQ(c.emitted, 42);
+		CHECK(c.next <= 42 + PIPE_WINDOW);
+		fa_pool_free(p);
+	}
+	fa_pool_free(NULL);
+	static const fa_pipeline none = { NULL, NULL, NULL };
+	CHECK_EQ(fa_pool_run(NULL, 4, &none, NULL), FATHOM_EINVAL);
+}
+
 int main(void)
 {
 	RUN(test_path_resolve);
@@ -251,5 +363,6 @@ int main(void)
 	RUN(test_arena_and_map);
 	RUN(test_files);
 	RUN(test_errors);
+	RUN(test_pool);
 	return TEST_DONE();
 }
