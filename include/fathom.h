@@ -51,7 +51,8 @@ enum fathom_error {
 	FATHOM_ESYNTAX = -9,    /* a query or input that does not parse */
 	FATHOM_EEXISTS = -10,   /* the thing to create exists already */
 	FATHOM_EREADONLY = -11, /* a write on an index opened read-only */
-	FATHOM_EINTERRUPTED = -12 /* a callback asked to stop */
+	FATHOM_EINTERRUPTED = -12, /* a callback asked to stop */
+	FATHOM_ETIMEOUT = -13   /* an operation ran past its time limit */
 };
 
 /* The name of an error code, e.g. "index file is corrupt". Never NULL. */
@@ -99,6 +100,7 @@ typedef struct fathom_open_opts {
 
 #define FATHOM_OPEN_OPTS_VERSION 1
 #define FATHOM_OPEN_OPTS_INIT { FATHOM_OPEN_OPTS_VERSION, FATHOM_OPEN_READONLY, NULL }
+int fathom_open_opts_init(fathom_open_opts *opts, unsigned version);
 
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts);
 void fathom_close(fathom_index *ix);
@@ -121,6 +123,13 @@ const char *fathom_root(fathom_index *ix);
  * Ingest. Documents are split into chunks; a chunk is the unit of retrieval.
  * Nothing is visible to searches, nor durable, before fathom_commit().
  */
+/* Skip reasons are numbered 1 to 15: FATHOM_SKIP_SLOTS (16) is the fixed
+ * length of fathom_ingest_stats.skipped_by_reason, a constant of the ABI,
+ * not a count of this enum, so the array never changes size in the middle
+ * of the struct. A reason numbered 16 or more would be counted in
+ * files_skipped and in a field appended by a later version. */
+#define FATHOM_SKIP_SLOTS 16
+
 enum fathom_skip_reason {
 	FATHOM_SKIP_VCS = 1,       /* .git, .hg, .svn, ... */
 	FATHOM_SKIP_IGNORED = 2,   /* matched a .gitignore rule */
@@ -137,13 +146,16 @@ enum fathom_skip_reason {
 
 const char *fathom_skip_reason_name(int reason);
 
+/* An output struct: the caller sets version (FATHOM_INGEST_STATS_INIT or
+ * fathom_ingest_stats_init); the library fills the fields of that version. */
 typedef struct fathom_ingest_stats {
+	unsigned version;
 	uint64_t files_seen;       /* regular files considered */
 	uint64_t files_indexed;    /* new or changed, (re)indexed */
 	uint64_t files_unchanged;  /* skipped: same size+mtime or same hash */
 	uint64_t files_deleted;    /* gone from disk, removed from the index */
 	uint64_t files_skipped;    /* see skipped_by_reason */
-	uint64_t skipped_by_reason[16];
+	uint64_t skipped_by_reason[FATHOM_SKIP_SLOTS]; /* by fathom_skip_reason */
 	uint64_t docs_added;       /* documents added or replaced */
 	uint64_t chunks_added;
 	uint64_t bytes_read;
@@ -153,9 +165,15 @@ typedef struct fathom_ingest_stats {
 	                            * max_file_size, or grep_only) */
 } fathom_ingest_stats;
 
+#define FATHOM_INGEST_STATS_VERSION 1
+#define FATHOM_INGEST_STATS_INIT { FATHOM_INGEST_STATS_VERSION, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0, 0, \
+	0.0, 0 }
+int fathom_ingest_stats_init(fathom_ingest_stats *st, unsigned version);
+
 /* Progress for long runs: called at most a few times a second. Return
  * non-zero to stop (the call then returns FATHOM_EINTERRUPTED, nothing is
- * committed). eta_sec < 0 when unknown. */
+ * committed). eta_sec < 0 when unknown. st is the library's own, of
+ * FATHOM_INGEST_STATS_VERSION as the library was built (st->version says). */
 typedef int (*fathom_progress_cb)(void *ctx, const fathom_ingest_stats *st,
                                   uint64_t bytes_total, double eta_sec);
 
@@ -192,6 +210,7 @@ typedef struct fathom_ingest_opts {
 #define FATHOM_INGEST_OPTS_VERSION 3
 #define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
 	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0 }
+int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version);
 
 /* Walk files and folders and index what changed since the last run.
  * Document keys are the paths as given, relative paths staying relative to
@@ -288,13 +307,14 @@ typedef struct fathom_search_opts {
 	uint32_t snippet_bytes;        /* target snippet length (default 240) */
 	/* version 2 */
 	double time_limit;             /* seconds; past it the search stops and
-	                                * fails with FATHOM_EINTERRUPTED (no
-	                                * partial answer). 0: none (default) */
+	                                * fails with FATHOM_ETIMEOUT (no partial
+	                                * answer). 0: none (default) */
 } fathom_search_opts;
 
 #define FATHOM_SEARCH_OPTS_VERSION 2   /* version 1 (no time_limit) is accepted */
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
 	{ 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0 }
+int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
 
 typedef struct fathom_span { uint32_t start, len; } fathom_span;
 
@@ -415,6 +435,7 @@ typedef struct fathom_grep_opts {
 #define FATHOM_GREP_OPTS_VERSION 3
 #define FATHOM_GREP_OPTS_INIT { FATHOM_GREP_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, 0, 0, \
 	0, 0, 0, 0, 0, NULL, NULL }
+int fathom_grep_opts_init(fathom_grep_opts *opts, unsigned version);
 
 typedef struct fathom_grep_line {
 	uint32_t line;            /* 1-based */
@@ -438,7 +459,9 @@ typedef struct fathom_grep_file {
 
 typedef int (*fathom_grep_cb)(void *ctx, const fathom_grep_file *f);
 
+/* An output struct, like fathom_ingest_stats: the caller sets version. */
 typedef struct fathom_grep_stats {
+	unsigned version;
 	uint64_t files;           /* indexed files in scope (paths, glob, lang) */
 	uint64_t candidates;      /* files read: those the trigram index left, and
 	                           * those changed since indexing */
@@ -451,6 +474,10 @@ typedef struct fathom_grep_stats {
 	uint64_t lines;           /* matching lines reported */
 	uint32_t threads;         /* worker threads used */
 } fathom_grep_stats;
+
+#define FATHOM_GREP_STATS_VERSION 1
+#define FATHOM_GREP_STATS_INIT { FATHOM_GREP_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+int fathom_grep_stats_init(fathom_grep_stats *st, unsigned version);
 
 /* Search every indexed file (documents from `fathom index`, not JSON lines)
  * for pattern, line by line as grep does, calling cb once per matching file
@@ -572,7 +599,9 @@ int fathom_list_meta(fathom_index *ix, fathom_meta_cb cb, void *ctx);
 /* ---------------------------------------------------------------------------
  * Statistics and checks.
  */
+/* An output struct, like fathom_ingest_stats: the caller sets version. */
 typedef struct fathom_stats {
+	unsigned version;
 	uint64_t generation;       /* commit number */
 	uint64_t docs, chunks;     /* live */
 	uint64_t deleted_chunks;   /* tombstoned, not yet merged away */
@@ -588,6 +617,11 @@ typedef struct fathom_stats {
 	uint64_t grep_file_bytes;  /* their size on disk when indexed */
 	uint64_t grep_only_files;  /* of them, indexed for grep alone */
 } fathom_stats;
+
+#define FATHOM_STATS_VERSION 1
+#define FATHOM_STATS_INIT { FATHOM_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+	0, "", 0, 0, 0, 0 }
+int fathom_stats_init(fathom_stats *st, unsigned version);
 
 int fathom_stats_get(fathom_stats *out, fathom_index *ix);
 

@@ -62,7 +62,7 @@ static void test_refresh(void)
 	CHECK_EQ(count(r, "swims"), 1);
 	CHECK_OK(fathom_refresh(r, &changed));
 	CHECK_EQ(changed, 1);
-	fathom_stats st;
+	fathom_stats st = FATHOM_STATS_INIT;
 	CHECK_OK(fathom_stats_get(&st, r));
 	CHECK_EQ(st.segments, 1);
 	CHECK_EQ(st.docs, 2);

@@ -347,13 +347,17 @@ int fathom_list_meta(fathom_index *fx, fathom_meta_cb cb, void *ctx)
 	return rc;
 }
 
-int fathom_stats_get(fathom_stats *out, fathom_index *fx)
+int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
 {
-	memset(out, 0, sizeof *out);
 	fa_err_clear();
-	ix_sizes sz;
-	int rc = ix_sizes_get(fx->ix, &sz);
+	if (!caller)
+		return fa_err(FATHOM_EINVAL, "no fathom_stats to fill");
+	int rc = fa_struct_check(FA_STATS, caller);
 	if (rc)
+		return rc;
+	fathom_stats all = FATHOM_STATS_INIT, *out = &all;
+	ix_sizes sz;
+	if ((rc = ix_sizes_get(fx->ix, &sz)))
 		return rc;
 	out->generation = ix_generation(fx->ix);
 	out->docs = sz.docs_live;
@@ -375,6 +379,7 @@ int fathom_stats_get(fathom_stats *out, fathom_index *fx)
 	out->grep_file_bytes = sz.grep_file_bytes;
 	out->grep_only_files = sz.grep_only_files;
 	snprintf(out->stem_language, sizeof out->stem_language, "%s", ix_stem_language(fx->ix));
+	fa_struct_copy_out(FA_STATS, caller, out);
 	return 0;
 }
 

@@ -50,7 +50,9 @@ typedef struct ingest_run {
 	size_t cap_meta;
 	int stop;             /* a callback asked to stop */
 	fathom_ingest_opts own_opts;   /* the defaults, when the caller gave none */
-	fathom_ingest_stats own_stats; /* where stats go when the caller wants none */
+	fathom_ingest_stats own_stats; /* the counts, of the current version */
+	fathom_ingest_stats *out_stats; /* the caller's, filled from own_stats as
+	                                 * far as its version goes; or NULL */
 	fathom_chunk_cb chunk_cb; /* set: fathom_chunk_paths, nothing is indexed */
 	void *chunk_ctx;
 } ingest_run;
@@ -219,8 +221,8 @@ static int add_one(ingest_run *r, const doc_src *d)
 	return 0;
 }
 
-/* Start a run. opts and st may be NULL (defaults; no stats wanted): the run
- * then uses its own, and r->opts / r->st are what the caller reads after. */
+/* Start a run. opts and st may be NULL (defaults; no stats wanted). The run
+ * counts in its own stats (r->st) and copies them to st at the end. */
 static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *opts,
                     fathom_ingest_stats *st)
 {
@@ -229,12 +231,17 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	r->own_opts = def;
 	if (!opts)
 		opts = &r->own_opts;
-	if (!st)
-		st = &r->own_stats;
 	r->opts = opts;
-	r->st = st;
-	memset(st, 0, sizeof *st);
+	r->st = &r->own_stats;
+	r->st->version = FATHOM_INGEST_STATS_VERSION;
 	fa_err_clear();
+	if (st) {
+		int rc = fa_struct_check(FA_INGEST_STATS, st);
+		if (rc)
+			return rc;
+		r->out_stats = st;
+		fa_struct_copy_out(FA_INGEST_STATS, st, r->st);   /* zero, whatever follows */
+	}
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	if (opts->version == 1 || opts->version == 2) {
@@ -268,6 +275,8 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 static void run_free(ingest_run *r)
 {
 	r->st->elapsed_sec = fa_now() - r->t0;
+	if (r->out_stats)
+		fa_struct_copy_out(FA_INGEST_STATS, r->out_stats, r->st);
 	fbuf_free(&r->text);
 	fa_free(r->chunks);
 	fa_free(r->meta);
@@ -733,10 +742,12 @@ int fathom_add_jsonl_mem(fathom_index *fx, const char *data, size_t len, const c
 	fa_err_clear();
 	if (!data && len)
 		return fa_err(FATHOM_EINVAL, "no data");
-	if (len == 0) {
-		if (st)
-			memset(st, 0, sizeof *st);
-		return 0;   /* nothing to add */
+	if (len == 0) {   /* nothing to add */
+		fathom_ingest_stats none = FATHOM_INGEST_STATS_INIT;
+		int rc = st ? fa_struct_check(FA_INGEST_STATS, st) : 0;
+		if (st && !rc)
+			fa_struct_copy_out(FA_INGEST_STATS, st, &none);
+		return rc;
 	}
 	FILE *f = fmemopen((void *)(uintptr_t)data, len, "rb");
 	if (!f)

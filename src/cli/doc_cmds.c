@@ -156,7 +156,7 @@ int cmd_stats(int argc, char **argv)
 	fathom_index *ix;
 	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
-	fathom_stats s;
+	fathom_stats s = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&s, ix);
 	fathom_close(ix);
 	if (rc) {

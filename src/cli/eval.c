@@ -184,7 +184,7 @@ int cmd_eval(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
-		fathom_ingest_stats st;
+		fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 		int arc = fathom_add_jsonl(ix, corpus, &ci.io, &st);
 		cli_ingest_report(&ci, &st, "indexed");
 		if (!arc)

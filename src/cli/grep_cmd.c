@@ -272,7 +272,7 @@ int cmd_grep(int argc, char **argv)
 		fathom_close(ix);
 		return crc;
 	}
-	fathom_grep_stats st;
+	fathom_grep_stats st = FATHOM_GREP_STATS_INIT;
 	go.on_skip = on_skip;
 	int rc = fathom_grep(ix, pattern, &go, on_file, &o, &st);
 	fathom_close(ix);

@@ -290,8 +290,7 @@ static int remote_index(const cli_remote *r, ingest_args *a, char **paths, int n
 	if (!a->ci.quiet)
 		fprintf(stderr, "%s: the index is served by pid %ld; indexing through %s\n", cli_prog,
 		        r->pid, r->url);
-	fathom_ingest_stats st;
-	memset(&st, 0, sizeof st);
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	int rc = remote_index_post(r, a, paths, n, &st);
 	if (!rc)
 		cli_ingest_report(&a->ci, &st, "indexed");
@@ -334,8 +333,7 @@ static int remote_add(const cli_remote *r, ingest_args *a)
 	if (!a->ci.quiet)
 		fprintf(stderr, "%s: the index is served by pid %ld; adding through %s\n", cli_prog,
 		        r->pid, r->url);
-	fathom_ingest_stats st;
-	memset(&st, 0, sizeof st);
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	char *buf = NULL, *line = NULL;
 	size_t len = 0, cap = 0, lcap = 0, requests = 0;
 	ssize_t n;
@@ -430,7 +428,7 @@ static int watch_apply(void *ctx, size_t events)
 	(void)events;
 	watch_ctx *wc = ctx;
 	ingest_args *a = wc->a;
-	memset(&wc->st, 0, sizeof wc->st);
+	fathom_ingest_stats_init(&wc->st, FATHOM_INGEST_STATS_VERSION);
 	int quiet = a->ci.quiet;
 	a->ci.quiet = 1;   /* no progress line per batch */
 	fathom_index *ix;
@@ -477,7 +475,7 @@ static int watch_loop(ingest_args *a, char **paths, int n)
 	if (!a->ci.quiet)
 		fprintf(stderr, "%s: watching %zu folder%s for changes (Ctrl-C stops)\n", cli_prog,
 		        sv_watch_folders(w), sv_watch_folders(w) == 1 ? "" : "s");
-	watch_ctx wc = { a, paths, n, { 0 }, 0 };
+	watch_ctx wc = { a, paths, n, FATHOM_INGEST_STATS_INIT, 0 };
 	sv_watch_opts o = { a->debounce, a->debounce * 10 > 2 ? a->debounce * 10 : 2, watch_apply,
 	                    watch_done, &wc };
 	int rc = sv_watch_run(w, &o, &watch_stop);
@@ -504,7 +502,7 @@ int cmd_index(int argc, char **argv)
 			rc = remote_index(&r, &a, argv + optind, argc - optind);
 		return rc == 0 && a.watch ? watch_loop(&a, argv + optind, argc - optind) : rc ? 2 : 0;
 	}
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_index_paths(ix, (const char *const *)argv + optind, (size_t)(argc - optind),
 	                        &a.ci.io, &st);
 	cli_ingest_report(&a.ci, &st, "indexed");
@@ -532,7 +530,7 @@ int cmd_add(int argc, char **argv)
 	cli_remote r;
 	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
 		return rc == 1 ? remote_add(&r, &a) : 2;
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_add_jsonl(ix, a.jsonl, &a.ci.io, &st);
 	cli_ingest_report(&a.ci, &st, "added");
 	if (rc)
@@ -641,7 +639,7 @@ int cmd_optimize(int argc, char **argv)
 	}
 	if (rc)
 		return 2;
-	fathom_stats before, after;
+	fathom_stats before = FATHOM_STATS_INIT, after = FATHOM_STATS_INIT;
 	if ((rc = fathom_stats_get(&before, ix)) == 0 && (rc = fathom_optimize(ix)) == 0)
 		rc = fathom_stats_get(&after, ix);
 	if (rc) {

@@ -226,7 +226,7 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --token-file FILE    require 'Authorization: Bearer TOKEN' (TOKEN: the file)\n"
 	  "  --allow-host NAME    accept this Host/Origin name too (DNS rebinding guard)\n"
 	  "  --max-body BYTES     largest request body (default 64 MiB)\n"
-	  "  --timeout SECONDS    time a grep or an ingest may run (default 30; 0: none)\n"
+	  "  --timeout SECONDS    time a search, grep or ingest may run (default 30; 0: none)\n"
 	  "  --max-connections N  concurrent connections (default 256)\n"
 	  "  --idle-timeout S     close a connection silent this long (default 30)\n"
 	  "  --read-only          never take the writer lock\n"

@@ -1452,8 +1452,17 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 		fa_err_clear();
 		return fa_err(FATHOM_EINVAL, "no callback");
 	}
+	/* the counts go to a struct of the current version, copied out as far
+	 * as the caller's version goes */
+	fathom_grep_stats all = FATHOM_GREP_STATS_INIT;
+	int rc = stats ? fa_struct_check(FA_GREP_STATS, stats) : 0;
+	if (rc)
+		return rc;
 	public_emit p = { cb, ctx };
-	return g_run(fx, pattern, opts, emit_public, &p, stats, 0);
+	rc = g_run(fx, pattern, opts, emit_public, &p, &all, 0);
+	if (stats)
+		fa_struct_copy_out(FA_GREP_STATS, stats, &all);
+	return rc;
 }
 
 /* ---- grep as a retrieval source ------------------------------------------------------------ */

@@ -39,6 +39,7 @@
 #define ZDICT_STATIC_LINKING_ONLY
 #include <zdict.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "index/index_int.h"
 
@@ -62,6 +63,15 @@ static void zs_free(void *opaque, void *p)
 }
 
 static const ZSTD_customMem zs_mem = { zs_alloc, zs_free, NULL };
+
+/* A zstd error code as a fathom error: its allocations failing is
+ * FATHOM_ENOMEM like any other, not an I/O error. */
+static int zs_err(size_t code)
+{
+	if (ZSTD_getErrorCode(code) == ZSTD_error_memory_allocation)
+		return fa_err(FATHOM_ENOMEM, "zstd: %s", ZSTD_getErrorName(code));
+	return fa_err(FATHOM_EIO, "zstd: %s", ZSTD_getErrorName(code));
+}
 
 /* ---- writing ---------------------------------------------------------------- */
 
@@ -107,7 +117,7 @@ static int compress_frame(ix_ds_writer *w, const unsigned char *src, size_t n)
 		return rc;
 	size_t c = ZSTD_compress2(w->cctx, w->comp.data + w->comp.len, bound, src, n);
 	if (ZSTD_isError(c))
-		return fa_err(FATHOM_EIO, "zstd: %s", ZSTD_getErrorName(c));
+		return zs_err(c);
 	const ix_ds_frame *prev = w->nframes ? &w->frames[w->nframes - 1] : NULL;
 	ix_ds_frame *f = &w->frames[w->nframes++];
 	f->raw_start = prev ? prev->raw_start + prev->raw_len : 0;
@@ -131,7 +141,7 @@ static int set_frames(ix_ds_writer *w, int finish)
 		if (!ZSTD_isError(r) && w->dict)
 			r = ZSTD_CCtx_loadDictionary(w->cctx, w->dict, w->dict_len);
 		if (ZSTD_isError(r))
-			return fa_err(FATHOM_EIO, "zstd: %s", ZSTD_getErrorName(r));
+			return zs_err(r);
 	}
 	w->frame_raw = w->dict ? IX_FRAME_RAW_DICT : IX_FRAME_RAW;
 	size_t at = 0;
@@ -404,6 +414,8 @@ static int frame_decompress(const ix_segment *s, ZSTD_DCtx *d, const ZSTD_DDict 
 	const unsigned char *src = s->data + off;
 	size_t n = dd ? ZSTD_decompress_usingDDict(d, dst, fi->raw_len, src, fi->comp_len, dd)
 	              : ZSTD_decompressDCtx(d, dst, fi->raw_len, src, fi->comp_len);
+	if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
+		return zs_err(n);
 	if (ZSTD_isError(n))
 		return ds_corrupt(s, i, ZSTD_getErrorName(n));
 	if (n != fi->raw_len)

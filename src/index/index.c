@@ -783,6 +783,7 @@ int ix_commit(ix_index *ix)
 	ix_wseg *gone = fa_malloc((n0 ? n0 : 1) * sizeof *gone);
 	uint8_t *pick = fa_malloc(n0 ? n0 : 1);
 	ix_man_seg *ms = NULL;
+	ix_segment **ns = NULL;
 	ix_wseg made = { 0 };
 	int merged = 0, manifest_written = 0;
 	uint64_t gen = ix->man.generation + 1;
@@ -825,8 +826,11 @@ int ix_commit(ix_index *ix)
 		rc = fa_fsync_dir(ix->dir);
 	if (rc)
 		goto cleanup;
+	/* The new snapshot's segment list too: past the manifest nothing may
+	 * fail, or the segments would belong to no list. */
 	ms = fa_calloc(ix->nw ? ix->nw : 1, sizeof *ms);
-	if (!ms) {
+	ns = fa_malloc((ix->nw ? ix->nw : 1) * sizeof *ns);
+	if (!ms || !ns) {
 		rc = fa_err(FATHOM_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -891,21 +895,17 @@ int ix_commit(ix_index *ix)
 		if (!kept)
 			seg_close(ix->segs[i]);
 	}
-	ix_segment **ns = fa_malloc((ix->nw ? ix->nw : 1) * sizeof *ns);
-	if (ns) {
-		for (size_t i = 0; i < ix->nw; i++)
-			ns[i] = ix->w[i].seg;
-	}
+	for (size_t i = 0; i < ix->nw; i++)
+		ns[i] = ix->w[i].seg;
 	fa_free(ix->segs);
 	ix->segs = ns;
-	ix->nsegs = ns ? ix->nw : 0;
+	ix->nsegs = ix->nw;
 	fa_free(ix->man.segs);
 	ix->man = nm;
 	ix->root_dirty = 0;
 	ms = NULL;
+	ns = NULL;
 	compute_totals(ix);
-	if (!ns)
-		rc = fa_err(FATHOM_ENOMEM, "out of memory after commit; reopen the index");
 
 cleanup:
 	if (rc && !manifest_written) {
@@ -932,6 +932,7 @@ cleanup:
 		}
 	}
 	fa_free(ms);
+	fa_free(ns);
 	fa_free(saved);
 	fa_free(gone);
 	fa_free(pick);

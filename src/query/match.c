@@ -209,7 +209,7 @@ int q_over_time(q_ctx *c)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < c->deadline_ns)
 		return 0;
-	return fa_err(FATHOM_EINTERRUPTED, "the search ran past its time limit (%.3g s)",
+	return fa_err(FATHOM_ETIMEOUT, "the search ran past its time limit (%.3g s)",
 	              c->opts->time_limit);
 }
 

@@ -406,7 +406,7 @@ static inline int q_cannot_beat(double ub, double bonus, double theta)
  * out or not a match, else score it and offer it to the top k. With prune,
  * a chunk whose score cannot enter the top k skips the phrase checks. */
 int q_eval(q_ctx *c, uint32_t d, int prune);
-/* FATHOM_EINTERRUPTED once the search's time limit has passed. */
+/* FATHOM_ETIMEOUT once the search's time limit has passed. */
 int q_over_time(q_ctx *c);
 
 /* The first doc the cursor may still yield. */

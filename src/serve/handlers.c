@@ -43,7 +43,8 @@ static void err_api(sv_err *e, int rc, const char *what)
 	case FATHOM_ENOTFOUND: st = 404; break;
 	case FATHOM_ETOOBIG: st = 413; break;
 	case FATHOM_ELOCKED: case FATHOM_EREADONLY: st = 503; break;
-	case FATHOM_EINTERRUPTED: st = 504; break;
+	case FATHOM_ETIMEOUT: st = 504; break;      /* a search past --timeout */
+	case FATHOM_EINTERRUPTED: st = 504; break;  /* an ingest stopped at --timeout */
 	default: break;
 	}
 	const char *m = fathom_errmsg();
@@ -495,7 +496,7 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 		json_decref(a.files);
 		return NULL;
 	}
-	fathom_grep_stats st;
+	fathom_grep_stats st = FATHOM_GREP_STATS_INIT;
 	int rc = fathom_grep(ix, pattern, &go, grep_cb, &a, &st);
 	sv_reader_put(s, ix);
 	if (rc == FATHOM_EINTERRUPTED && a.truncated)
@@ -1290,7 +1291,7 @@ static json_t *do_add(sv_state *s, const char *qs, const char *body, size_t len,
 	if (!w)
 		goto done;
 	ingest_req_arm(&r, s, 0);
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	int rc = fathom_add_jsonl_mem(w, body, len, "<request>", &r.io, &st);
 	if (rc) {
 		write_failed(s, w, rc, "adding documents", e);
@@ -1392,7 +1393,7 @@ static json_t *do_index(sv_state *s, json_t *args, sv_err *e)
 		}
 	}
 	ingest_req_arm(&r, s, wait);
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	int rc = fathom_index_paths(w, paths, json_array_size(pj), &r.io, &st);
 	if (rc) {
 		write_failed(s, w, rc, "indexing", e);
@@ -1411,7 +1412,7 @@ static json_t *do_optimize(sv_state *s, sv_err *e)
 	fathom_index *w = writer(s, e);
 	if (!w)
 		return NULL;
-	fathom_stats before, after;
+	fathom_stats before = FATHOM_STATS_INIT, after = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&before, w);
 	if (!rc)
 		rc = fathom_optimize(w);
@@ -1444,7 +1445,7 @@ static json_t *do_stats(sv_state *s, sv_err *e)
 	fathom_index *ix = reader(s, e);
 	if (!ix)
 		return NULL;
-	fathom_stats st;
+	fathom_stats st = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&st, ix);
 	sv_reader_put(s, ix);
 	if (rc) {

@@ -144,7 +144,7 @@ char *sv_metrics_text(sv_state *s, size_t *len)
 		    (unsigned long long)cum);
 	}
 	fathom_index *ix = sv_reader_get(s);
-	fathom_stats st;
+	fathom_stats st = FATHOM_STATS_INIT;
 	if (ix && fathom_stats_get(&st, ix) == 0) {
 		put(&o, "# HELP fathom_documents Live documents in the index.\n# TYPE fathom_documents gauge\n"
 		        "fathom_documents %llu\n", (unsigned long long)st.docs);

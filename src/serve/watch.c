@@ -314,7 +314,7 @@ static int serve_apply(void *ctx, size_t events)
 		return FATHOM_EREADONLY;
 	}
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	int changed;
 	int rc = sv_watch_reindex(w, (const char *const *)sw.paths, sw.n, &io, &st, &changed);
 	if (rc && !sw.quiet)

@@ -166,6 +166,10 @@ const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len
 		cache_clear(a);
 	size_t off = a->stems.len;
 	if (fbuf_append(&a->stems, st, len) != FATHOM_OK || fbuf_putc(&a->stems, 0) != FATHOM_OK) {
+		/* the analyser lives on in its handle: the next word must find
+		 * the buffer as it was, not its sticky error */
+		a->stems.len = off;
+		a->stems.err = 0;
 		fa_err(FATHOM_ENOMEM, "caching a stem");
 		return NULL;
 	}

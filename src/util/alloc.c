@@ -9,21 +9,30 @@
 #include "util/util.h"
 
 static atomic_long fail_countdown = -1;
+static atomic_long failed_count;
 
 static int should_fail(void)
 {
 	long n = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
 	if (FA_LIKELY(n < 0))
 		return 0;
-	if (n == 0)
+	if (n == 0) {
+		atomic_fetch_add_explicit(&failed_count, 1, memory_order_relaxed);
 		return 1;
+	}
 	atomic_fetch_sub_explicit(&fail_countdown, 1, memory_order_relaxed);
 	return 0;
 }
 
 void fa_alloc_fail_after(long n)
 {
+	atomic_store(&failed_count, 0);
 	atomic_store(&fail_countdown, n);
+}
+
+long fa_alloc_failed(void)
+{
+	return atomic_load(&failed_count);
 }
 
 void *fa_malloc(size_t n)

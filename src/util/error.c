@@ -72,6 +72,7 @@ const char *fathom_strerror(int code)
 	case FATHOM_EEXISTS: return "already exists";
 	case FATHOM_EREADONLY: return "index is open read-only";
 	case FATHOM_EINTERRUPTED: return "interrupted";
+	case FATHOM_ETIMEOUT: return "time limit exceeded";
 	default: return "unknown error";
 	}
 }

@@ -50,6 +50,27 @@ char *fa_strdup(const char *s);
 char *fa_strndup(const char *s, size_t n);
 /* Make every allocation after the next n fail (n < 0: never fail). */
 void fa_alloc_fail_after(long n);
+/* Allocations refused since the last fa_alloc_fail_after(): 0 after an
+ * operation means it ran to its end without meeting the countdown. */
+long fa_alloc_failed(void);
+
+/* ---- versioned public structs (util/abi.c) ----------------------------- */
+/* Every public struct passed by pointer starts with `unsigned version` and
+ * only grows at its end. An output struct (fathom_stats, ...) is filled as
+ * far as the caller's version goes: the library fills its own struct of the
+ * current version, checks the caller's version on entry (fa_struct_check)
+ * and copies out at the end (fa_struct_copy_out). */
+enum fa_struct {
+	FA_OPEN_OPTS, FA_INGEST_OPTS, FA_SEARCH_OPTS, FA_GREP_OPTS,
+	FA_INGEST_STATS, FA_STATS, FA_GREP_STATS, FA_NSTRUCTS
+};
+/* The size of version `version` of a struct; 0: a version not taken. */
+size_t fa_struct_size(int which, unsigned version);
+/* 0, or FATHOM_EINVAL naming the struct when its version is not taken. */
+int fa_struct_check(int which, const void *p);
+/* Copy src (the current version) into dst as far as dst's version goes;
+ * dst keeps its version. dst's version must have passed fa_struct_check. */
+void fa_struct_copy_out(int which, void *dst, const void *src);
 
 /* Overflow-checked size arithmetic: 0 on success, -1 on overflow. */
 static inline int fa_add(size_t a, size_t b, size_t *out)

@@ -1,0 +1,140 @@
+/*
+ * abi.c — the versions of the public structs, in one table.
+ *
+ * Every struct that crosses the API by pointer starts with `unsigned
+ * version`. For options structs the caller says which fields it has; for
+ * output structs (fathom_stats, ...) which fields it has room for, and the
+ * library fills exactly those. A struct only grows at its end, so version
+ * v of a struct is its first size[v] bytes. The fathom_*_init() functions
+ * are the _INIT macros for callers that cannot use a C initializer (other
+ * languages): like libgit2's git_*_options_init(), they take the version
+ * the caller was built with and refuse one this library does not take.
+ */
+#include <stddef.h>
+
+#include "util/util.h"
+
+typedef struct struct_info {
+	const char *name;
+	unsigned current;
+	size_t size[4];          /* by version; 0: a version not taken */
+} struct_info;
+
+/* Options and output structs alike. For an options struct, the versions
+ * listed are those the functions reading it accept (kept in step with
+ * their checks), so an _init() never makes a struct that is refused. */
+static const struct_info structs[FA_NSTRUCTS] = {
+	[FA_OPEN_OPTS] = { "fathom_open_opts", FATHOM_OPEN_OPTS_VERSION,
+	                   { 0, sizeof(fathom_open_opts) } },
+	[FA_INGEST_OPTS] = { "fathom_ingest_opts", FATHOM_INGEST_OPTS_VERSION,
+	                     { 0, offsetof(fathom_ingest_opts, ident_min_len),
+	                       offsetof(fathom_ingest_opts, grep_max_file_size),
+	                       sizeof(fathom_ingest_opts) } },
+	[FA_SEARCH_OPTS] = { "fathom_search_opts", FATHOM_SEARCH_OPTS_VERSION,
+	                     { 0, offsetof(fathom_search_opts, time_limit),
+	                       sizeof(fathom_search_opts) } },
+	/* versions 1 and 2 of fathom_grep_opts were never taken by a release
+	 * that had version 3 */
+	[FA_GREP_OPTS] = { "fathom_grep_opts", FATHOM_GREP_OPTS_VERSION,
+	                   { 0, 0, 0, sizeof(fathom_grep_opts) } },
+	[FA_INGEST_STATS] = { "fathom_ingest_stats", FATHOM_INGEST_STATS_VERSION,
+	                      { 0, sizeof(fathom_ingest_stats) } },
+	[FA_STATS] = { "fathom_stats", FATHOM_STATS_VERSION, { 0, sizeof(fathom_stats) } },
+	[FA_GREP_STATS] = { "fathom_grep_stats", FATHOM_GREP_STATS_VERSION,
+	                    { 0, sizeof(fathom_grep_stats) } },
+};
+
+/* The version is the first member of each. */
+_Static_assert(offsetof(fathom_open_opts, version) == 0, "version first");
+_Static_assert(offsetof(fathom_ingest_opts, version) == 0, "version first");
+_Static_assert(offsetof(fathom_search_opts, version) == 0, "version first");
+_Static_assert(offsetof(fathom_grep_opts, version) == 0, "version first");
+_Static_assert(offsetof(fathom_ingest_stats, version) == 0, "version first");
+_Static_assert(offsetof(fathom_stats, version) == 0, "version first");
+_Static_assert(offsetof(fathom_grep_stats, version) == 0, "version first");
+_Static_assert(FATHOM_SKIP_TOO_DEEP < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
+
+size_t fa_struct_size(int which, unsigned version)
+{
+	const struct_info *s = &structs[which];
+	if (version == 0 || version > s->current || version >= FA_ARRAY_LEN(s->size))
+		return 0;
+	return s->size[version];
+}
+
+static int bad_version(int which, unsigned version)
+{
+	return fa_err(FATHOM_EINVAL, "%s version %u: this library takes up to %u",
+	              structs[which].name, version, structs[which].current);
+}
+
+int fa_struct_check(int which, const void *p)
+{
+	unsigned version = *(const unsigned *)p;
+	return fa_struct_size(which, version) ? 0 : bad_version(which, version);
+}
+
+void fa_struct_copy_out(int which, void *dst, const void *src)
+{
+	unsigned version = *(const unsigned *)dst;
+	size_t n = fa_struct_size(which, version);
+	memcpy(dst, src, n);
+	memcpy(dst, &version, sizeof version);
+}
+
+/* Fill p with the defaults of a version: the _INIT macro's fields that the
+ * version has. */
+static int init_from(int which, void *p, unsigned version, const void *tmpl)
+{
+	fa_err_clear();
+	if (!p)
+		return fa_err(FATHOM_EINVAL, "no %s to initialise", structs[which].name);
+	size_t n = fa_struct_size(which, version);
+	if (!n)
+		return bad_version(which, version);
+	memcpy(p, tmpl, n);
+	memcpy(p, &version, sizeof version);
+	return 0;
+}
+
+int fathom_open_opts_init(fathom_open_opts *opts, unsigned version)
+{
+	static const fathom_open_opts tmpl = FATHOM_OPEN_OPTS_INIT;
+	return init_from(FA_OPEN_OPTS, opts, version, &tmpl);
+}
+
+int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version)
+{
+	static const fathom_ingest_opts tmpl = FATHOM_INGEST_OPTS_INIT;
+	return init_from(FA_INGEST_OPTS, opts, version, &tmpl);
+}
+
+int fathom_search_opts_init(fathom_search_opts *opts, unsigned version)
+{
+	static const fathom_search_opts tmpl = FATHOM_SEARCH_OPTS_INIT;
+	return init_from(FA_SEARCH_OPTS, opts, version, &tmpl);
+}
+
+int fathom_grep_opts_init(fathom_grep_opts *opts, unsigned version)
+{
+	static const fathom_grep_opts tmpl = FATHOM_GREP_OPTS_INIT;
+	return init_from(FA_GREP_OPTS, opts, version, &tmpl);
+}
+
+int fathom_ingest_stats_init(fathom_ingest_stats *st, unsigned version)
+{
+	static const fathom_ingest_stats tmpl = FATHOM_INGEST_STATS_INIT;
+	return init_from(FA_INGEST_STATS, st, version, &tmpl);
+}
+
+int fathom_stats_init(fathom_stats *st, unsigned version)
+{
+	static const fathom_stats tmpl = FATHOM_STATS_INIT;
+	return init_from(FA_STATS, st, version, &tmpl);
+}
+
+int fathom_grep_stats_init(fathom_grep_stats *st, unsigned version)
+{
+	static const fathom_grep_stats tmpl = FATHOM_GREP_STATS_INIT;
+	return init_from(FA_GREP_STATS, st, version, &tmpl);
+}

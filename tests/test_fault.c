@@ -1,0 +1,305 @@
+/*
+ * test_fault.c — every allocation failing in turn in commit, merge and
+ * search (SQLite's fts5fault*.test, curl's torture mode). For n = 0, 1,
+ * 2, ... the operation runs with the nth allocation and every one after it
+ * refused (fa_alloc_fail_after), until a run ends without meeting the
+ * countdown. Each run must end in FATHOM_OK or FATHOM_ENOMEM, never a
+ * crash or a leak (make sanitize runs this with leak detection), and leave
+ * an index that, reopened without faults, passes fathom_verify and answers
+ * as the commit before or the commit after, nothing in between.
+ */
+#include "fathom.h"
+#include "test.h"
+#include "util/util.h"
+
+/* Each loop stops long before this; it only guards against a loop that
+ * never ends because an operation keeps meeting the countdown. */
+#define MAX_RUNS 20000
+
+/* The queries whose answers tell one commit from another: plain terms,
+ * an identifier (a hard filter), a glossary expansion, a phrase. */
+static const char *const queries[] = {
+	"session tokens", "TC-1001", "auth", "walrus", "\"expired token\"", "clams OR tls",
+};
+#define NQUERIES (sizeof queries / sizeof queries[0])
+
+static void add(fathom_index *w, const char *id, const char *body)
+{
+	fathom_doc d = { id, "Title", body, strlen(body), NULL, NULL, 0, NULL, 0, NULL };
+	CHECK_OK(fathom_add_doc(w, &d, NULL));
+}
+
+/* The answer to one query as text: ids, snippets, highlights, receipts. */
+static void describe(char *out, size_t cap, const fathom_results *r)
+{
+	size_t n = 0;
+	n += (size_t)snprintf(out + n, cap - n, "[%s]", fathom_results_parsed(r));
+	for (size_t i = 0; i < fathom_results_nidents(r) && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, " id:%s/%d", fathom_results_ident(r, i)->key,
+		                      fathom_results_ident(r, i)->applied);
+	for (size_t i = 0; i < fathom_results_nexpansions(r) && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, " gloss:%s/%zu",
+		                      fathom_results_expansion(r, i)->text,
+		                      fathom_results_expansion(r, i)->n_aliases);
+	for (size_t i = 0; i < fathom_results_count(r) && n < cap; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		n += (size_t)snprintf(out + n, cap - n, " %s:%s:%u", h->doc_id, h->snippet,
+		                      h->n_highlights);
+	}
+	if (n < cap)
+		snprintf(out + n, cap - n, " why:%s\n", fathom_results_why(r));
+}
+
+static const fathom_search_opts *search_opts(void)
+{
+	static fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.k = 20;
+	return &so;
+}
+
+/* Every query's answer, one line each, into out; "" on an error. */
+static void answers(char *out, size_t cap, fathom_index *ix)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t q = 0; q < NQUERIES; q++) {
+		fathom_results *r = NULL;
+		int rc = fathom_search(&r, ix, queries[q], search_opts());
+		CHECK_OK(rc);
+		if (rc) {
+			out[0] = '\0';
+			return;
+		}
+		describe(out + n, cap - n, r);
+		n += strlen(out + n);
+		fathom_results_free(r);
+	}
+}
+
+/* The first commit: two segments (a merge has work), a glossary group. */
+static void build_base(const char *dir)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	fathom_index *w;
+	CHECK_OK(fathom_open(&w, dir, &oo));
+	add(w, "a", "The login service validates session tokens. Authentication first.");
+	add(w, "b", "TC-1001 covers an expired token in AuthService.");
+	add(w, "c", "the walrus eats clams");
+	const char *g[] = { "auth", "authentication" };
+	CHECK_OK(fathom_glossary_add(w, g, 2, NULL));
+	CHECK_OK(fathom_commit(w));
+	add(w, "d", "Transport Layer Security (TLS) protects session tokens on the wire.");
+	add(w, "e", "the walrus sleeps; auth is checked by TC-1001");
+	CHECK_OK(fathom_commit(w));
+	fathom_close(w);
+}
+
+/* The changes of the second commit: adds, a replacement, deletes, and a
+ * glossary change. */
+static void stage_changes(fathom_index *w)
+{
+	add(w, "f", "a walrus swims past the expired token");
+	add(w, "b", "TC-1001 now covers a revoked session token");
+	CHECK_OK(fathom_delete_doc(w, "c"));
+	CHECK_OK(fathom_delete_doc(w, "d"));
+	const char *g[] = { "token", "credential" };
+	CHECK_OK(fathom_glossary_add(w, g, 2, NULL));
+	CHECK_OK(fathom_glossary_remove(w, "authentication"));
+}
+
+static fathom_index *open_writer(const char *dir)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_WRITE;
+	fathom_index *w = NULL;
+	CHECK_OK(fathom_open(&w, dir, &oo));
+	return w;
+}
+
+/* Reopen without faults: verify, and the answers as one of the commits
+ * (0: before, 1: after; -1: neither). */
+static int which_commit(const char *dir, const char *before, const char *after, long n)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	fathom_index *r = NULL;
+	int rc = fathom_open(&r, dir, &oo);
+	CHECK_OK(rc);
+	if (rc)
+		return -1;
+	rc = fathom_verify(r);
+	if (rc)
+		fprintf(stderr, "  run %ld: verify: %s\n", n, fathom_errmsg());
+	CHECK_OK(rc);
+	static char got[16384];
+	answers(got, sizeof got, r);
+	fathom_close(r);
+	if (strcmp(got, after) == 0)
+		return 1;
+	if (strcmp(got, before) == 0)
+		return 0;
+	fprintf(stderr, "  run %ld: the index answers as neither commit:\n%s", n, got);
+	return -1;
+}
+
+/* The answers before and after an operation, from a run without faults. */
+static void reference(const char *dir, char *before, char *after, size_t cap,
+                      int (*op)(fathom_index *w, int stage))
+{
+	build_base(dir);
+	fathom_index *w = open_writer(dir);
+	if (!w)
+		return;
+	answers(before, cap, w);
+	CHECK_OK(op(w, 0));
+	CHECK_OK(op(w, 1));
+	answers(after, cap, w);
+	fathom_close(w);
+	test_rmrf(dir);
+}
+
+/* Run op on a fresh copy of the base with allocations failing in turn:
+ * op(w, 0) prepares without faults, op(w, 1) is the operation under test. */
+static void fail_each_allocation(const char *tag, int (*op)(fathom_index *w, int stage),
+                                 int may_be_unchanged)
+{
+	static char before[16384], after[16384];
+	char *dir = test_tmpdir(tag);
+	reference(dir, before, after, sizeof before, op);
+	CHECK(before[0] && after[0]);
+	CHECK(may_be_unchanged || strcmp(before, after) != 0);
+	long n, enomem = 0;
+	int failed_before = test_failed_checks;
+	for (n = 0; n < MAX_RUNS; n++) {
+		build_base(dir);
+		fathom_index *w = open_writer(dir);
+		if (!w)
+			break;
+		op(w, 0);
+		fa_alloc_fail_after(n);
+		int rc = op(w, 1);
+		long hit = fa_alloc_failed();
+		fa_alloc_fail_after(-1);
+		if (rc != 0 && rc != FATHOM_ENOMEM)
+			fprintf(stderr, "  run %ld: %s (%s)\n", n, fathom_strerror(rc), fathom_errmsg());
+		CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+		enomem += rc == FATHOM_ENOMEM;
+		fathom_close(w);
+		int state = which_commit(dir, before, after, n);
+		CHECK(state >= 0);
+		if (rc == 0)
+			CHECK_EQ(state, 1);      /* a success is the new commit */
+		test_rmrf(dir);
+		if (test_failed_checks != failed_before) {
+			fprintf(stderr, "  %s: run %ld failed\n", tag, n);
+			break;
+		}
+		if (!hit) {
+			CHECK_OK(rc);
+			break;
+		}
+	}
+	CHECK(n < MAX_RUNS);
+	CHECK(enomem > 0);
+	printf("     %s: %ld runs, %ld ended in FATHOM_ENOMEM\n", tag, n + 1, enomem);
+	free(dir);
+}
+
+static int op_commit(fathom_index *w, int stage)
+{
+	if (stage == 0) {
+		stage_changes(w);
+		return 0;
+	}
+	return fathom_commit(w);
+}
+
+static void test_commit_faults(void)
+{
+	fail_each_allocation("fault-commit", op_commit, 0);
+}
+
+static int op_optimize(fathom_index *w, int stage)
+{
+	return stage == 1 ? fathom_optimize(w) : 0;
+}
+
+static void test_merge_faults(void)
+{
+	fail_each_allocation("fault-merge", op_optimize, 1);
+}
+
+static void test_search_faults(void)
+{
+	char *dir = test_tmpdir("fault-search");
+	build_base(dir);
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	fathom_index *r = NULL;
+	CHECK_OK(fathom_open(&r, dir, &oo));
+	if (!r)
+		return;
+	static char want[NQUERIES][4096], got[4096];
+	for (size_t q = 0; q < NQUERIES; q++) {
+		fathom_results *res = NULL;
+		CHECK_OK(fathom_search(&res, r, queries[q], search_opts()));
+		describe(want[q], sizeof want[q], res);
+		fathom_results_free(res);
+	}
+	/* identifiers, the glossary and snippets each took part */
+	CHECK(strstr(want[1], "id:tc-1001/1") && strstr(want[2], "gloss:auth/2"));
+	long runs = 0;
+	int failed_before = test_failed_checks;
+	for (size_t q = 0; q < NQUERIES; q++) {
+		long n;
+		for (n = 0; n < MAX_RUNS; n++, runs++) {
+			/* a fresh handle each time for the first query: the glossary
+			 * and working memory are loaded by the first search */
+			fathom_index *h = r;
+			if (q == 0)
+				CHECK_OK(fathom_open(&h, dir, &oo));
+			fathom_results *res = NULL;
+			fa_alloc_fail_after(n);
+			int rc = fathom_search(&res, h, queries[q], search_opts());
+			long hit = fa_alloc_failed();
+			fa_alloc_fail_after(-1);
+			CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+			if (rc == 0) {
+				describe(got, sizeof got, res);
+				CHECK_STR(got, want[q]);
+				fathom_results_free(res);
+			} else {
+				CHECK(res == NULL);
+			}
+			/* the handle still answers as it should */
+			res = NULL;
+			CHECK_OK(fathom_search(&res, h, queries[q], search_opts()));
+			if (res) {
+				describe(got, sizeof got, res);
+				CHECK_STR(got, want[q]);
+				fathom_results_free(res);
+			}
+			if (h != r)
+				fathom_close(h);
+			if (!hit || test_failed_checks != failed_before) {
+				if (test_failed_checks != failed_before)
+					fprintf(stderr, "  query \"%s\", run %ld\n", queries[q], n);
+				break;
+			}
+		}
+		CHECK(n < MAX_RUNS);
+		if (test_failed_checks != failed_before)
+			break;
+	}
+	printf("     fault-search: %ld runs over %zu queries\n", runs, NQUERIES);
+	fathom_close(r);
+	test_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	RUN(test_commit_faults);
+	RUN(test_merge_faults);
+	RUN(test_search_faults);
+	return TEST_DONE();
+}
