@@ -44,6 +44,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The library's objects hide every symbol but what include/fathom.h
+# declares, so libfathom.so exports fathom_* alone (tests/e2e/exports.sh
+# checks it). The static archive links as before: hidden symbols still
+# resolve inside one executable.
+$(LIB_OBJ): CFLAGS += -fvisibility=hidden
+
 $(BUILD)/libfathom.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -14,8 +14,21 @@
  *  - Output parameters come first.
  *  - Handles are opaque. What the library allocates, the caller releases
  *    with the matching *_free function (fathom_free for plain buffers).
- *  - Options structs carry a version and have an *_INIT initializer, so new
- *    fields can be appended without breaking callers.
+ *    fathom_malloc/calloc/realloc/free are the library's allocator.
+ *  - Every struct passed by pointer starts with `unsigned version` and only
+ *    ever grows at its end; each has an *_INIT macro and an *_init(ptr,
+ *    version) function (for callers that cannot use a C initializer), which
+ *    returns FATHOM_EINVAL for a version this library does not take.
+ *    Options structs (fathom_*_opts): the version says which fields the
+ *    caller set. Output structs (fathom_ingest_stats, fathom_stats,
+ *    fathom_grep_stats): the caller sets the version before the call, and
+ *    the library fills exactly the fields of that version, refusing an
+ *    unknown (newer) version with FATHOM_EINVAL. No array sized by a
+ *    growing enum count sits in the middle of a struct.
+ *  - Error codes are only appended. FATHOM_EINTERRUPTED: a callback asked
+ *    to stop; FATHOM_ETIMEOUT: a time limit passed.
+ *  - libfathom.so exports the functions declared here and nothing else
+ *    (all named fathom_*; make test checks it).
  *  - The library never prints and never exits.
  *  - A fathom_index handle is used by one thread at a time (it keeps the
  *    working memory of searches for reuse). Threads that search in parallel
@@ -31,6 +44,12 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* libfathom.so is built with -fvisibility=hidden: what this header
+ * declares, and nothing else, is exported (zstd's ZSTDLIB_VISIBILITY). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
 #endif
 
 #define FATHOM_VERSION_STRING "0.1.0"
@@ -62,7 +81,15 @@ const char *fathom_strerror(int code);
  * stays valid until the next fathom call on the same thread. */
 const char *fathom_errmsg(void);
 
-/* Release a buffer returned by the library (fathom_get, ...). */
+/* The library's allocator. What the library returns as a plain buffer
+ * (fathom_get, ...) is released with fathom_free. A client may allocate
+ * with these too, so that its allocations and the library's go through
+ * one seam: the daemon does, and points jansson at them, so that the
+ * library's allocation-failure tests reach it. fathom_malloc(0) returns a
+ * pointer to free, not NULL. */
+void *fathom_malloc(size_t n);
+void *fathom_calloc(size_t count, size_t size);
+void *fathom_realloc(void *p, size_t n);
 void fathom_free(void *p);
 
 /* ---------------------------------------------------------------------------
@@ -628,6 +655,10 @@ int fathom_stats_get(fathom_stats *out, fathom_index *ix);
 /* Read every byte of every index file and check all checksums and bounds.
  * FATHOM_ECORRUPT with fathom_errmsg() naming the file otherwise. */
 int fathom_verify(fathom_index *ix);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

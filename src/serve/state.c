@@ -45,6 +45,11 @@ int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len)
 	*out = NULL;
 	if (why_len)
 		why[0] = '\0';
+	/* jansson allocates through the library's seam, as the daemon does:
+	 * allocation-failure tests reach every JSON value. The setting is
+	 * global to the process, which the daemon owns; fathom_free releases
+	 * with free(), so values made before this call are freed alike. */
+	json_set_alloc_funcs(fathom_malloc, fathom_free);
 	sv_state *s = calloc(1, sizeof *s);
 	if (!s || !(s->dir = strdup(o->index))) {
 		free(s);

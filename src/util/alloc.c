@@ -1,7 +1,9 @@
 /*
  * alloc.c — the one allocation seam. Tests can make allocations fail after
  * a countdown to check that every error path cleans up (curl's torture
- * mode, SQLite's fault tests).
+ * mode, SQLite's fault tests). fathom_malloc & co. open the seam to
+ * clients; the countdown stays internal (a test links libfathom.a and
+ * calls fa_alloc_fail_after), so no test hook becomes part of the ABI.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -61,6 +63,28 @@ void *fa_realloc(void *p, size_t n)
 void fa_free(void *p)
 {
 	free(p);
+}
+
+/* The same, public: for clients (the daemon) and for releasing what the
+ * library hands out. */
+void *fathom_malloc(size_t n)
+{
+	return fa_malloc(n);
+}
+
+void *fathom_calloc(size_t count, size_t size)
+{
+	return fa_calloc(count, size);
+}
+
+void *fathom_realloc(void *p, size_t n)
+{
+	return fa_realloc(p, n);
+}
+
+void fathom_free(void *p)
+{
+	fa_free(p);
 }
 
 char *fa_strndup(const char *s, size_t n)

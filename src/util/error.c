@@ -77,11 +77,6 @@ const char *fathom_strerror(int code)
 	}
 }
 
-void fathom_free(void *p)
-{
-	fa_free(p);
-}
-
 const char *fathom_field_name(int field)
 {
 	static const char *const names[FATHOM_NFIELDS] = {
