@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!j)
 				abort();   /* an answer that is not JSON */
 			json_decref(j);
-			free(r);
+			fathom_free(r);
 		}
 		return 0;
 	}

@@ -10,7 +10,10 @@
  * stays usable: a writer retries (after a rollback when its staged changes
  * were lost), a reader answers the next search correctly.
  */
+#include <unistd.h>
+
 #include "fathom.h"
+#include "serve/serve.h"
 #include "test.h"
 #include "util/util.h"
 
@@ -307,10 +310,67 @@ static void test_search_faults(void)
 	free(dir);
 }
 
+/* The "count" of a search reply; -1 if it has none. */
+static long long reply_count(const sv_reply *r)
+{
+	json_t *j = json_loadb(r->body, r->len, 0, NULL);
+	json_t *c = json_object_get(j, "count");
+	long long n = json_is_integer(c) ? json_integer_value(c) : -1;
+	json_decref(j);
+	return n;
+}
+
+/* The daemon allocates through the same seam (its own buffers and
+ * jansson's): a search request with every allocation failing in turn is
+ * answered, with its result or with an error status, and leaks nothing. */
+static void test_serve_faults(void)
+{
+	char *dir = test_tmpdir("fault-serve");
+	build_base(dir);
+	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0 };
+	sv_state *s = NULL;
+	char why[256];
+	CHECK_OK(sv_open(&s, &o, why, sizeof why));
+	if (!s)
+		return;
+	static const char body[] = "{\"query\": \"auth TC-1001\", \"k\": 5, \"explain\": true}";
+	sv_reply want;
+	sv_handle(s, "POST", "/search", body, strlen(body), &want);
+	CHECK_EQ(want.status, 200);
+	long n, errors = 0;
+	for (n = 0; n < MAX_RUNS; n++) {
+		sv_reply r;
+		memset(&r, 0, sizeof r);
+		fa_alloc_fail_after(n);
+		sv_handle(s, "POST", "/search", body, strlen(body), &r);
+		long hit = fa_alloc_failed();
+		fa_alloc_fail_after(-1);
+		CHECK(r.status == 200 || r.status == 500);
+		if (r.status == 200)
+			CHECK_EQ(reply_count(&r), reply_count(&want));
+		errors += r.status != 200;
+		sv_reply_free(&r);
+		if (!hit)
+			break;
+	}
+	CHECK(n < MAX_RUNS);
+	CHECK(errors > 0);
+	printf("     fault-serve: %ld runs, %ld answered with an error\n", n + 1, errors);
+	sv_reply_free(&want);
+	sv_close(s);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
+	/* Hundreds of commits, each with its fsyncs: in memory when we can,
+	 * which keeps the test quick on a busy disk. */
+	if (access("/dev/shm", W_OK) == 0)
+		setenv("TMPDIR", "/dev/shm", 1);
 	RUN(test_commit_faults);
 	RUN(test_merge_faults);
 	RUN(test_search_faults);
+	RUN(test_serve_faults);
 	return TEST_DONE();
 }

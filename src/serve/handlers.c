@@ -59,7 +59,7 @@ static json_t *jstrn(const char *s, size_t n)
 	json_t *j = json_stringn(s, n);
 	if (j)
 		return j;
-	char *o = malloc(n * 3 + 1);
+	char *o = fathom_malloc(n * 3 + 1);
 	if (!o)
 		return NULL;
 	size_t k = 0;
@@ -86,7 +86,7 @@ static json_t *jstrn(const char *s, size_t n)
 		}
 	}
 	j = json_stringn(o, k);
-	free(o);
+	fathom_free(o);
 	return j;
 }
 
@@ -312,7 +312,7 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 					goto bad;
 				}
 				size_t n = strlen(key) + json_string_length(v) + 2;
-				if (!(fbuf[nf] = malloc(n)))
+				if (!(fbuf[nf] = fathom_malloc(n)))
 					goto bad;
 				snprintf(fbuf[nf], n, "%s=%s", key, json_string_value(v));
 				filters[nf] = fbuf[nf];
@@ -328,7 +328,7 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 					        SV_MAX_FILTERS);
 					goto bad;
 				}
-				if (!(fbuf[nf] = strdup(json_string_value(v))))
+				if (!(fbuf[nf] = sv_strdup(json_string_value(v))))
 					goto bad;
 				filters[nf] = fbuf[nf];
 				nf++;
@@ -368,11 +368,11 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 	fathom_results_free(r);
 	sv_reader_put(s, ix);
 	for (size_t i = 0; i < nf; i++)
-		free(fbuf[i]);
+		fathom_free(fbuf[i]);
 	return out;
 bad:
 	for (size_t i = 0; i < nf; i++)
-		free(fbuf[i]);
+		fathom_free(fbuf[i]);
 	if (!e->status)
 		err_set(e, 500, "out of memory");
 	return NULL;
@@ -826,7 +826,7 @@ static int hexv(int c)
  * a NUL or a bad escape. */
 static char *pct_decode(const char *p, size_t n, int plus)
 {
-	char *o = malloc(n + 1);
+	char *o = fathom_malloc(n + 1);
 	if (!o)
 		return NULL;
 	size_t k = 0;
@@ -834,12 +834,12 @@ static char *pct_decode(const char *p, size_t n, int plus)
 		int c = (unsigned char)p[i];
 		if (c == '%') {
 			if (i + 2 >= n) {
-				free(o);
+				fathom_free(o);
 				return NULL;
 			}
 			int a = hexv(p[i + 1]), b = hexv(p[i + 2]);
 			if (a < 0 || b < 0) {
-				free(o);
+				fathom_free(o);
 				return NULL;
 			}
 			c = a * 16 + b;
@@ -848,7 +848,7 @@ static char *pct_decode(const char *p, size_t n, int plus)
 			c = ' ';
 		}
 		if (c == 0) {
-			free(o);
+			fathom_free(o);
 			return NULL;
 		}
 		o[k++] = (char)c;
@@ -857,7 +857,7 @@ static char *pct_decode(const char *p, size_t n, int plus)
 	return o;
 }
 
-/* The value of key in a query string (decoded, malloc'd); NULL if absent;
+/* The value of key in a query string (decoded, fathom_malloc'd); NULL if absent;
  * *bad set when present but malformed. */
 static char *qs_get(const char *qs, const char *key, int *bad)
 {
@@ -868,7 +868,7 @@ static char *qs_get(const char *qs, const char *key, int *bad)
 		const char *eq = memchr(p, '=', n);
 		size_t nl = eq ? (size_t)(eq - p) : n;
 		if (nl == kl && memcmp(p, key, kl) == 0) {
-			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : strdup("");
+			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : sv_strdup("");
 			if (!v)
 				*bad = 1;
 			return v;
@@ -893,7 +893,7 @@ static json_t *qs_int(const char *qs, const char *key, int *bad)
 		j = json_integer(x);
 	else
 		*bad = 1;
-	free(v);
+	fathom_free(v);
 	return j;
 }
 
@@ -914,11 +914,11 @@ static void reply_json(sv_reply *r, int status, json_t *j)
 	json_decref(j);
 	if (!r->body) {
 		r->status = 500;
-		r->body = strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}");
+		r->body = sv_strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}");
 	}
 	if (r->body) {
 		size_t n = strlen(r->body);
-		char *b = realloc(r->body, n + 2);
+		char *b = fathom_realloc(r->body, n + 2);
 		if (b) {
 			b[n] = '\n';
 			b[n + 1] = '\0';
@@ -961,7 +961,7 @@ static void reply_result(sv_reply *r, json_t *j, const sv_err *e)
 
 void sv_reply_free(sv_reply *r)
 {
-	free(r->body);
+	fathom_free(r->body);
 	r->body = NULL;
 }
 
@@ -1009,7 +1009,7 @@ static void ingest_req_init(ingest_req *r)
 static void ingest_req_free(ingest_req *r)
 {
 	for (size_t i = 0; i < r->n_owned; i++)
-		free(r->owned[i]);
+		fathom_free(r->owned[i]);
 }
 
 static int parse_u64s(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -1134,7 +1134,7 @@ static int ingest_opts_qs(ingest_req *r, const char *qs, sv_err *e)
 			char *k = pct_decode(p, nl, 1);
 			if (k)
 				r->owned[r->n_owned++] = k;
-			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : strdup("");
+			char *v = eq ? pct_decode(eq + 1, n - nl - 1, 1) : sv_strdup("");
 			if (v)
 				r->owned[r->n_owned++] = v;
 			if (!k || !v) {
@@ -1188,7 +1188,7 @@ static int ingest_opts_json(ingest_req *r, json_t *o, sv_err *e)
 					return -1;
 				}
 				size_t n = strlen(mk) + json_string_length(m) + 2;
-				char *kv = malloc(n);
+				char *kv = fathom_malloc(n);
 				if (!kv) {
 					err_set(e, 500, "out of memory");
 					return -1;
@@ -1360,7 +1360,7 @@ static json_t *do_index(sv_state *s, json_t *args, sv_err *e)
 	ingest_req r;
 	ingest_req_init(&r);
 	json_t *out = NULL;
-	const char **paths = calloc(json_array_size(pj), sizeof *paths);
+	const char **paths = fathom_calloc(json_array_size(pj), sizeof *paths);
 	if (!paths) {
 		err_set(e, 500, "out of memory");
 		return NULL;
@@ -1401,7 +1401,7 @@ static json_t *do_index(sv_state *s, json_t *args, sv_err *e)
 	}
 	out = commit_done(s, w, ingest_stats_json(&st, &r), e);
 done:
-	free(paths);
+	fathom_free(paths);
 	ingest_req_free(&r);
 	return out;
 }
@@ -1476,8 +1476,8 @@ static json_t *do_get_qs(sv_state *s, const char *qs, const char *doc_id, sv_err
 		err_set(e, 400, "malformed query string (path, id, from, count)");
 	else
 		res = sv_do_get(s, doc_id ? doc_id : id, p, from, count, e);
-	free(p);
-	free(id);
+	fathom_free(p);
+	fathom_free(id);
 	json_decref(from);
 	json_decref(count);
 	return res;
@@ -1492,7 +1492,7 @@ static json_t *do_glossary_get(sv_state *s, const char *qs, sv_err *e)
 		err_set(e, 400, "malformed query string (kind)");
 	else
 		res = sv_do_glossary_list(s, kind, e);
-	free(kind);
+	fathom_free(kind);
 	return res;
 }
 
@@ -1517,8 +1517,8 @@ static json_t *do_vocab(sv_state *s, const char *qs, sv_err *e)
 			res = json_pack("{s:o}", "items", a.items);
 		}
 	}
-	free(cat);
-	free(prefix);
+	fathom_free(cat);
+	fathom_free(prefix);
 	json_decref(lim);
 	return res;
 }
@@ -1625,7 +1625,7 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		out->status = 200;
 		out->ctype = "text/plain; version=0.0.4";
 		out->body = sv_metrics_text(s, &out->len);
-		free(path);
+		fathom_free(path);
 		if (!out->body)
 			sv_reply_error(out, 500, "out of memory");
 		return;
@@ -1636,7 +1636,7 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		out->status = out->body ? 200 : 202;
 		out->ctype = "application/json";
 		out->len = out->body ? strlen(out->body) : 0;
-		free(path);
+		fathom_free(path);
 		return;
 	} else if (is(path, "/metrics") || is(path, "/mcp")) {
 		ep = is(path, "/mcp") ? SV_EP_MCP : SV_EP_METRICS;
@@ -1652,5 +1652,5 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		err_set(&e, 405, "%s is not allowed on %.200s", method, path);
 	json_decref(args);
 	reply_result(out, res, &e);
-	free(path);
+	fathom_free(path);
 }

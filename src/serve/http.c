@@ -47,9 +47,9 @@ static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	(void)cls;
 	(void)c;
-	hreq *r = calloc(1, sizeof *r);
+	hreq *r = fathom_calloc(1, sizeof *r);
 	if (r)
-		r->uri = strdup(uri ? uri : "/");
+		r->uri = sv_strdup(uri ? uri : "/");
 	return r;
 }
 
@@ -64,9 +64,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (r->started)
 		atomic_fetch_sub(&h->inflight, 1);
-	free(r->uri);
-	free(r->body);
-	free(r);
+	fathom_free(r->uri);
+	fathom_free(r->body);
+	fathom_free(r);
 	*con_cls = NULL;
 }
 
@@ -198,7 +198,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			size_t cap = r->cap ? r->cap : 4096;
 			while (cap < r->len + n + 1)
 				cap *= 2;
-			char *b = realloc(r->body, cap);
+			char *b = fathom_realloc(r->body, cap);
 			if (!b)
 				return MHD_NO;
 			r->body = b;
@@ -288,7 +288,7 @@ static char *read_token(const char *path)
 	buf[n] = '\0';
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
-	return n ? strdup(buf) : NULL;
+	return n ? sv_strdup(buf) : NULL;
 }
 
 int sv_http_run(sv_state *s, const sv_http_opts *o)
@@ -334,7 +334,7 @@ int sv_http_run(sv_state *s, const sv_http_opts *o)
 		MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "fathom serve: cannot listen on %s: %s\n", o->listen, strerror(errno));
-		free(h.token);
+		fathom_free(h.token);
 		return 2;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -367,7 +367,7 @@ int sv_http_run(sv_state *s, const sv_http_opts *o)
 	if (ls != MHD_INVALID_SOCKET)
 		close(ls);
 	unlink(serve_path);
-	free(h.token);
+	fathom_free(h.token);
 	if (!o->quiet)
 		fprintf(stderr, "fathom serve: stopped\n");
 	return 0;

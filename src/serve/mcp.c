@@ -136,7 +136,7 @@ static void text_add(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
 			return;
 		}
 		size_t nc = (*cap ? *cap * 2 : 4096) + (size_t)k;
-		char *nb = realloc(*buf, nc);
+		char *nb = fathom_realloc(*buf, nc);
 		if (!nb)
 			return;
 		*buf = nb;
@@ -194,7 +194,7 @@ static char *render(const char *name, json_t *r)
 	if (!b) {
 		b = json_dumps(r, JSON_INDENT(1));
 		if (!b)
-			b = strdup("");
+			b = sv_strdup("");
 	}
 	return b;
 }
@@ -326,7 +326,7 @@ char *sv_mcp_message(sv_state *s, const char *msg, size_t len)
 					content = json_pack("[{s:s,s:s}]", "type", "text", "text", "");
 				out = rpc_result(id, json_pack("{s:o,s:o,s:b}", "content", content,
 				                               "structuredContent", r, "isError", 0));
-				free(text);
+				fathom_free(text);
 			}
 		}
 	} else {
@@ -336,7 +336,7 @@ char *sv_mcp_message(sv_state *s, const char *msg, size_t len)
 	}
 	json_decref(m);
 	if (!out)
-		out = strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+		out = sv_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
 		             "\"message\":\"Internal error\"}}");
 	return out;
 }
@@ -348,7 +348,7 @@ static void write_line(char *msg)
 	fputs(msg, stdout);
 	fputc('\n', stdout);
 	fflush(stdout);
-	free(msg);
+	fathom_free(msg);
 }
 
 int sv_mcp_stdio(sv_state *s)
@@ -366,6 +366,6 @@ int sv_mcp_stdio(sv_state *s)
 		else
 			write_line(sv_mcp_message(s, line, (size_t)n));
 	}
-	free(line);
+	free(line);   /* getline's, from libc */
 	return 0;
 }

@@ -95,7 +95,7 @@ static void put(out *o, const char *fmt, ...)
 			return;
 		}
 		size_t cap = o->cap * 2 + (size_t)k;
-		char *np = realloc(o->p, cap);
+		char *np = fathom_realloc(o->p, cap);
 		if (!np) {
 			o->err = 1;
 			return;
@@ -107,7 +107,7 @@ static void put(out *o, const char *fmt, ...)
 
 char *sv_metrics_text(sv_state *s, size_t *len)
 {
-	out o = { malloc(8192), 0, 8192, 0 };
+	out o = { fathom_malloc(8192), 0, 8192, 0 };
 	if (!o.p)
 		return NULL;
 	o.p[0] = '\0';
@@ -204,7 +204,7 @@ char *sv_metrics_text(sv_state *s, size_t *len)
 		    (double)atomic_load(&wm.sum_us) / 1e6, (unsigned long long)cum);
 	}
 	if (o.err) {
-		free(o.p);
+		fathom_free(o.p);
 		return NULL;
 	}
 	*len = o.n;

@@ -13,6 +13,10 @@
  *   watch.c     inotify: re-index what changed (index --watch, serve --watch)
  *
  * docs/API.md describes the API; docs/openapi.json is its schema.
+ *
+ * Memory comes from the library's allocator (fathom_malloc, fathom_free;
+ * jansson too, from sv_open on), so allocation-failure tests reach the
+ * daemon as they reach the library.
  */
 #ifndef FATHOM_SERVE_H
 #define FATHOM_SERVE_H
@@ -20,10 +24,19 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "fathom.h"
+
+/* strdup through the library's allocator: freed with fathom_free. */
+static inline char *sv_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = fathom_malloc(n);
+	return d ? memcpy(d, s, n) : NULL;
+}
 
 /* ---- shared state (state.c) ------------------------------------------------ */
 
@@ -66,7 +79,7 @@ double sv_last_commit(const sv_state *s);   /* unix time; 0: none since start */
 
 typedef struct sv_reply {
 	int status;                  /* HTTP status */
-	char *body;                  /* malloc'd */
+	char *body;                  /* fathom_malloc'd */
 	size_t len;
 	const char *ctype;           /* static */
 	int endpoint;                /* sv_endpoint, for metrics */
@@ -107,7 +120,7 @@ json_t *sv_do_glossary_review(sv_state *s, json_t *args, sv_err *e);
 
 #define SV_MCP_PROTOCOL "2025-06-18"
 
-/* One JSON-RPC message in; the response (malloc'd JSON text), or NULL for a
+/* One JSON-RPC message in; the response (JSON text, freed with fathom_free), or NULL for a
  * notification, which has none. */
 char *sv_mcp_message(sv_state *s, const char *msg, size_t len);
 /* The stdio transport: one message per line until EOF. */
@@ -119,7 +132,7 @@ void sv_metrics_record(int endpoint, int status, double seconds);
 /* Watch mode: folders watched (turns the watch metrics on), and each batch. */
 void sv_metrics_watch_folders(size_t n);
 void sv_metrics_watch(double delay, size_t events, int ok);
-/* Prometheus text exposition; malloc'd. */
+/* Prometheus text exposition; freed with fathom_free. */
 char *sv_metrics_text(sv_state *s, size_t *len);
 
 /* ---- watch mode (watch.c) ------------------------------------------------------ */

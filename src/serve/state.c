@@ -48,11 +48,11 @@ int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len)
 	/* jansson allocates through the library's seam, as the daemon does:
 	 * allocation-failure tests reach every JSON value. The setting is
 	 * global to the process, which the daemon owns; fathom_free releases
-	 * with free(), so values made before this call are freed alike. */
+	 * with fathom_free(), so values made before this call are freed alike. */
 	json_set_alloc_funcs(fathom_malloc, fathom_free);
-	sv_state *s = calloc(1, sizeof *s);
-	if (!s || !(s->dir = strdup(o->index))) {
-		free(s);
+	sv_state *s = fathom_calloc(1, sizeof *s);
+	if (!s || !(s->dir = sv_strdup(o->index))) {
+		fathom_free(s);
 		return FATHOM_ENOMEM;
 	}
 	s->o = *o;
@@ -99,8 +99,8 @@ void sv_close(sv_state *s)
 		fathom_close(s->w);   /* every write was committed before it was answered */
 	pthread_mutex_destroy(&s->pool_mu);
 	pthread_mutex_destroy(&s->w_mu);
-	free(s->dir);
-	free(s);
+	fathom_free(s->dir);
+	fathom_free(s);
 }
 
 const sv_opts *sv_options(const sv_state *s)

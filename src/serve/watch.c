@@ -64,7 +64,7 @@ static int add_one(sv_watch *w, const char *dir)
 	}
 	if ((size_t)wd >= w->npath) {
 		size_t n = (size_t)wd * 2 + 16;
-		char **p = realloc(w->path, n * sizeof *p);
+		char **p = fathom_realloc(w->path, n * sizeof *p);
 		if (!p)
 			return -1;
 		memset(p + w->npath, 0, (n - w->npath) * sizeof *p);
@@ -72,7 +72,7 @@ static int add_one(sv_watch *w, const char *dir)
 		w->npath = n;
 	}
 	if (!w->path[wd]) {
-		if (!(w->path[wd] = strdup(dir)))
+		if (!(w->path[wd] = sv_strdup(dir)))
 			return -1;
 		w->nwatched++;
 	}
@@ -115,7 +115,7 @@ int sv_watch_open(sv_watch **out, const char *const *paths, size_t n, const char
                   char *err, size_t errlen)
 {
 	*out = NULL;
-	sv_watch *w = calloc(1, sizeof *w);
+	sv_watch *w = fathom_calloc(1, sizeof *w);
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -123,7 +123,7 @@ int sv_watch_open(sv_watch **out, const char *const *paths, size_t n, const char
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0) {
 		snprintf(err, errlen, "inotify: %s", strerror(errno));
-		free(w);
+		fathom_free(w);
 		return -1;
 	}
 	struct stat st;
@@ -173,9 +173,9 @@ void sv_watch_close(sv_watch *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	for (size_t i = 0; i < w->npath; i++)
-		free(w->path[i]);
-	free(w->path);
-	free(w);
+		fathom_free(w->path[i]);
+	fathom_free(w->path);
+	fathom_free(w);
 }
 
 /* Read what is queued; returns the number of events that matter (a
@@ -198,7 +198,7 @@ static size_t drain(sv_watch *w)
 			const char *dir = ev->wd >= 0 && (size_t)ev->wd < w->npath ? w->path[ev->wd] : NULL;
 			if (ev->mask & IN_IGNORED) {
 				if (dir) {
-					free(w->path[ev->wd]);
+					fathom_free(w->path[ev->wd]);
 					w->path[ev->wd] = NULL;
 					w->nwatched--;
 				}
@@ -353,10 +353,10 @@ int sv_serve_watch_start(sv_state *s, const char *const *paths, size_t n, double
 	}
 	if (sv_watch_open(&sw.w, paths, n, sv_index_dir(s), err, errlen))
 		return -1;
-	sw.paths = calloc(n, sizeof *sw.paths);
+	sw.paths = fathom_calloc(n, sizeof *sw.paths);
 	sw.n = sw.paths ? n : 0;
 	for (size_t i = 0; sw.paths && i < n; i++)
-		if (!(sw.paths[i] = strdup(paths[i])))
+		if (!(sw.paths[i] = sv_strdup(paths[i])))
 			break;
 	if (!sw.paths || (n && !sw.paths[n - 1])) {
 		snprintf(err, errlen, "out of memory");
@@ -394,8 +394,8 @@ void sv_serve_watch_stop(void)
 	sv_watch_close(sw.w);
 	sw.w = NULL;
 	for (size_t i = 0; sw.paths && i < sw.n; i++)
-		free(sw.paths[i]);
-	free(sw.paths);
+		fathom_free(sw.paths[i]);
+	fathom_free(sw.paths);
 	sw.paths = NULL;
 	sw.n = 0;
 }
