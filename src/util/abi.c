@@ -20,8 +20,9 @@ typedef struct struct_info {
 	size_t size[4];          /* by version; 0: a version not taken */
 } struct_info;
 
-/* Options and output structs alike. For an options struct, the versions
- * listed are those the functions reading it accept (kept in step with
+/* Options and output structs alike. For an options struct, an older
+ * version listed here is one whose layout is a prefix of the current one
+ * and that the functions reading the struct accept (kept in step with
  * their checks), so an _init() never makes a struct that is refused. */
 static const struct_info structs[FA_NSTRUCTS] = {
 	[FA_OPEN_OPTS] = { "fathom_open_opts", FATHOM_OPEN_OPTS_VERSION,
@@ -43,6 +44,18 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	[FA_GREP_STATS] = { "fathom_grep_stats", FATHOM_GREP_STATS_VERSION,
 	                    { 0, sizeof(fathom_grep_stats) } },
 };
+
+/* A struct's new version needs its row here: the size of each older
+ * version, or 0 where its layout is not a prefix of this one (a version
+ * the library then reads some other way, or not at all). These stop the
+ * build until the row is updated. */
+_Static_assert(FATHOM_OPEN_OPTS_VERSION == 1, "a new fathom_open_opts version: update structs[]");
+_Static_assert(FATHOM_INGEST_OPTS_VERSION == 3, "a new fathom_ingest_opts version: update structs[]");
+_Static_assert(FATHOM_SEARCH_OPTS_VERSION == 2, "a new fathom_search_opts version: update structs[]");
+_Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
+_Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
+_Static_assert(FATHOM_STATS_VERSION == 1, "a new fathom_stats version: update structs[]");
+_Static_assert(FATHOM_GREP_STATS_VERSION == 1, "a new fathom_grep_stats version: update structs[]");
 
 /* The version is the first member of each. */
 _Static_assert(offsetof(fathom_open_opts, version) == 0, "version first");
