@@ -17,7 +17,7 @@
 typedef struct struct_info {
 	const char *name;
 	unsigned current;
-	size_t size[4];          /* by version; 0: a version not taken */
+	size_t size[8];          /* by version; 0: a version not taken */
 } struct_info;
 
 /* Options and output structs alike. For an options struct, an older
