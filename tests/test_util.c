@@ -283,8 +283,8 @@ static int pipe_work(void *vctx, unsigned worker, size_t slot)
 {
 	pipe_ctx *c = vctx;
 	(void)worker;
-	if (c->item[slot] == c->fail_work)
-		return FATHOM_ECORRUPT;
+	if (c->item[slot] >= c->fail_work)   /* later items fail too, maybe first */
+		return fa_err(FATHOM_ECORRUPT, "work failed at item %zu", c->item[slot]);
 	c->value[slot] = pipe_f(c->item[slot]);
 	return 0;
 }
@@ -335,8 +335,11 @@ static void test_pool(void)
 		CHECK_EQ(pipe_run(p, &c, 0, SIZE_MAX, SIZE_MAX, SIZE_MAX), 0);
 		CHECK_EQ(c.emitted, 0);
 		/* an error in work: every item before it emitted, none after */
+		fa_err_clear();
 		CHECK_EQ(pipe_run(p, &c, 500, 123, SIZE_MAX, SIZE_MAX), FATHOM_ECORRUPT);
 		CHECK_EQ(c.emitted, 123);
+		/* with the worker's message, on the calling thread */
+		CHECK_STR(fathom_errmsg(), "work failed at item 123");
 		CHECK_EQ(c.misuse, 0);
 		/* an error in produce */
 		CHECK_EQ(pipe_run(p, &c, 500, SIZE_MAX, 77, SIZE_MAX), FATHOM_EIO);

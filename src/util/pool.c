@@ -9,6 +9,8 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "util/pool.h"
@@ -37,6 +39,10 @@ struct fa_pool {
 	size_t produced, taken;
 	unsigned running;         /* items being worked on */
 	int stop;
+	/* the message of the earliest item (in production order) whose work
+	 * failed: fathom_errmsg() is per thread, and the caller reports it */
+	size_t err_seq;
+	char errmsg[1024];
 };
 
 unsigned fa_cpu_count(unsigned max)
@@ -66,13 +72,17 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&p->cv_work, &p->mu);
 		if (p->shutdown)
 			break;
-		size_t slot = p->taken++ % p->window;
+		size_t seq = p->taken++, slot = seq % p->window;
 		const fa_pipeline *job = p->job;
 		void *ctx = p->ctx;
 		p->running++;
 		pthread_mutex_unlock(&p->mu);
 		int rc = job->work(ctx, me->index, slot);
 		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && seq < p->err_seq) {
+			p->err_seq = seq;
+			snprintf(p->errmsg, sizeof p->errmsg, "%s", fathom_errmsg());
+		}
 		p->rc[slot] = rc;
 		p->done[slot] = 1;
 		p->running--;
@@ -158,6 +168,8 @@ static int run_threads(fa_pool *p, size_t window, const fa_pipeline *fns, void *
 	p->produced = p->taken = 0;
 	p->running = 0;
 	p->stop = 0;
+	p->err_seq = SIZE_MAX;
+	p->errmsg[0] = '\0';
 	pthread_mutex_unlock(&p->mu);
 	for (;;) {
 		while (!ended && produced - emitted < window) {
@@ -186,7 +198,8 @@ static int run_threads(fa_pool *p, size_t window, const fa_pipeline *fns, void *
 		int rc = p->rc[slot];
 		pthread_mutex_unlock(&p->mu);
 		if (rc < 0) {
-			ret = rc;
+			/* no item before this one failed: the message is its own */
+			ret = fa_err(rc, "%s", p->errmsg);
 			goto out;
 		}
 		rc = fns->emit(ctx, slot);

@@ -22,7 +22,8 @@
  * asks to stop. On an error or a stop, nothing more is produced, items
  * already being worked on finish (so no slot is in use when the call
  * returns), and the call returns the first error (an error from work comes
- * back in production order, like its result would have), or the positive
+ * back in production order, like its result would have, with its
+ * fathom_errmsg() carried over to the calling thread), or the positive
  * value emit returned. Slots produced but never emitted are the caller's to
  * clean up: after the call, no thread touches any slot.
  *

@@ -1,0 +1,321 @@
+/*
+ * files.c — where grep's files are and how they are read.
+ *
+ * Files are read from disk, as they are now: grep never prints a line the
+ * file no longer holds. The index only says which files need not be read.
+ * A file the index rules out is still read when its size or mtime differ
+ * from the index's (it changed since indexing); that check is one stat per
+ * file (search.c skips it with opts->no_fresh_check). A file gone from disk
+ * is skipped.
+ *
+ * Document paths are relative to the index's root folder (ix_root) or
+ * absolute. A search runs in the user's current folder: PATH arguments are
+ * relative to it, and paths are printed as its shell names them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grep/grep.h"
+
+#define G_MAX_FILE ((size_t)1 << 30)
+
+/* ---- paths -------------------------------------------------------------------- */
+
+/* A PATH argument (relative to the current folder) as a prefix of document
+ * paths: relative to the root when under it, else absolute. */
+static char *index_prefix(const g_scope *s, const char *cwd, const char *arg)
+{
+	char *abs = fa_path_resolve(cwd, arg);
+	if (!abs)
+		return NULL;
+	const char *base = *s->root ? s->root : cwd;
+	size_t bl = strlen(base);
+	char *out;
+	if (strcmp(abs, base) == 0)
+		out = fa_strdup("");
+	else if (strcmp(base, "/") == 0)
+		out = fa_strdup(abs + 1);
+	else if (strncmp(abs, base, bl) == 0 && abs[bl] == '/')
+		out = fa_strdup(abs + bl + 1);
+	else
+		out = fa_strdup(abs);
+	fa_free(abs);
+	return out;
+}
+
+int g_scope_init(g_scope *s, const char *root, const fathom_grep_opts *o)
+{
+	memset(s, 0, sizeof *s);
+	s->root = root;
+	s->root_fd = AT_FDCWD;
+	s->glob = o->glob;
+	s->lang = o->lang;
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return fa_err(FATHOM_EIO, "cannot tell the current folder: %s", strerror(errno));
+	if (*s->root) {
+		s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+		if (s->root_fd < 0) {
+			/* the indexed folder moved: read paths from here */
+			s->root = "";
+			s->root_fd = AT_FDCWD;
+		}
+	}
+	size_t rl = strlen(s->root);
+	if (*s->root && strcmp(cwd, s->root) == 0)
+		s->sub = fa_strdup("");
+	else if (*s->root && strcmp(s->root, "/") == 0)
+		s->sub = fa_strdup(cwd + 1);
+	else if (*s->root && strncmp(cwd, s->root, rl) == 0 && cwd[rl] == '/')
+		s->sub = fa_strdup(cwd + rl + 1);
+	s->prefixes = fa_calloc(o->n_prefixes ? o->n_prefixes : 1, sizeof *s->prefixes);
+	if (!s->prefixes)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t i = 0; i < o->n_prefixes; i++) {
+		if (!o->prefixes[i] || !*o->prefixes[i])
+			return fa_err(FATHOM_EINVAL, "an empty path");
+		if (!(s->prefixes[i] = index_prefix(s, cwd, o->prefixes[i])))
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+		s->nprefixes++;
+	}
+	return 0;
+}
+
+void g_scope_free(g_scope *s)
+{
+	for (size_t i = 0; i < s->nprefixes; i++)
+		fa_free(s->prefixes[i]);
+	fa_free(s->prefixes);
+	fa_free(s->sub);
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	memset(s, 0, sizeof *s);
+	s->root_fd = -1;
+}
+
+int g_scope_has_path(const g_scope *s, const char *path)
+{
+	if (s->glob && *s->glob) {
+		const char *base = strrchr(path, '/');
+		if (fnmatch(s->glob, path, 0) != 0 &&
+		    (strchr(s->glob, '/') || fnmatch(s->glob, base ? base + 1 : path, 0) != 0))
+			return 0;
+	}
+	if (s->nprefixes) {
+		for (size_t i = 0; i < s->nprefixes; i++) {
+			const char *pre = s->prefixes[i];
+			size_t n = strlen(pre);
+			if (n == 0)
+				return 1;
+			if (strncmp(path, pre, n) == 0 && (path[n] == '\0' || path[n] == '/' || pre[n - 1] == '/'))
+				return 1;
+		}
+		return 0;
+	}
+	return 1;
+}
+
+int g_scope_has_doc(const g_scope *s, const ix_doc_info *di)
+{
+	if (s->lang && *s->lang && strcasecmp(di->lang, s->lang) != 0)
+		return 0;
+	return g_scope_has_path(s, di->path && *di->path ? di->path : di->key);
+}
+
+/* Relative to the current folder when the file is under it, else absolute
+ * (when the index has a root). */
+char *g_display_path(const g_scope *s, const char *path)
+{
+	if (path[0] == '/' || !*s->root || (s->sub && !*s->sub))
+		return fa_strdup(path);
+	size_t sl = s->sub ? strlen(s->sub) : 0;
+	if (s->sub && strncmp(path, s->sub, sl) == 0 && path[sl] == '/')
+		return fa_strdup(path + sl + 1);
+	return fa_path_resolve(s->root, path);
+}
+
+/* ---- reading files ------------------------------------------------------------- */
+
+void g_reader_init(g_reader *r, const g_scope *s)
+{
+	memset(r, 0, sizeof *r);
+	r->scope = s;
+	r->dfd = -1;
+}
+
+void g_reader_free(g_reader *r)
+{
+	if (r->dfd >= 0 && r->dfd != r->scope->root_fd)
+		close(r->dfd);
+	r->dfd = -1;
+	fa_free(r->buf);
+	r->buf = NULL;
+	r->buf_cap = 0;
+}
+
+/* The handle is kept while the next file is in the same folder, as files
+ * of one folder follow each other in a segment. */
+int g_reader_dir(g_reader *r, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+	*name = slash ? slash + 1 : path;
+	if (slash && dl == 0)
+		dl = 1;   /* "/x": the root folder */
+	if (dl >= sizeof r->dir)
+		return -1;
+	if (r->have_dir && dl == r->dlen && memcmp(r->dir, path, dl) == 0)
+		return r->dfd;
+	if (r->dfd >= 0 && r->dfd != r->scope->root_fd)
+		close(r->dfd);
+	r->have_dir = 1;
+	memcpy(r->dir, path, dl);
+	r->dir[dl] = '\0';
+	r->dlen = dl;
+	if (dl == 0)
+		r->dfd = r->scope->root_fd;
+	else
+		r->dfd = openat(r->scope->root_fd, r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
+	return r->dfd;
+}
+
+int g_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size, int64_t indexed_mtime_ns)
+{
+	return size != indexed_size || mtime_ns != indexed_mtime_ns;
+}
+
+/* Open an indexed file to read: the descriptor, its size, and whether it
+ * changed since indexing; -1 gone or not a regular file; -2 there but not
+ * to be read (unreadable, over G_MAX_FILE: r->why says why). */
+static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di,
+                     uint64_t *size, int *changed)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return -1;
+		snprintf(r->why, sizeof r->why, "%s", strerror(errno));
+		return -2;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)st.st_size > G_MAX_FILE) {
+		close(fd);
+		snprintf(r->why, sizeof r->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
+		return -2;
+	}
+	*size = (uint64_t)st.st_size;
+	*changed = g_changed((uint64_t)st.st_size,
+	                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, di->size,
+	                     di->mtime_ns);
+	return fd;
+}
+
+int g_read_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di, size_t *len,
+                int *changed)
+{
+	uint64_t size;
+	int fd = open_file(r, dfd, name, di, &size, changed);
+	if (fd < 0)
+		return fd == -1 ? 0 : 2;
+	size_t want = (size_t)size + 1, n = 0;
+	for (;;) {
+		if (want > r->buf_cap) {
+			char *nb = fa_realloc(r->buf, want);
+			if (!nb) {
+				close(fd);
+				return fa_err(FATHOM_ENOMEM, "out of memory reading %s", di->key);
+			}
+			r->buf = nb;
+			r->buf_cap = want;
+		}
+		ssize_t got = read(fd, r->buf + n, r->buf_cap - n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(r->why, sizeof r->why, "read error: %s", strerror(errno));
+			close(fd);
+			return 2;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n == r->buf_cap) {   /* it grew while we read */
+			if (n >= G_MAX_FILE)
+				break;
+			want = n * 2;
+		}
+	}
+	close(fd);
+	*len = n;
+	return 1;
+}
+
+#define G_PIECE (64u << 10)
+#define G_FIRST_PIECE (8u << 10)
+
+int g_read_first_match(g_reader *r, int dfd, const char *name, const ix_doc_info *di,
+                       g_matcher *m, const g_regex *re, g_lines *line, size_t *len,
+                       int *changed, int *found)
+{
+	*found = 0;
+	uint64_t size;
+	int fd = open_file(r, dfd, name, di, &size, changed);
+	if (fd < 0)
+		return fd == -1 ? 0 : 2;
+	size_t n = 0, scanned = 0;
+	int eof = 0, rc = 0;
+	line->n = 0;
+	while (!eof) {
+		if (n + G_PIECE + 1 > r->buf_cap) {
+			size_t want = r->buf_cap ? r->buf_cap * 2 : 2 * G_PIECE;
+			while (want < n + G_PIECE + 1)
+				want *= 2;
+			char *nb = fa_realloc(r->buf, want);
+			if (!nb) {
+				rc = fa_err(FATHOM_ENOMEM, "out of memory reading %s", di->key);
+				break;
+			}
+			r->buf = nb;
+			r->buf_cap = want;
+		}
+		/* a small first piece: most files that match, match early */
+		ssize_t got = read(fd, r->buf + n, n ? G_PIECE : G_FIRST_PIECE);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			snprintf(r->why, sizeof r->why, "read error: %s", strerror(errno));
+			close(fd);
+			return 2;
+		}
+		if (got == 0 || n + (size_t)got >= G_MAX_FILE)
+			eof = 1;
+		if (got > 0)
+			n += (size_t)got;
+		/* the whole lines read so far (all of it at the end) */
+		size_t complete = n;
+		if (!eof) {
+			const char *nl = memrchr(r->buf + scanned, '\n', n - scanned);
+			complete = nl ? (size_t)(nl - r->buf) + 1 : scanned;
+		}
+		if (complete > scanned) {
+			rc = g_scan(m, re, r->buf, complete, scanned, 1, line);
+			if (rc || line->n) {
+				*found = line->n > 0;
+				break;
+			}
+			scanned = complete;
+		}
+	}
+	close(fd);
+	*len = n;
+	return rc ? rc : 1;
+}
