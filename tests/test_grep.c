@@ -1,10 +1,16 @@
 /*
  * test_grep.c — the trigram planner: what it asks of a file for literals,
  * regex constructs it follows, the ones it must not guess about, and its
- * soundness on generated cases checked against PCRE2.
+ * soundness on generated cases checked against PCRE2; and the search over
+ * an index: the same files and lines whatever the number of threads, equal
+ * to PCRE2 run line by line over the files, and a clean error (never a
+ * crash or a leak) when any allocation fails.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+
+#include <sys/stat.h>
+#include <time.h>
 
 #include "grep/grep.h"
 #include "test.h"
@@ -352,11 +358,334 @@ static void test_boolean_queries(void)
 	fbuf_free(&many);
 }
 
+/* PCRE2 allocates through the seam: failing allocations in turn reaches
+ * PCRE2's own (compiling the pattern, making match data), each a clean
+ * FATHOM_ENOMEM, until the pattern compiles and matches. */
+static void test_regex_alloc_seam(void)
+{
+	int inside_pcre = 0, done = 0;
+	for (long n = 0; n < 1000 && !done; n++) {
+		g_regex *re = NULL;
+		g_matcher *m = NULL;
+		fa_err_clear();
+		fa_alloc_fail_after(n);
+		int rc = g_regex_compile(&re, "(a|b)+c\\d{2,}", 13, G_WORD | G_MULTILINE, "pattern", 0);
+		if (!rc)
+			rc = g_matcher_new(&m);
+		size_t ms = 0, me = 0;
+		if (!rc)
+			rc = g_regex_match(m, re, "x abbc123 y", 11, 0, &ms, &me);
+		fa_alloc_fail_after(-1);
+		if (rc == 1) {
+			done = 1;
+			CHECK_EQ(ms, 2);
+			CHECK_EQ(me, 9);
+		} else {
+			CHECK_EQ(rc, FATHOM_ENOMEM);
+			inside_pcre += strstr(fathom_errmsg(), "compiling") != NULL;
+		}
+		g_matcher_free(m);
+		g_regex_free(re);
+	}
+	CHECK(done);
+	CHECK(inside_pcre > 0);
+}
+
+/* ---- the search over an index ------------------------------------------------ */
+
+/* Output as text, grown with libc's realloc: the library's allocations
+ * are the ones the fault test fails. */
+typedef struct out_text {
+	char *s;
+	size_t n, cap;
+	size_t files;
+} out_text;
+
+static void out_put(out_text *o, const char *p, size_t n)
+{
+	if (o->n + n + 1 > o->cap) {
+		o->cap = (o->n + n + 1) * 2;
+		o->s = realloc(o->s, o->cap);
+		if (!o->s) {
+			perror("realloc");
+			exit(2);
+		}
+	}
+	memcpy(o->s + o->n, p, n);
+	o->n += n;
+	o->s[o->n] = '\0';
+}
+
+/* path:line:text, as grep prints it */
+static int collect(void *ctx, const fathom_grep_file *f)
+{
+	out_text *o = ctx;
+	o->files++;
+	for (size_t i = 0; i < f->n_lines; i++) {
+		const fathom_grep_line *l = &f->lines[i];
+		char head[600];
+		int hn = snprintf(head, sizeof head, "%s:%u:", f->path, l->line);
+		out_put(o, head, (size_t)hn);
+		if (f->text)
+			out_put(o, f->text + l->start, (size_t)(l->end - l->start));
+		out_put(o, "\n", 1);
+	}
+	return 0;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text sorted (grep's output in path order, whatever order
+ * the index keeps its files in). */
+static char *sorted_lines(const char *text)
+{
+	size_t n = 0, cap = 64;
+	char *copy = strdup(text ? text : ""), **v = malloc(cap * sizeof *v);
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (n == cap)
+			v = realloc(v, (cap *= 2) * sizeof *v);
+		v[n++] = l;
+	}
+	qsort(v, n, sizeof *v, cmp_lines);
+	out_text o = { 0 };
+	out_put(&o, "", 0);
+	for (size_t i = 0; i < n; i++) {
+		out_put(&o, v[i], strlen(v[i]));
+		out_put(&o, "\n", 1);
+	}
+	free(v);
+	free(copy);
+	return o.s;
+}
+
+#define SEARCH_FILES 300
+static const char *search_pattern = "error_\\d*7|w[ae]rn_\\d\\d";
+
+/* A tree of files with matching lines here and there, indexed, then one
+ * file changed (its new line must be found) and one deleted (skipped). */
+static fathom_index *search_fixture(char **dir_out, char **paths_out)
+{
+	char *dir = test_tmpdir("grep");
+	char p[512];
+	snprintf(p, sizeof p, "%s/tree", dir);
+	mkdir(p, 0755);
+	uint64_t x = 88172645463325252ull;
+	for (int d = 0; d < 6; d++) {
+		snprintf(p, sizeof p, "%s/tree/d%d", dir, d);
+		mkdir(p, 0755);
+	}
+	for (int f = 0; f < SEARCH_FILES; f++) {
+		char body[4096];
+		size_t bl = 0;
+		int lines = 1 + f % 40;
+		for (int l = 0; l < lines; l++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			const char *word = x % 11 == 0 ? "error_" : x % 13 == 0 ? "warn_" : x % 17 == 0 ? "WARN_" : "line ";
+			bl += (size_t)snprintf(body + bl, sizeof body - bl, "%s%u and more text\n", word,
+			                       (unsigned)(x % 1000));
+		}
+		snprintf(p, sizeof p, "%s/tree/d%d/f%03d.c", dir, f % 6, f);
+		test_write(p, body);
+	}
+	char ixdir[512];
+	snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	fathom_index *ix = NULL;
+	CHECK_OK(fathom_open(&ix, ixdir, &oo));
+	snprintf(p, sizeof p, "%s/tree", dir);
+	const char *paths[] = { p };
+	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
+	CHECK_OK(fathom_index_paths(ix, paths, 1, &io, NULL));
+	CHECK_OK(fathom_commit(ix));
+	/* changed since indexing: the index rules it out, the disk has a match */
+	snprintf(p, sizeof p, "%s/tree/d1/f001.c", dir);
+	test_write(p, "no match here\nbut error_17 is here now\n");
+	snprintf(p, sizeof p, "%s/tree/d2/f002.c", dir);
+	remove(p);
+	snprintf(p, sizeof p, "%s/tree", dir);
+	*dir_out = dir;
+	*paths_out = strdup(p);
+	return ix;
+}
+
+/* What grep must print: PCRE2 on each line of each file on disk. */
+static char *search_reference(const char *root)
+{
+	int err;
+	PCRE2_SIZE eo;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)search_pattern, PCRE2_ZERO_TERMINATED,
+	                               PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &err, &eo, NULL);
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	out_text o = { 0 };
+	out_put(&o, "", 0);
+	for (int f = 0; f < SEARCH_FILES; f++) {
+		char p[512], text[8192];
+		snprintf(p, sizeof p, "%s/d%d/f%03d.c", root, f % 6, f);
+		FILE *fp = fopen(p, "rb");
+		if (!fp)
+			continue;
+		size_t n = fread(text, 1, sizeof text - 1, fp);
+		fclose(fp);
+		text[n] = '\0';
+		unsigned no = 1;
+		for (char *l = text; *l; no++) {
+			char *e = strchr(l, '\n');
+			size_t ll = e ? (size_t)(e - l) : strlen(l);
+			if (pcre2_match(re, (PCRE2_SPTR)l, ll, 0, 0, md, NULL) >= 0) {
+				char head[600];
+				int hn = snprintf(head, sizeof head, "%s:%u:", p, no);
+				out_put(&o, head, (size_t)hn);
+				out_put(&o, l, ll);
+				out_put(&o, "\n", 1);
+			}
+			if (!e)
+				break;
+			l = e + 1;
+		}
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	char *sorted = sorted_lines(o.s);
+	free(o.s);
+	return sorted;
+}
+
+static void test_search_threads(void)
+{
+	char *dir, *root;
+	fathom_index *ix = search_fixture(&dir, &root);
+	char *want = search_reference(root);
+	CHECK(strlen(want) > 1000);
+	CHECK(strstr(want, "f001.c:2:but error_17 is here now") != NULL);
+	char *first = NULL;
+	unsigned threads[] = { 1, 2, 4, 0 };
+	for (size_t t = 0; t < FA_ARRAY_LEN(threads); t++) {
+		fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+		go.threads = threads[t];
+		fathom_grep_stats st;
+		out_text o = { 0 };
+		out_put(&o, "", 0);
+		CHECK_OK(fathom_grep(ix, search_pattern, &go, collect, &o, &st));
+		CHECK(st.planned);
+		CHECK_EQ(st.changed, 1);
+		CHECK_EQ(st.missing, 1);
+		CHECK(st.threads >= 1 && st.threads <= 16);
+		if (threads[t])   /* no more threads than batches of 128 files */
+			CHECK_EQ(st.threads, FA_MIN(threads[t], (SEARCH_FILES + 127) / 128));
+		/* in index order, the same whatever the threads */
+		if (!first)
+			first = strdup(o.s);
+		else
+			CHECK_STR(o.s, first);
+		char *got = sorted_lines(o.s);
+		CHECK_STR(got, want);
+		free(got);
+		free(o.s);
+	}
+	free(first);
+	free(want);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+	free(root);
+}
+
+/* Every allocation failed in turn, from the first on, until the search
+ * succeeds: each run ends in FATHOM_ENOMEM or success, never a crash or a
+ * leak (the sanitizer build checks leaks), and the successful run gives
+ * the full answer. PCRE2's own allocations go through the seam too. */
+static void test_search_alloc_failure(void)
+{
+	char *dir, *root;
+	fathom_index *ix = search_fixture(&dir, &root);
+	char *want = search_reference(root);
+	static const struct {
+		unsigned threads;
+		int boolean;
+		const char *pattern;
+	} runs[] = {
+		{ 1, 0, NULL },
+		{ 2, 0, NULL },
+		{ 2, 1, "error_\\d+ -file:d3 OR (warn_ case:no)" },
+	};
+	for (size_t r = 0; r < FA_ARRAY_LEN(runs); r++) {
+		fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+		go.threads = runs[r].threads;
+		go.boolean = runs[r].boolean;
+		const char *pat = runs[r].pattern ? runs[r].pattern : search_pattern;
+		out_text ref = { 0 };
+		out_put(&ref, "", 0);
+		CHECK_OK(fathom_grep(ix, pat, &go, collect, &ref, NULL));
+		int done = 0, failures = 0;
+		for (long n = 0; n < 100000 && !done; n++) {
+			out_text o = { 0 };
+			out_put(&o, "", 0);
+			fa_alloc_fail_after(n);
+			int rc = fathom_grep(ix, pat, &go, collect, &o, NULL);
+			fa_alloc_fail_after(-1);
+			if (rc == 0) {
+				done = 1;
+				CHECK_STR(o.s, ref.s);
+			} else if (rc == FATHOM_ENOMEM) {
+				failures++;
+			} else {
+				fprintf(stderr, "  run %zu, failing after %ld: %d (%s)\n", r, n, rc,
+				        fathom_errmsg());
+				test_failed_checks++;
+				done = 1;
+			}
+			free(o.s);
+		}
+		CHECK(done);
+		CHECK(failures > 10);
+		printf("     %s, %u threads: %d allocations failed in turn\n",
+		       runs[r].boolean ? "boolean query" : "regex", runs[r].threads, failures);
+		if (r == 0) {
+			char *got = sorted_lines(ref.s);
+			CHECK_STR(got, want);
+			free(got);
+		}
+		free(ref.s);
+	}
+	/* grep as a retrieval source, the same way */
+	fathom_results *res = NULL;
+	int done = 0;
+	for (long n = 0; n < 100000 && !done; n++) {
+		fa_alloc_fail_after(n);
+		int rc = fathom_grep_chunks(&res, ix, search_pattern, NULL, 10);
+		fa_alloc_fail_after(-1);
+		if (rc == 0) {
+			done = 1;
+			CHECK_EQ(fathom_results_count(res), 10);
+			fathom_results_free(res);
+		} else if (rc != FATHOM_ENOMEM) {
+			fprintf(stderr, "  grep chunks, failing after %ld: %d (%s)\n", n, rc, fathom_errmsg());
+			test_failed_checks++;
+			done = 1;
+		}
+	}
+	CHECK(done);
+	free(want);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+	free(root);
+}
+
 int main(void)
 {
 	RUN(test_plans);
 	RUN(test_soundness);
 	RUN(test_required);
 	RUN(test_boolean_queries);
+	RUN(test_regex_alloc_seam);
+	RUN(test_search_threads);
+	RUN(test_search_alloc_failure);
 	return TEST_DONE();
 }

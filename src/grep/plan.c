@@ -587,7 +587,6 @@ static g_info plus(g_planner *g, g_info x)
 	return x;
 }
 
-
 /* One character's info: exact (folded) or, under -i where folding is more
  * than ASCII, any character. */
 g_info g_info_char(g_planner *g, const unsigned char *bytes, uint32_t n)
@@ -608,9 +607,9 @@ g_info g_info_repeat(g_planner *g, g_info x, uint32_t min, uint32_t max)
 		return g_info_empty(g);
 	if (min == 0)
 		return max == 1 ? g_info_alternate(g, x, g_info_empty(g))   /* x? */
-		                : g_info_any_match(g);              /* x*, x{0,n} */
+		                : g_info_any_match(g);                      /* x*, x{0,n} */
 	if (min == 1)
-		return max == 1 ? x : plus(g, x);                 /* x, x+, x{1,n} */
+		return max == 1 ? x : plus(g, x);                           /* x, x+, x{1,n} */
 	/* x{n,m}, n >= 2: up to MAX_REPEAT copies spelled out; the last as x+
 	 * when more may follow (x{2,} is x x+, x{2,4} within x x+, x{5}
 	 * within x x x+), whose suffixes are x's, so what follows still
@@ -624,6 +623,8 @@ g_info g_info_repeat(g_planner *g, g_info x, uint32_t min, uint32_t max)
 	return g_info_concat(g, r, plus(g, x));
 }
 
+/* ---- a whole pattern ----------------------------------------------------------------------- */
+
 /* The query of a whole pattern's info. */
 static g_query *final_query(g_planner *g, g_info x)
 {
@@ -635,7 +636,7 @@ static g_query *final_query(g_planner *g, g_info x)
 int g_plan(fa_arena *a, const char *pattern, size_t len, unsigned flags, g_query **out)
 {
 	g_planner g = { a, (const unsigned char *)pattern, (const unsigned char *)pattern + len,
-	         (flags & G_CASELESS) != 0, 0, 0, 0 };
+	                (flags & G_CASELESS) != 0, 0, 0, 0 };
 	*out = &all_q;
 	if (len > G_MAX_PATTERN)
 		return 0;   /* not planned: every file is read */

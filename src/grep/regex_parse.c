@@ -20,6 +20,8 @@
 
 #define MAX_CLASS 40         /* characters a class may expand to */
 
+/* ---- characters and escapes ------------------------------------------------------- */
+
 int g_inline_option(const unsigned char *p, const unsigned char *end, char opt)
 {
 	for (; p + 2 < end; p++) {
@@ -467,6 +469,8 @@ static int quantifier(g_planner *g, const unsigned char *p, size_t *len, uint32_
 	*len = (size_t)(q - p);
 	return 1;
 }
+
+/* ---- the recursive descent --------------------------------------------------------- */
 
 static g_info parse_alt(g_planner *g);
 
