@@ -10,7 +10,7 @@
 #include <pcre2.h>
 
 #include <sys/stat.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "grep/grep.h"
 #include "test.h"
@@ -462,14 +462,19 @@ static char *sorted_lines(const char *text)
 }
 
 #define SEARCH_FILES 300
+static char search_cwd[4096];   /* the tests' folder, back to after a search test */
 static const char *search_pattern = "error_\\d*7|w[ae]rn_\\d\\d";
 
 /* A tree of files with matching lines here and there, indexed, then one
  * file changed (its new line must be found) and one deleted (skipped). */
-static fathom_index *search_fixture(char **dir_out, char **paths_out)
+static fathom_index *search_fixture(char **dir_out, char **root_out)
 {
 	char *dir = test_tmpdir("grep");
 	char p[512];
+	if (!getcwd(search_cwd, sizeof search_cwd)) {
+		perror("getcwd");
+		exit(2);
+	}
 	snprintf(p, sizeof p, "%s/tree", dir);
 	mkdir(p, 0755);
 	uint64_t x = 88172645463325252ull;
@@ -498,8 +503,13 @@ static fathom_index *search_fixture(char **dir_out, char **paths_out)
 	oo.flags = FATHOM_OPEN_CREATE;
 	fathom_index *ix = NULL;
 	CHECK_OK(fathom_open(&ix, ixdir, &oo));
-	snprintf(p, sizeof p, "%s/tree", dir);
-	const char *paths[] = { p };
+	/* relative paths, from dir: the index's root is dir, and the searches
+	 * (run from there) print paths relative to it */
+	if (chdir(dir) != 0) {
+		perror(dir);
+		exit(2);
+	}
+	const char *paths[] = { "tree" };
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
 	CHECK_OK(fathom_index_paths(ix, paths, 1, &io, NULL));
 	CHECK_OK(fathom_commit(ix));
@@ -508,10 +518,17 @@ static fathom_index *search_fixture(char **dir_out, char **paths_out)
 	test_write(p, "no match here\nbut error_17 is here now\n");
 	snprintf(p, sizeof p, "%s/tree/d2/f002.c", dir);
 	remove(p);
-	snprintf(p, sizeof p, "%s/tree", dir);
 	*dir_out = dir;
-	*paths_out = strdup(p);
+	*root_out = strdup("tree");
 	return ix;
+}
+
+static void search_teardown(char *dir)
+{
+	if (chdir(search_cwd) != 0)
+		perror(search_cwd);
+	test_rmrf(dir);
+	free(dir);
 }
 
 /* What grep must print: PCRE2 on each line of each file on disk. */
@@ -591,8 +608,7 @@ static void test_search_threads(void)
 	free(first);
 	free(want);
 	fathom_close(ix);
-	test_rmrf(dir);
-	free(dir);
+	search_teardown(dir);
 	free(root);
 }
 
@@ -673,8 +689,7 @@ static void test_search_alloc_failure(void)
 	CHECK(done);
 	free(want);
 	fathom_close(ix);
-	test_rmrf(dir);
-	free(dir);
+	search_teardown(dir);
 	free(root);
 }
 

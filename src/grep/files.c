@@ -67,12 +67,15 @@ int g_scope_init(g_scope *s, const char *root, const fathom_grep_opts *o)
 		}
 	}
 	size_t rl = strlen(s->root);
+	const char *sub = NULL;   /* outside the root, or no root: none */
 	if (*s->root && strcmp(cwd, s->root) == 0)
-		s->sub = fa_strdup("");
+		sub = "";
 	else if (*s->root && strcmp(s->root, "/") == 0)
-		s->sub = fa_strdup(cwd + 1);
+		sub = cwd + 1;
 	else if (*s->root && strncmp(cwd, s->root, rl) == 0 && cwd[rl] == '/')
-		s->sub = fa_strdup(cwd + rl + 1);
+		sub = cwd + rl + 1;
+	if (sub && !(s->sub = fa_strdup(sub)))
+		return fa_err(FATHOM_ENOMEM, "out of memory");
 	s->prefixes = fa_calloc(o->n_prefixes ? o->n_prefixes : 1, sizeof *s->prefixes);
 	if (!s->prefixes)
 		return fa_err(FATHOM_ENOMEM, "out of memory");

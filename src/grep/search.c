@@ -17,8 +17,6 @@
  * changed since indexing: files.c), then the text read and the boolean
  * expression evaluated over it, each term matched at most once (scan.c).
  */
-#include <fcntl.h>
-#include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
 
