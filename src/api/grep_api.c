@@ -204,17 +204,16 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	o.files_only = 0;
 	o.count_only = 0;
 	char *parsed = NULL;
-	rc = g_explain(&parsed, pattern, &o);
+	rc = fathom_grep_explain(&parsed, pattern, &o);
 	hyb x;
 	memset(&x, 0, sizeof x);
 	x.fx = fx;
 	x.snippet_bytes = 240;
 	if (!rc)
 		rc = q_results_new(&x.res, parsed);
-	fa_free(parsed);
-	fathom_grep_stats st;
+	fathom_free(parsed);
 	if (!rc)
-		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, &st, 1);
+		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, NULL, 1);
 	if (!rc) {
 		if (x.n)
 			qsort(x.v, x.n, sizeof *x.v, by_lines);

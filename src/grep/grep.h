@@ -329,7 +329,7 @@ typedef int (*g_emit_fn)(void *ctx, const g_file *f);
  * NULL): matching files handed to emit in index order, from the calling
  * thread. emit returning > 0 stops it (FATHOM_EINTERRUPTED), < 0 is an
  * error returned as is. keep_text: emit gets the text even for -c.
- * stats is filled (not NULL). */
+ * stats may be NULL. */
 int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_emit_fn emit,
              void *ctx, fathom_grep_stats *stats, int keep_text);
 

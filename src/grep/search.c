@@ -719,6 +719,9 @@ static int run(gctx *g, fathom_grep_stats *stats)
 int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_emit_fn emit,
              void *ctx, fathom_grep_stats *stats, int keep_text)
 {
+	fathom_grep_stats own;
+	if (!stats)
+		stats = &own;
 	memset(stats, 0, sizeof *stats);
 	gctx g;
 	memset(&g, 0, sizeof g);
