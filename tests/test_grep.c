@@ -585,7 +585,7 @@ static void test_search_threads(void)
 	for (size_t t = 0; t < FA_ARRAY_LEN(threads); t++) {
 		fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
 		go.threads = threads[t];
-		fathom_grep_stats st;
+		fathom_grep_stats st = FATHOM_GREP_STATS_INIT;
 		out_text o = { 0 };
 		out_put(&o, "", 0);
 		CHECK_OK(fathom_grep(ix, search_pattern, &go, collect, &o, &st));
