@@ -1206,7 +1206,11 @@ static void test_docstore_dict(void)
 	/* A frame size the format does not allow. */
 	copy_dir(dir, work);
 	img = slurp(path, &flen);
-	fa_store32(img + flen - IX_FOOTER_SIZE + 132 + 16 * IX_NSEC, 12345);
+	ix_footer ft;
+	ix_secent legacy[IX_NSEC];
+	CHECK_OK(ix_footer_decode(img, flen, &ft, legacy));
+	ft.frame_raw = 12345;
+	ix_footer_encode(img + flen - IX_FOOTER_SIZE, &ft);
 	ix_seg_reseal(img, flen);
 	spit(path, img, flen);
 	CHECK_EQ(read_texts_and_verify(path), FATHOM_ECORRUPT);
@@ -1219,10 +1223,26 @@ done:
 	free(dir);
 }
 
+/* Each key is live and its text starts with want[i]. */
+static void check_starts(ix_index *ix, const char *const *keys, const char *const *want, int n)
+{
+	fbuf b;
+	fbuf_init(&b, 0);
+	for (int i = 0; i < n; i++) {
+		ix_segment *s;
+		uint32_t doc;
+		CHECK_OK(find_live(ix, keys[i], &s, &doc));
+		fbuf_reset(&b);
+		CHECK_OK(seg_doc_text(s, doc, 0, 1000, &b));
+		CHECK(b.len >= strlen(want[i]) && memcmp(b.data, want[i], strlen(want[i])) == 0);
+	}
+	fbuf_free(&b);
+}
+
 /* An index of format version 5 (no dictionary section, a 328-byte footer),
  * written by the previous release into tests/data, opens, reads and
- * verifies; a writer adds version 6 segments beside its own and merges
- * both into one. */
+ * verifies; a writer adds version 7 segments beside its own (and upgrades
+ * the manifest to 7) and merges both into one. */
 static void test_format_v5(void)
 {
 	const char *v5 = "tests/data/index-v5";
@@ -1234,16 +1254,9 @@ static void test_format_v5(void)
 	const char *keys[] = { "v5-a", "v5-b", "v5-c", "v5-d" };
 	const char *want[] = { "An index written by format version 5", "The kernel scheduler",
 	                       "The replacement text", "Four documents" };
+	check_starts(ix, keys, want, 4);
 	fbuf b;
 	fbuf_init(&b, 0);
-	for (int i = 0; i < 4; i++) {
-		ix_segment *s;
-		uint32_t doc;
-		CHECK_OK(find_live(ix, keys[i], &s, &doc));
-		fbuf_reset(&b);
-		CHECK_OK(seg_doc_text(s, doc, 0, 1000, &b));
-		CHECK(b.len >= strlen(want[i]) && memcmp(b.data, want[i], strlen(want[i])) == 0);
-	}
 	CHECK_OK(ix_verify(ix));
 	ix_close(ix);
 
@@ -1255,8 +1268,10 @@ static void test_format_v5(void)
 	for (int i = 0; i < ts.n; i++)
 		CHECK_OK(add_doc(ix, an, ts.key[i], ts.t[i], ts.len[i], 2000));
 	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(ix->man.version, IX_FORMAT_VERSION);
 	ix_segment *last = ix_segment_at(ix, ix_nsegments(ix) - 1);
 	CHECK_EQ(last->version, IX_FORMAT_VERSION);
+	CHECK_EQ(ix_segment_at(ix, 0)->version, 5);
 	CHECK(seg_has_dict(last));
 	CHECK_OK(ix_verify(ix));
 	CHECK_OK(ix_optimize(ix));
@@ -1273,6 +1288,414 @@ static void test_format_v5(void)
 	ix_close(ix);
 	fbuf_free(&b);
 	text_set_free(&ts);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* ---- format 7: the section directory --------------------------------------- */
+
+/* Rewrite the directory entry of tag in a segment image with fn, then seal
+ * the directory and footer again (the section bytes are unchanged). 0 when
+ * the tag was found. */
+static int edit_dir_entry(unsigned char *img, size_t len, uint32_t tag, void (*fn)(ix_secent *e))
+{
+	ix_footer ft;
+	ix_secent legacy[IX_NSEC];
+	if (ix_footer_decode(img, len, &ft, legacy) || ft.version != IX_FORMAT_VERSION)
+		return -1;
+	uint64_t at = ix_secdir_offset(&ft, len);
+	for (uint32_t i = 0; at && i < ft.ndir; i++) {
+		ix_secent e;
+		ix_secdir_decode(img + at + (size_t)i * IX_SECDIR_REC, 1, &e);
+		if (e.tag != tag)
+			continue;
+		fn(&e);
+		ix_secdir_encode(img + at + (size_t)i * IX_SECDIR_REC, &e, 1);
+		ft.dir_crc = fa_crc32c(0, img + at, (size_t)ft.ndir * IX_SECDIR_REC);
+		ix_footer_encode(img + len - IX_FOOTER_SIZE, &ft);
+		return 0;
+	}
+	return -1;
+}
+
+static void make_required(ix_secent *e)
+{
+	e->flags |= IX_SECF_REQUIRED;
+}
+
+static void rename_to_unknown(ix_secent *e)
+{
+	e->tag = IX_TAG('D', 'O', 'C', 'X');
+	e->flags = 0;
+}
+
+static void spoil_crc(ix_secent *e)
+{
+	e->crc ^= 1;
+}
+
+/* A segment with a section this build does not know: optional, it opens,
+ * searches and verifies; required, it is refused with FATHOM_EVERSION naming
+ * the file and the tag. A known required section missing, a bad section
+ * checksum and damaged directory entries are errors, never crashes. */
+static void test_section_directory(void)
+{
+	char *dir = tmp_index("ixsd");
+	char *work = tmp_index("ixsdw");
+	const uint32_t tag = IX_TAG('Z', 'Z', 'Z', 'Z');
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	if (!ix)
+		goto done;
+	text_set ts;
+	text_set_make(&ts, "sd", 24);
+	ix_segw_set_test_section(tag, 0);
+	for (int i = 0; i < ts.n; i++)
+		CHECK_OK(add_doc(ix, an, ts.key[i], ts.t[i], ts.len[i], 300));
+	CHECK_OK(ix_commit(ix));
+	ix_segw_set_test_section(0, 0);
+	ix_close(ix);
+
+	/* Optional: skipped by the reader, found by tag, checked by verify. */
+	CHECK_OK(ix_open(&ix, dir, IX_READONLY, NULL));
+	if (!ix)
+		goto done;
+	ix_segment *s = ix_segment_at(ix, 0);
+	uint64_t off, len;
+	CHECK_OK(seg_section(s, tag, &off, &len));
+	CHECK(len > 0 && off + len <= s->data_end);
+	CHECK_EQ(seg_section(s, IX_TAG('N', 'O', 'N', 'E'), &off, &len), FATHOM_ENOTFOUND);
+	CHECK_EQ(s->version, IX_FORMAT_VERSION);
+	check_texts(ix, &ts, 1);
+	ix_term_info ti;
+	CHECK_OK(seg_term(s, "kernel", 6, &ti));
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+
+	char name[64];
+	ix_seg_name(name, sizeof name, 1);
+	char *path = fa_path_join(work, name);
+	size_t flen;
+	unsigned char *img;
+
+	/* Required: refused, naming the file and the tag. */
+	copy_dir(dir, work);
+	img = slurp(path, &flen);
+	CHECK_OK(edit_dir_entry(img, flen, tag, make_required));
+	spit(path, img, flen);
+	free(img);
+	ix = NULL;
+	CHECK_EQ(ix_open(&ix, work, IX_READONLY, NULL), FATHOM_EVERSION);
+	CHECK(strstr(fathom_errmsg(), name) && strstr(fathom_errmsg(), "'ZZZZ'"));
+	ix_segment *seg = NULL;
+	CHECK_EQ(seg_open_file(&seg, path), FATHOM_EVERSION);
+	CHECK(strstr(fathom_errmsg(), name) && strstr(fathom_errmsg(), "required"));
+
+	/* A known required section missing: corrupt, naming it. */
+	copy_dir(dir, work);
+	img = slurp(path, &flen);
+	CHECK_OK(edit_dir_entry(img, flen, IX_TAG('D', 'O', 'C', 'S'), rename_to_unknown));
+	spit(path, img, flen);
+	free(img);
+	CHECK_EQ(seg_open_file(&seg, path), FATHOM_ECORRUPT);
+	CHECK(strstr(fathom_errmsg(), name) && strstr(fathom_errmsg(), "'DOCS'"));
+
+	/* A section whose bytes do not match its checksum: open does not read
+	 * them, verify does. */
+	copy_dir(dir, work);
+	img = slurp(path, &flen);
+	CHECK_OK(edit_dir_entry(img, flen, IX_TAG('D', 'I', 'C', 'T'), spoil_crc));
+	CHECK_OK(seg_open_mem(&seg, img, flen, name));
+	if (seg) {
+		CHECK_EQ(seg_verify(seg), FATHOM_ECORRUPT);
+		CHECK(strstr(fathom_errmsg(), "'DICT'") != NULL);
+		seg_close(seg);
+		seg = NULL;
+	}
+	free(img);
+
+	/* Damaged directory bytes: the directory checksum catches them; resealed,
+	 * the reader's own checks must, or the segment must read correctly. */
+	img = slurp(path, &flen);
+	ix_footer ft;
+	ix_secent legacy[IX_NSEC];
+	CHECK_OK(ix_footer_decode(img, flen, &ft, legacy));
+	uint64_t at = ix_secdir_offset(&ft, flen);
+	CHECK(at > 0);
+	unsigned char *bad = malloc(flen);
+	int refused = 0, opened = 0;
+	for (int k = 0; k < 400 && at; k++) {
+		memcpy(bad, img, flen);
+		uint64_t i = at + rnd_below((uint32_t)(ft.ndir * IX_SECDIR_REC));
+		bad[i] ^= (unsigned char)(1 + rnd_below(255));
+		CHECK_EQ(seg_open_mem(&seg, bad, flen, name), FATHOM_ECORRUPT);
+		ix_seg_reseal(bad, flen);
+		int rc = seg_open_mem(&seg, bad, flen, name);
+		CHECK(rc == 0 || rc == FATHOM_ECORRUPT || rc == FATHOM_EVERSION);
+		if (rc == 0) {
+			rc = seg_verify(seg);
+			CHECK(rc == 0 || rc == FATHOM_ECORRUPT);
+			seg_close(seg);
+			seg = NULL;
+			opened++;
+		} else {
+			refused++;
+		}
+	}
+	printf("     400 damaged directory entries: %d refused, %d opened\n", refused, opened);
+	CHECK(refused > 0);
+	/* The footer's entry count off by one either way. */
+	for (int d = -1; d <= 1; d += 2) {
+		memcpy(bad, img, flen);
+		ix_footer f2 = ft;
+		f2.ndir = (uint32_t)((int)ft.ndir + d);
+		ix_footer_encode(bad + flen - IX_FOOTER_SIZE, &f2);
+		CHECK_EQ(seg_open_mem(&seg, bad, flen, name), FATHOM_ECORRUPT);
+	}
+	free(bad);
+	free(img);
+	fa_free(path);
+
+	/* A merge writes only the sections it knows. */
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	if (ix) {
+		CHECK_OK(add_doc(ix, an, "sd-extra", "one more kernel page", 20, 300));
+		CHECK_OK(ix_optimize(ix));
+		CHECK_EQ(ix_nsegments(ix), 1);
+		CHECK_EQ(seg_section(ix_segment_at(ix, 0), tag, &off, &len), FATHOM_ENOTFOUND);
+		fbuf b;
+		fbuf_init(&b, 0);
+		for (int i = 0; i < ts.n; i++) {
+			uint32_t doc;
+			CHECK_OK(find_live(ix, ts.key[i], &s, &doc));
+			fbuf_reset(&b);
+			CHECK_OK(seg_doc_text(s, doc, 0, ts.len[i], &b));
+			CHECK(b.len == ts.len[i] && memcmp(b.data, ts.t[i], b.len) == 0);
+		}
+		fbuf_free(&b);
+		CHECK_OK(ix_verify(ix));
+		ix_close(ix);
+	}
+	text_set_free(&ts);
+done:
+	test_rmrf(work);
+	test_rmrf(dir);
+	free(work);
+	free(dir);
+}
+
+/* ---- named payloads and the manifest's key/value block -------------------- */
+
+static int count_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		size_t a = strlen(e->d_name), b = strlen(suffix);
+		n += a >= b && strcmp(e->d_name + a - b, suffix) == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int value_is(const ix_index *ix, const char *name, const char *want)
+{
+	const unsigned char *d;
+	size_t n;
+	if (ix_get_value(ix, name, &d, &n) != 0)
+		return want == NULL;
+	return want && n == strlen(want) && memcmp(d, want, n) == 0;
+}
+
+/* Values and files commit with the segments, a reader sees those of its
+ * commit, rollback drops what was staged, and entries of a newer writer
+ * (unknown keys and kinds) survive a commit by this one. */
+static void test_payloads(void)
+{
+	char *dir = tmp_index("ixpay");
+	ix_index *w, *r;
+	CHECK_OK(ix_open(&w, dir, IX_CREATE, NULL));
+	if (!w)
+		goto done;
+	CHECK_EQ(ix_stage_value(w, "Bad Name", "x", 1), FATHOM_EINVAL);
+	CHECK_EQ(ix_stage_value(w, "", "x", 1), FATHOM_EINVAL);
+	CHECK_EQ(ix_stage_value(w, ".hidden", "x", 1), FATHOM_EINVAL);
+	CHECK_OK(ix_stage_value(w, "model.id", "bge-small/1", 11));
+	CHECK_OK(ix_stage_file(w, "cursor", "position 42", 11));
+	CHECK(value_is(w, "model.id", "bge-small/1"));
+	CHECK_OK(ix_open(&r, dir, IX_READONLY, NULL));
+	CHECK(r && value_is(r, "model.id", NULL) && value_is(r, "cursor", NULL));
+	CHECK_EQ(ix_stage_value(r, "x", "y", 1), FATHOM_EREADONLY);
+	CHECK_OK(ix_commit(w));
+	CHECK_EQ(count_files(dir, ".fpay"), 1);
+	int changed = 0;
+	uint64_t v0 = ix_payload_version(r);
+	CHECK_OK(ix_refresh(r, &changed));
+	CHECK(changed && ix_payload_version(r) != v0);
+	CHECK(value_is(r, "model.id", "bge-small/1") && value_is(r, "cursor", "position 42"));
+	/* Replaced: the old file goes once the new manifest is durable. */
+	CHECK_OK(ix_stage_file(w, "cursor", "position 43", 11));
+	CHECK_OK(ix_commit(w));
+	CHECK_EQ(count_files(dir, ".fpay"), 1);
+	CHECK(value_is(r, "cursor", "position 42"));   /* its snapshot */
+	/* Rolled back. */
+	CHECK_OK(ix_stage_value(w, "model.id", "other", 5));
+	CHECK(value_is(w, "model.id", "other"));
+	CHECK_OK(ix_rollback(w));
+	CHECK(value_is(w, "model.id", "bge-small/1"));
+	ix_close(w);
+	ix_close(r);
+
+	/* A newer writer's entries: a key this build never reads, and a kind it
+	 * does not know. */
+	ix_manifest m;
+	CHECK_OK(ix_manifest_read(&m, dir));
+	CHECK_EQ(m.version, IX_FORMAT_VERSION);
+	ix_man_kv *kv = fa_realloc(m.kv, (m.nkv + 2) * sizeof *kv);
+	if (!kv) {
+		ix_manifest_free(&m);
+		goto done;
+	}
+	m.kv = kv;
+	memset(&kv[m.nkv], 0, 2 * sizeof *kv);
+	strcpy(kv[m.nkv].key, "future.value");
+	kv[m.nkv].kind = IX_KV_VALUE;
+	kv[m.nkv].body = (unsigned char *)fa_strdup("kept");
+	kv[m.nkv].body_len = 4;
+	strcpy(kv[m.nkv + 1].key, "future.kind");
+	kv[m.nkv + 1].kind = 77;
+	kv[m.nkv + 1].body = (unsigned char *)fa_strdup("opaque body");
+	kv[m.nkv + 1].body_len = 11;
+	m.nkv += 2;
+	CHECK_OK(ix_manifest_write(&m, dir));
+	ix_manifest_free(&m);
+	CHECK_OK(ix_open(&w, dir, IX_WRITE, NULL));
+	if (!w)
+		goto done;
+	CHECK(value_is(w, "future.value", "kept"));
+	CHECK(value_is(w, "future.kind", NULL));   /* not read, but kept */
+	CHECK_OK(ix_stage_value(w, "model.id", "bge-base/2", 10));
+	CHECK_OK(add_doc(w, an, "pay-doc", "payload kernel text", 19, 300));
+	CHECK_OK(ix_commit(w));
+	CHECK_OK(ix_verify(w));
+	ix_close(w);
+	CHECK_OK(ix_manifest_read(&m, dir));
+	int kept_value = 0, kept_kind = 0;
+	for (uint32_t i = 0; i < m.nkv; i++) {
+		kept_value |= strcmp(m.kv[i].key, "future.value") == 0 && m.kv[i].body_len == 4;
+		kept_kind |= strcmp(m.kv[i].key, "future.kind") == 0 && m.kv[i].kind == 77 &&
+		             m.kv[i].body_len == 11 && memcmp(m.kv[i].body, "opaque body", 11) == 0;
+	}
+	CHECK(kept_value && kept_kind);
+	ix_manifest_free(&m);
+	CHECK_OK(ix_open(&r, dir, IX_READONLY, NULL));
+	CHECK(r && value_is(r, "model.id", "bge-base/2") && value_is(r, "cursor", "position 43"));
+	ix_close(r);
+	/* A payload file changed on disk: verify names it. */
+	char name[IX_PAYLOAD_NAME_MAX];
+	CHECK_OK(ix_manifest_read(&m, dir));
+	for (uint32_t i = 0; i < m.nkv; i++)
+		if (strcmp(m.kv[i].key, "cursor") == 0)
+			ix_payload_file_name(name, sizeof name, "cursor", fa_load64(m.kv[i].body));
+	ix_manifest_free(&m);
+	char *fp = fa_path_join(dir, name);
+	size_t flen;
+	unsigned char *img = slurp(fp, &flen);
+	if (img) {
+		img[24] ^= 1;   /* the payload's first byte */
+		spit(fp, img, flen);
+		free(img);
+	}
+	r = NULL;
+	CHECK_EQ(ix_open(&r, dir, IX_READONLY, NULL), FATHOM_ECORRUPT);
+	CHECK(strstr(fathom_errmsg(), name) != NULL);
+	fa_free(fp);
+done:
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* An index of format version 6 written by the release before format 7
+ * (tests/data/index-v6: files from a tree, JSON documents, a glossary group,
+ * two deleted documents) opens, reads and verifies as it is; the next commit
+ * upgrades its manifest and moves its glossary to a payload file; optimize
+ * rewrites its segments as format 7. */
+static void test_format_v6(void)
+{
+	const char *v6 = "tests/data/index-v6";
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, v6, IX_READONLY, NULL));
+	if (!ix)
+		return;
+	CHECK_EQ(ix_segment_at(ix, 0)->version, 6);
+	CHECK_EQ(ix->man.version, 6);
+	const char *keys[] = { "docs/guide.md", "docs/notes.txt", "src/sched.c", "v6-a" };
+	const char *want[] = { "# Fathom v6 guide", "The kernel scheduler", "/* sched.c", "The throttle" };
+	check_starts(ix, keys, want, 4);
+	ix_segment *s;
+	uint32_t doc;
+	CHECK_EQ(find_live(ix, "docs/old.md", &s, &doc), FATHOM_ENOTFOUND);
+	CHECK_EQ(find_live(ix, "v6-b", &s, &doc), FATHOM_ENOTFOUND);
+	const unsigned char *g0;
+	size_t gl0;
+	uint64_t gv;
+	ix_glossary(ix, &g0, &gl0, &gv);
+	CHECK(g0 != NULL && gl0 > 0);
+	unsigned char *gloss = malloc(gl0 ? gl0 : 1);
+	memcpy(gloss, g0, gl0);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+
+	/* A commit with nothing else to do upgrades the manifest. */
+	char *dir = tmp_index("ixv6");
+	copy_dir(v6, dir);
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	if (!ix)
+		goto done;
+	uint64_t gen = ix_generation(ix);
+	CHECK_OK(ix_commit(ix));
+	CHECK_EQ(ix_generation(ix), gen + 1);
+	CHECK_EQ(ix->man.version, IX_FORMAT_VERSION);
+	CHECK_EQ(ix_segment_at(ix, 0)->version, 6);   /* segments stay until merged */
+	CHECK_EQ(count_files(dir, ".fglo"), 0);
+	CHECK_EQ(count_files(dir, ".fpay"), 1);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	CHECK_OK(ix_open(&ix, dir, IX_READONLY, NULL));
+	if (!ix)
+		goto done;
+	const unsigned char *g1;
+	size_t gl1;
+	ix_glossary(ix, &g1, &gl1, &gv);
+	CHECK(gl1 == gl0 && memcmp(g1, gloss, gl0) == 0);
+	ix_close(ix);
+	/* optimize: one segment of format 7. */
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	if (!ix)
+		goto done;
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	CHECK_EQ(ix_segment_at(ix, 0)->version, IX_FORMAT_VERSION);
+	check_starts(ix, keys, want, 4);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	/* optimize alone also upgrades a single old segment. */
+	copy_dir(v6, dir);
+	CHECK_OK(ix_open(&ix, dir, IX_WRITE, NULL));
+	if (ix) {
+		CHECK_OK(ix_optimize(ix));
+		CHECK_EQ(ix->man.version, IX_FORMAT_VERSION);
+		for (size_t i = 0; i < ix_nsegments(ix); i++)
+			CHECK_EQ(ix_segment_at(ix, i)->version, IX_FORMAT_VERSION);
+		ix_glossary(ix, &g1, &gl1, &gv);
+		CHECK(gl1 == gl0 && memcmp(g1, gloss, gl0) == 0);
+		CHECK_OK(ix_verify(ix));
+		ix_close(ix);
+	}
+done:
+	free(gloss);
 	test_rmrf(dir);
 	free(dir);
 }
@@ -1380,6 +1803,9 @@ int main(void)
 	RUN(test_corruption);
 	RUN(test_docstore_dict);
 	RUN(test_format_v5);
+	RUN(test_format_v6);
+	RUN(test_section_directory);
+	RUN(test_payloads);
 	RUN(test_term_hash);
 	text_analyzer_free(an);
 	return TEST_DONE();

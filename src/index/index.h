@@ -11,6 +11,7 @@
  *   seg-<id>.fseg       an immutable segment
  *   seg-<id>.<gen>.fdel a tombstone bitmap for a segment, one per commit
  *                       that deleted from it
+ *   <key>.<gen>.fpay    a named payload the manifest names (the glossary)
  * Files not named by MANIFEST are leftovers of an interrupted commit and are
  * removed by the next writer.
  *
@@ -39,7 +40,7 @@
 typedef struct ix_index ix_index;
 typedef struct ix_segment ix_segment;
 
-/* ---- opening and committing (index/index.c, index/manifest.c) ------------ */
+/* ---- opening and committing (index/index_open.c, index/commit.c) -------- */
 
 enum ix_open_flags {
 	IX_READONLY = 0,
@@ -138,14 +139,29 @@ int ix_commit(ix_index *ix);
 /* Commit with every segment merged into one and deletions purged. */
 int ix_optimize(ix_index *ix);
 
-/* The glossary payload (query/glossary.c reads and writes what is in it):
- * what the writer staged, else the committed one; NULL, 0 when none.
- * *version changes whenever the payload may have. */
-void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len, uint64_t *version);
-/* Stage a new payload; the next commit makes it durable and visible, with
- * everything else in that commit (docs/FORMAT.md). */
-int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len);
 int ix_rollback(ix_index *ix);
+
+/* ---- named payloads (index/payload.c) -------------------------------------- */
+
+/* A named payload commits atomically with the segments (docs/FORMAT.md 3):
+ * a value of at most 64 KiB is kept in the manifest (ix_stage_value), a
+ * larger one in a checksummed file the manifest names (ix_stage_file, at
+ * most 64 MiB). Names are [a-z0-9] then [a-z0-9._-], at most 64 bytes.
+ * Staging needs a writer; the next commit makes the payload durable and
+ * visible to handles opened (or refreshed) after it, ix_rollback drops it. */
+int ix_stage_value(ix_index *ix, const char *name, const void *data, size_t len);
+int ix_stage_file(ix_index *ix, const char *name, const void *data, size_t len);
+/* What the writer staged under name, else the committed payload; the bytes
+ * stay valid until the next stage, commit, rollback or refresh.
+ * FATHOM_ENOTFOUND (no message) when there is none. */
+int ix_get_value(const ix_index *ix, const char *name, const unsigned char **data, size_t *len);
+/* Changes whenever what ix_get_value returns may have. */
+uint64_t ix_payload_version(const ix_index *ix);
+
+/* The glossary is the payload "glossary" (query/glossary.c reads and writes
+ * what is in it): NULL, 0 when none; *version is ix_payload_version. */
+void ix_glossary(const ix_index *ix, const unsigned char **data, size_t *len, uint64_t *version);
+int ix_glossary_stage(ix_index *ix, const unsigned char *data, size_t len);
 
 /* Read every byte of every file and check every checksum and structure. */
 int ix_verify(ix_index *ix);

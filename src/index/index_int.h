@@ -15,8 +15,8 @@
 
 /* ---- format constants ------------------------------------------------------ */
 
-#define IX_FORMAT_VERSION 6u
-#define IX_FORMAT_VERSION_MIN 5u    /* oldest version read: 5 is 6 without DOCSTORE_DICT */
+#define IX_FORMAT_VERSION 7u
+#define IX_FORMAT_VERSION_MIN 5u    /* oldest version read (5 and 6: a fixed section table) */
 #define IX_PAGE 1024u               /* integrity page of a segment file */
 #define IX_PAGE_SHIFT 10
 #define IX_SEG_MAGIC "FATHSEG"      /* 8 bytes with the NUL */
@@ -24,7 +24,7 @@
 #define IX_MAN_MAGIC "FATHMAN"
 #define IX_DEL_MAGIC "FATHDEL"
 #define IX_PREAMBLE_SIZE 16u
-#define IX_FOOTER_SIZE 352u        /* version 6; version 5's was 328 */
+#define IX_FOOTER_SIZE 160u         /* format 7's; ix_footer_size() for older ones */
 #define IX_DICT_BLOCK_TERMS 16u     /* terms per front-coded dictionary block */
 #define IX_MAX_TERM 255u            /* longest term the format holds */
 #define IX_FRAME_RAW 65536u         /* largest document store frame, raw bytes */
@@ -45,33 +45,87 @@
 #define IX_DOC_GREP_ONLY 8u         /* doc flag: indexed for grep alone (no text, no chunks) */
 #define IX_ROOT_MAX 4096u           /* the manifest's root folder, bytes with its NUL */
 
-/* Sections of a segment file, in file order. */
+/* ---- interface to code in secdir.c: the segment's tail ------------------- */
+
+/* A section tag: four ASCII bytes, stored as they read ("DOCS"). Tags are
+ * only ever added, never reused or renumbered. */
+#define IX_TAG(a, b, c, d) \
+	((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 | \
+	 (uint32_t)(unsigned char)(c) << 16 | (uint32_t)(unsigned char)(d) << 24)
+#define IX_SECF_REQUIRED 1u         /* a reader that does not know the tag must refuse */
+#define IX_SECDIR_REC 32u           /* directory entry */
+#define IX_SECDIR_MAX 4096u         /* most directory entries a reader accepts */
+
+/* The sections this build reads, as indexes into ix_segment.sec_off/len.
+ * The order is that of the fixed section table of formats 5 and 6 (frozen);
+ * format 7 finds sections by tag (ix_known_sections), in any order. */
 enum ix_section {
-	IX_SEC_DOCSTORE = 0,   /* zstd frames of the document text */
-	IX_SEC_TERMDATA,       /* per term: postings (directory + blocks), then positions */
-	IX_SEC_TRI_POST,       /* per trigram: its documents (varint gaps) */
-	IX_SEC_DICT,           /* front-coded term blocks */
-	IX_SEC_DICT_INDEX,     /* one record per term block + first terms */
-	IX_SEC_FRAMES,         /* document store frame table */
-	IX_SEC_DOCS,           /* doc table */
-	IX_SEC_DOC_STRINGS,    /* key, path, title, url, lang, tags, meta per doc */
-	IX_SEC_CHUNKS,         /* chunk table */
-	IX_SEC_CHUNK_STRINGS,  /* heading trails */
-	IX_SEC_KEYS,           /* key index: (FNV-1a 64 of key, doc), sorted */
-	IX_SEC_TRI_INDEX,      /* trigram index: (trigram, count, list offset), sorted */
-	IX_SEC_DOCSTORE_DICT,  /* zstd dictionary of the document store (empty: none); v6 */
+	IX_SEC_DOCSTORE = 0,   /* TEXT: zstd frames of the document text */
+	IX_SEC_TERMDATA,       /* POST: per term: postings (directory + blocks), then positions */
+	IX_SEC_TRI_POST,       /* TRIP: per trigram: its documents (varint gaps) */
+	IX_SEC_DICT,           /* DICT: front-coded term blocks */
+	IX_SEC_DICT_INDEX,     /* DIDX: one record per term block + first terms + hash table */
+	IX_SEC_FRAMES,         /* FRAM: document store frame table */
+	IX_SEC_DOCS,           /* DOCS: doc table */
+	IX_SEC_DOC_STRINGS,    /* DSTR: key, path, title, url, lang, tags, meta per doc */
+	IX_SEC_CHUNKS,         /* CHNK: chunk table */
+	IX_SEC_CHUNK_STRINGS,  /* CSTR: heading trails */
+	IX_SEC_KEYS,           /* KEYS: key index: (FNV-1a 64 of key, doc), sorted */
+	IX_SEC_TRI_INDEX,      /* TRII: trigram index: (trigram, count, list offset), sorted */
+	IX_SEC_DOCSTORE_DICT,  /* TDIC: zstd dictionary of the document store; optional */
 	IX_NSEC
 };
 
-/* Footer size and section count of a segment format version (0: unknown). */
-static inline uint32_t ix_footer_size(uint32_t version)
-{
-	return version == 5 ? 328u : version == IX_FORMAT_VERSION ? IX_FOOTER_SIZE : 0;
-}
-static inline int ix_nsections(uint32_t version)
-{
-	return version == 5 ? IX_SEC_DOCSTORE_DICT : IX_NSEC;
-}
+typedef struct ix_secinfo {
+	uint32_t tag;
+	uint32_t flags;        /* IX_SECF_REQUIRED: as this writer marks it */
+} ix_secinfo;
+extern const ix_secinfo ix_known_sections[IX_NSEC];
+/* The enum ix_section of a tag; -1 when this build does not know it. */
+int ix_section_of_tag(uint32_t tag);
+/* The tag as text for messages (non-printable bytes as '?'). */
+void ix_tag_name(uint32_t tag, char out[5]);
+
+/* One directory entry. */
+typedef struct ix_secent {
+	uint32_t tag, flags;
+	uint64_t off, len;     /* file offset and length, inside [16, data_end) */
+	uint32_t crc;          /* CRC32C of the section's bytes */
+	int has_crc;           /* 0 for formats 5 and 6 (their table had none) */
+} ix_secent;
+
+/* The one pair that writes and reads directory entries (n entries of
+ * IX_SECDIR_REC bytes). Decoding cannot fail; the reader checks. */
+void ix_secdir_encode(unsigned char *out, const ix_secent *e, uint32_t n);
+void ix_secdir_decode(const unsigned char *in, uint32_t n, ix_secent *e);
+
+/* The footer, as written (format 7) or read (5, 6, 7). */
+typedef struct ix_footer {
+	uint32_t version;        /* the preamble's */
+	uint32_t size;           /* the footer's size for that version */
+	int magic_ok, crc_ok;
+	uint32_t footer_version, stored_size, page_size;
+	uint32_t seg_id, nchunks, ndocs;
+	uint64_t nterms, ndict_blocks;
+	uint32_t dict_block_terms, page_table_crc;
+	uint64_t raw_text, post_bytes, pos_bytes, data_end;
+	uint64_t field_len_sum[FATHOM_NFIELDS];
+	uint32_t thash_buckets, frame_raw;
+	uint32_t ndir, dir_crc;  /* format 7: the directory; 5, 6: legacy entries */
+	uint32_t crc;
+} ix_footer;
+
+/* Footer bytes of a format version (0: not one this build reads). */
+uint32_t ix_footer_size(uint32_t version);
+void ix_footer_encode(unsigned char out[IX_FOOTER_SIZE], const ix_footer *f);
+/* Read the footer of a segment image (no check beyond the version and the
+ * length: f->magic_ok and f->crc_ok say the rest). For formats 5 and 6 the
+ * fixed section table goes to legacy[0 .. f->ndir), IX_NSEC entries at most.
+ * 0, FATHOM_EVERSION or FATHOM_ECORRUPT, without a message. */
+int ix_footer_decode(const unsigned char *d, uint64_t len, ix_footer *f, ix_secent *legacy);
+/* File offset of the format 7 directory (after the page CRCs); 0 when the
+ * footer's sizes do not add up to len. */
+uint64_t ix_secdir_offset(const ix_footer *f, uint64_t len);
 
 /* A field length as one byte, rounded down (exact below 64, then 5
  * significant bits): what the dictionary stores as a term's min_len. A
@@ -153,7 +207,9 @@ struct ix_segment {
 	uint64_t didx_strs_len;     /* the first-term strings of DICT_INDEX */
 	uint64_t raw_text, post_bytes, pos_bytes;
 	uint64_t field_len_sum[FATHOM_NFIELDS];
-	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
+	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];   /* absent: data_end, 0 */
+	ix_secent *dir;             /* every section of the file, unknown ones too */
+	uint32_t ndir;
 	/* Tombstones of the committed snapshot (NULL: none). */
 	uint8_t *del_docs, *del_chunks;
 	uint64_t del_gen;
@@ -185,6 +241,12 @@ static inline int seg_check_range(const ix_segment *s, uint64_t off, uint64_t le
 }
 /* Check every page now (ix_verify). */
 int seg_check_all_pages(const ix_segment *s);
+/* Every section against its directory checksum (format 7; ix_verify). */
+int seg_check_sections(const ix_segment *s);
+/* A section by tag: its file offset and length. FATHOM_ENOTFOUND (no
+ * message) when the segment has none. Sections added after format 7 are
+ * found this way. */
+int seg_section(const ix_segment *s, uint32_t tag, uint64_t *off, uint64_t *len);
 /* Structural check of everything: postings, positions, frames, tables. */
 int seg_verify(ix_segment *s);
 /* Replace the committed tombstones (takes ownership of the bitmaps). */
@@ -338,11 +400,19 @@ int ix_segw_term_begin(ix_segw *w, const char *term, size_t len);
 int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
                     const uint32_t *const pos[FATHOM_NFIELDS]);
 int ix_segw_term_end(ix_segw *w);
-/* Write the tables, the page CRCs and the footer; fsync; close. */
+/* An extra section, written after the known ones with its tag and flags
+ * (the bytes are copied). Tags must be new: not one of ix_known_sections,
+ * not one added before. Sections of later features come in this way. */
+int ix_segw_add_section(ix_segw *w, uint32_t tag, uint32_t flags, const void *data, size_t len);
+/* Test hook: every segment written from now on gets this extra section (tag
+ * 0: none). Not thread-safe. */
+void ix_segw_set_test_section(uint32_t tag, uint32_t flags);
+/* Write the tables, the page CRCs, the directory and the footer; fsync; close. */
 int ix_segw_finish(ix_segw *w, uint64_t *file_len);
-/* Recompute the page CRCs, their table's CRC and the footer CRC of a
- * segment image as a writer would, so that tests and the fuzz target can
- * reach the decoders behind the checksums with damaged bytes. */
+/* Recompute the page CRCs, their table's CRC, (format 7) the section CRCs
+ * and the directory's, and the footer CRC of a segment image as a writer
+ * would, so that tests and the fuzz target can reach the decoders behind
+ * the checksums with damaged bytes (secdir.c). */
 void ix_seg_reseal(unsigned char *d, size_t size);
 uint32_t ix_segw_ndocs(const ix_segw *w);
 uint32_t ix_segw_nchunks(const ix_segw *w);
@@ -366,27 +436,58 @@ typedef struct ix_man_seg {
 	uint64_t file_len;
 } ix_man_seg;
 
+/* A named value of the manifest's key/value block (format 7). The body is
+ * kept as stored, so a kind or key this build does not know goes through a
+ * commit unchanged. */
+#define IX_KV_KEY_MAX 64u               /* key bytes */
+#define IX_KV_VALUE_MAX (64u << 10)     /* a value kept in the manifest */
+#define IX_KV_FILE_MAX (64u << 20)      /* a payload file */
+#define IX_KV_MAX 1024u                 /* named values in a manifest */
+#define IX_KV_FILE_REF 20u              /* body of a file entry: u64 gen, u64 length, u32 CRC */
+#define IX_PAYLOAD_NAME_MAX (IX_KV_KEY_MAX + 32)
+enum ix_kv_kind { IX_KV_VALUE = 1, IX_KV_FILE = 2 };
+
+typedef struct ix_man_kv {
+	char key[IX_KV_KEY_MAX + 1];
+	uint8_t kind;            /* enum ix_kv_kind, or one this build does not know */
+	unsigned char *body;
+	uint32_t body_len;
+} ix_man_kv;
+
 typedef struct ix_manifest {
+	uint32_t version;        /* as read (5..7); always written as IX_FORMAT_VERSION */
 	uint64_t generation;
-	uint32_t glossary;      /* glossary-<n>.fglo of this commit; 0: none */
+	uint32_t legacy_glossary; /* formats 5, 6: glossary-<n>.fglo; 0: none */
 	uint32_t next_seg_id;
 	char stem_lang[64];
 	char root[IX_ROOT_MAX];  /* the folder relative document paths are under ("": unknown) */
 	ix_man_seg *segs;
 	uint32_t nsegs;
+	ix_man_kv *kv;           /* the named values (format 7) */
+	uint32_t nkv;
 } ix_manifest;
 
 int ix_manifest_read(ix_manifest *m, const char *dir);
 int ix_manifest_write(const ix_manifest *m, const char *dir);
 void ix_manifest_free(ix_manifest *m);
+void ix_kv_free(ix_man_kv *kv, uint32_t n);
+/* A key a named value may have: [a-z0-9] then [a-z0-9._-], 1..64 bytes. */
+int ix_kv_key_ok(const char *key);
 
 /* File names: seg-<id>.fseg and seg-<id>.<gen>.fdel (decimal, zero-padded). */
 void ix_seg_name(char *buf, size_t cap, uint32_t id);
-void ix_glossary_name(char *buf, size_t cap, uint32_t n);
-/* The glossary file: read and checked (magic, version, CRC), payload out. */
-int ix_glossary_read(const char *dir, uint32_t n, unsigned char **payload, size_t *len);
-int ix_glossary_write(const char *dir, uint32_t n, const unsigned char *payload, size_t len);
 void ix_del_name(char *buf, size_t cap, uint32_t id, uint64_t gen);
+/* The glossary file of formats 5 and 6, read and checked (magic, version,
+ * CRC), payload out. */
+void ix_glossary_name(char *buf, size_t cap, uint32_t n);
+int ix_glossary_read(const char *dir, uint32_t n, unsigned char **payload, size_t *len);
+/* Payload files <key>.<gen>.fpay (format 7): written atomically; read and
+ * checked against the length and CRC the manifest holds. */
+void ix_payload_file_name(char *buf, size_t cap, const char *key, uint64_t gen);
+int ix_payload_file_write(const char *dir, const char *key, uint64_t gen, const unsigned char *payload,
+                          size_t len);
+int ix_payload_file_read(const char *dir, const char *key, uint64_t gen, uint64_t want_len,
+                         uint32_t want_crc, unsigned char **payload, size_t *len);
 
 /* Tombstone bitmaps: (ndocs+7)/8 and (nchunks+7)/8 bytes. */
 int ix_tomb_read(const char *dir, uint32_t id, uint64_t gen, uint32_t ndocs, uint32_t nchunks,
@@ -396,7 +497,7 @@ int ix_tomb_write(const char *dir, uint32_t id, uint64_t gen, uint32_t ndocs, ui
 /* Bytes of a tombstone file. */
 uint64_t ix_tomb_file_size(uint32_t ndocs, uint32_t nchunks);
 
-/* ---- the index handle (index.c, writer.c, merge.c) -------------------- */
+/* ---- the index handle ------------------------------------------------------ */
 
 /* A segment as the writer sees it: its current (uncommitted) tombstones. */
 typedef struct ix_wseg {
@@ -407,6 +508,14 @@ typedef struct ix_wseg {
 	int dirty;                        /* tombstones changed since commit */
 	int fresh;                        /* written since the last commit */
 } ix_wseg;
+
+/* A named payload's content (payload.c). */
+typedef struct ix_payload {
+	char name[IX_KV_KEY_MAX + 1];
+	uint8_t kind;            /* IX_KV_VALUE or IX_KV_FILE */
+	unsigned char *data;
+	size_t len;
+} ix_payload;
 
 typedef struct ix_pending ix_pending;
 
@@ -425,20 +534,71 @@ struct ix_index {
 	ix_wseg *w;
 	size_t nw, wcap;
 	ix_pending *pend;
-	/* The glossary: the committed payload, and one staged for the next
-	 * commit (glossary.c in the query layer owns what is inside). */
-	unsigned char *gloss;
-	size_t gloss_len;
-	unsigned char *gloss_new;
-	size_t gloss_new_len;
-	int gloss_dirty;
-	uint64_t gloss_version;   /* changes whenever what ix_glossary returns may */
+	/* Named payloads: those of the snapshot's manifest, and those staged
+	 * for the next commit. pay_version changes whenever what ix_get_value
+	 * returns may. */
+	ix_payload *pay;
+	size_t npay, pay_cap;
+	ix_payload *staged;
+	size_t nstaged, staged_cap;
+	uint64_t pay_version;
 	size_t flush_budget;
 	unsigned merge_max_segments;
 	double merge_max_deleted;
+	int merge_upgrade;       /* rewrite segments of older formats (ix_optimize) */
 };
 
-/* Writer internals (writer.c). */
+/* ---- interface to code in index.c: the handle and the writer's segments --- */
+
+int ix_wseg_append(ix_index *ix, ix_segment *seg, uint64_t file_len);
+int ix_wseg_delete_doc(ix_wseg *w, uint32_t doc);
+uint32_t ix_wseg_ndel_chunks(const ix_wseg *w);
+/* Close and remove the segments written since the last commit; forget the
+ * writer's uncommitted tombstones. */
+void ix_wsegs_drop_fresh(ix_index *ix);
+uint32_t ix_next_seg_id(ix_index *ix);
+/* Collection statistics of the snapshot (ix->segs). */
+void ix_compute_totals(ix_index *ix);
+/* unlink dir/name, quietly (a file no manifest names). */
+void ix_remove_file(const char *dir, const char *name);
+
+/* ---- interface to code in index_open.c: opening and refreshing ------------ */
+
+/* (ix_open, ix_refresh and ix_close are in index.h.) The snapshot's
+ * segments, closed. */
+void ix_close_snapshot(ix_index *ix);
+
+/* ---- interface to code in commit.c: commit, rollback, merge policy -------- */
+
+/* (ix_commit, ix_optimize and ix_rollback are in index.h.) */
+
+/* ---- interface to code in verify.c: ix_verify and ix_sizes_get (index.h) -- */
+
+/* ---- interface to code in payload.c: named payloads ------------------------ */
+
+/* Read every payload a manifest names (values and files; the glossary file
+ * of formats 5 and 6 as "glossary"). FATHOM_ENOTFOUND when a file is gone. */
+int ix_payloads_load(const char *dir, const ix_manifest *m, ix_payload **out, size_t *n);
+void ix_payloads_free(ix_payload *p, size_t n);
+/* The snapshot's payloads replaced by p (taken). */
+void ix_payloads_replace(ix_index *ix, ix_payload *p, size_t n);
+void ix_payloads_drop_staged(ix_index *ix);
+/* Commit steps: stage what an upgrade from an older format moves (the
+ * glossary file); write the staged payload files of generation gen and build
+ * the new manifest's named values (unknown ones carried over); remove them
+ * again after a failure; after the manifest is durable, remove the files it
+ * no longer names and make the staged payloads the committed ones. */
+int ix_payloads_stage_upgrade(ix_index *ix);
+int ix_payloads_write(ix_index *ix, uint64_t gen, ix_man_kv **kv, uint32_t *nkv);
+void ix_payloads_undo(ix_index *ix, uint64_t gen);
+void ix_payloads_committed(ix_index *ix, const ix_manifest *old);
+/* Is fname a payload file the manifest names? */
+int ix_payload_file_named(const ix_manifest *m, const char *fname);
+/* Read and check every payload file (ix_verify). */
+int ix_payloads_verify(const char *dir, const ix_manifest *m);
+
+/* ---- interface to code in writer.c: pending documents ---------------------- */
+
 int ix_pending_new(ix_pending **out);
 void ix_pending_free(ix_pending *p);
 int ix_pending_flush(ix_index *ix);   /* pending docs -> a fresh wseg */
@@ -447,12 +607,9 @@ int ix_pending_delete(ix_pending *p, const char *key);
 int ix_pending_foreach(ix_pending *p, int (*cb)(void *ctx, const char *key), void *ctx);
 int ix_pending_empty(const ix_pending *p);
 
-/* index.c helpers shared with writer.c / merge.c. */
-int ix_wseg_append(ix_index *ix, ix_segment *seg, uint64_t file_len);
-int ix_wseg_delete_doc(ix_wseg *w, uint32_t doc);
-uint32_t ix_next_seg_id(ix_index *ix);
+/* ---- interface to code in merge.c ------------------------------------------ */
 
-/* Merge the live documents of in[0..n) into a new segment (merge.c).
+/* Merge the live documents of in[0..n) into a new segment.
  * *out is NULL when nothing is live. */
 int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint64_t *file_len);
 

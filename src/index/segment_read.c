@@ -62,6 +62,101 @@ int seg_check_all_pages(const ix_segment *s)
 
 /* ---- opening -------------------------------------------------------------- */
 
+static int by_offset(const void *a, const void *b)
+{
+	const ix_secent *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off ? 1 : x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int by_tag(const void *a, const void *b)
+{
+	uint32_t x = ((const ix_secent *)a)->tag, y = ((const ix_secent *)b)->tag;
+	return x < y ? -1 : x > y;
+}
+
+/* Place the directory's sections: each inside [16, data_end), no two
+ * overlapping, no tag twice; the known ones into sec_off/sec_len. An
+ * unknown tag is skipped when optional and refused when required; a known
+ * required section that is missing is corrupt. */
+static int place_sections(ix_segment *s)
+{
+	char tag[5];
+	ix_secent *sorted = fa_malloc((s->ndir ? s->ndir : 1) * sizeof *sorted);
+	if (!sorted)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	memcpy(sorted, s->dir, s->ndir * sizeof *sorted);
+	int rc = 0;
+	qsort(sorted, s->ndir, sizeof *sorted, by_tag);
+	for (uint32_t i = 1; i < s->ndir && !rc; i++)
+		if (sorted[i].tag == sorted[i - 1].tag) {
+			ix_tag_name(sorted[i].tag, tag);
+			rc = fa_err(FATHOM_ECORRUPT, "%s: section '%s' listed twice", s->path, tag);
+		}
+	qsort(sorted, s->ndir, sizeof *sorted, by_offset);
+	uint64_t at = IX_PREAMBLE_SIZE;
+	for (uint32_t i = 0; i < s->ndir && !rc; i++) {
+		const ix_secent *e = &sorted[i];
+		if (e->off < at || e->off > s->data_end || e->len > s->data_end - e->off)
+			rc = corrupt(s, "bad section directory (a section outside the data or overlapping another)");
+		at = e->off + e->len;
+	}
+	fa_free(sorted);
+	for (int i = 0; i < IX_NSEC; i++) {
+		s->sec_off[i] = s->data_end;   /* absent: empty */
+		s->sec_len[i] = 0;
+	}
+	uint8_t seen[IX_NSEC] = { 0 };
+	for (uint32_t i = 0; i < s->ndir && !rc; i++) {
+		const ix_secent *e = &s->dir[i];
+		int k = ix_section_of_tag(e->tag);
+		if (k >= 0) {
+			s->sec_off[k] = e->off;
+			s->sec_len[k] = e->len;
+			seen[k] = 1;
+		} else if (e->flags & IX_SECF_REQUIRED) {
+			ix_tag_name(e->tag, tag);
+			rc = fa_err(FATHOM_EVERSION,
+			            "%s: required section '%s' is unknown to this build (written by a "
+			            "newer fathom?); upgrade fathom or rebuild the index", s->path, tag);
+		}
+	}
+	for (int k = 0; k < IX_NSEC && !rc; k++)
+		if (!seen[k] && (ix_known_sections[k].flags & IX_SECF_REQUIRED) &&
+		    !(s->version == 5 && k == IX_SEC_DOCSTORE_DICT)) {
+			ix_tag_name(ix_known_sections[k].tag, tag);
+			rc = fa_err(FATHOM_ECORRUPT, "%s: the required section '%s' is missing", s->path, tag);
+		}
+	return rc;
+}
+
+/* The directory: format 7's from the file (checked against its CRC), or
+ * the fixed table of formats 5 and 6, whose sections fill the data back to
+ * back. */
+static int read_directory(ix_segment *s, const ix_footer *f, const ix_secent *legacy)
+{
+	s->ndir = f->ndir;
+	s->dir = fa_malloc((f->ndir ? f->ndir : 1) * sizeof *s->dir);
+	if (!s->dir)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	if (s->version < IX_FORMAT_VERSION) {
+		memcpy(s->dir, legacy, f->ndir * sizeof *s->dir);
+		uint64_t at = IX_PREAMBLE_SIZE;
+		for (uint32_t i = 0; i < f->ndir; i++) {
+			if (legacy[i].off != at || legacy[i].len > s->data_end - at)
+				return corrupt(s, "bad section table");
+			at += legacy[i].len;
+		}
+		if (at != s->data_end)
+			return corrupt(s, "sections do not fill the file");
+		return 0;
+	}
+	const unsigned char *d = s->data + s->data_end + s->npages * 4;
+	if (fa_crc32c(0, d, (size_t)f->ndir * IX_SECDIR_REC) != f->dir_crc)
+		return corrupt(s, "section directory fails its checksum");
+	ix_secdir_decode(d, f->ndir, s->dir);
+	return 0;
+}
+
 static int seg_parse(ix_segment *s)
 {
 	const unsigned char *d = s->data;
@@ -70,76 +165,59 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "too short to be a segment");
 	if (memcmp(d, IX_SEG_MAGIC, 8) != 0)
 		return corrupt(s, "not a segment file (bad magic)");
-	/* Version 5 is version 6 without DOCSTORE_DICT: a shorter footer, 12
-	 * sections, 64 KiB frames and no dictionary. */
-	s->version = fa_load32(d + 8);
-	uint32_t fsize = ix_footer_size(s->version);
-	int nsec = ix_nsections(s->version);
-	if (fsize == 0)
+	ix_footer f;
+	ix_secent legacy[IX_NSEC];
+	int rc = ix_footer_decode(d, len, &f, legacy);
+	s->version = f.version;
+	if (rc == FATHOM_EVERSION)
 		return fa_err(FATHOM_EVERSION, "%s: segment format version %u, this build reads %u to %u: rebuild the index into a new folder",
 		              s->path, s->version, IX_FORMAT_VERSION_MIN, IX_FORMAT_VERSION);
-	if (len < IX_PREAMBLE_SIZE + fsize)
+	if (rc)
 		return corrupt(s, "too short to be a segment");
-	const unsigned char *f = d + len - fsize;
-	if (memcmp(f, IX_FTR_MAGIC, 8) != 0)
+	if (!f.magic_ok)
 		return corrupt(s, "bad footer magic (truncated?)");
-	if (fa_load32(f + 8) != s->version)
+	if (f.footer_version != s->version)
 		return fa_err(FATHOM_EVERSION, "%s: segment footer version %u, header version %u",
-		              s->path, fa_load32(f + 8), s->version);
-	if (fa_crc32c(0, f, fsize - 4) != fa_load32(f + fsize - 4))
+		              s->path, f.footer_version, s->version);
+	if (!f.crc_ok)
 		return corrupt(s, "footer fails its checksum");
-	if (fa_load32(f + 12) != fsize || fa_load32(f + 20) != IX_PAGE)
+	if (f.stored_size != f.size || f.page_size != IX_PAGE)
 		return corrupt(s, "bad footer size or page size");
-	s->id = fa_load32(f + 16);
-	s->nchunks = fa_load32(f + 24);
-	s->ndocs = fa_load32(f + 28);
-	s->nterms = fa_load64(f + 32);
-	s->ndict_blocks = fa_load64(f + 40);
-	s->dict_block_terms = fa_load32(f + 48);
-	uint32_t table_crc = fa_load32(f + 52);
-	s->raw_text = fa_load64(f + 56);
-	s->post_bytes = fa_load64(f + 64);
-	s->pos_bytes = fa_load64(f + 72);
-	s->data_end = fa_load64(f + 80);
-	for (int i = 0; i < FATHOM_NFIELDS; i++)
-		s->field_len_sum[i] = fa_load64(f + 88 + 8 * i);
-	for (int i = 0; i < nsec; i++) {
-		s->sec_off[i] = fa_load64(f + 128 + 16 * i);
-		s->sec_len[i] = fa_load64(f + 136 + 16 * i);
-	}
-	s->frame_raw = s->version == 5 ? IX_FRAME_RAW : fa_load32(f + 132 + 16 * nsec);
-	s->footer_crc = fa_load32(f + fsize - 4);
+	if (s->version == IX_FORMAT_VERSION && f.ndir > IX_SECDIR_MAX)
+		return corrupt(s, "section directory too long");
+	s->id = f.seg_id;
+	s->nchunks = f.nchunks;
+	s->ndocs = f.ndocs;
+	s->nterms = f.nterms;
+	s->ndict_blocks = f.ndict_blocks;
+	s->dict_block_terms = f.dict_block_terms;
+	s->raw_text = f.raw_text;
+	s->post_bytes = f.post_bytes;
+	s->pos_bytes = f.pos_bytes;
+	s->data_end = f.data_end;
+	memcpy(s->field_len_sum, f.field_len_sum, sizeof s->field_len_sum);
+	s->frame_raw = f.frame_raw;
+	s->footer_crc = f.crc;
 
-	uint64_t avail = len - fsize;
-	if (s->data_end < IX_PREAMBLE_SIZE || s->data_end > avail)
+	if (s->data_end < IX_PREAMBLE_SIZE || s->data_end > len - f.size)
 		return corrupt(s, "bad data length in footer");
 	s->npages = (s->data_end + IX_PAGE - 1) / IX_PAGE;
-	if (avail - s->data_end != s->npages * 4)
+	if (ix_secdir_offset(&f, len) == 0)
 		return corrupt(s, "file length disagrees with its footer");
 	s->page_crcs = d + s->data_end;
-	if (fa_crc32c(0, s->page_crcs, s->npages * 4) != table_crc)
+	if (fa_crc32c(0, s->page_crcs, s->npages * 4) != f.page_table_crc)
 		return corrupt(s, "page checksum table fails its checksum");
 	s->verified = fa_calloc((size_t)((s->npages + 63) / 64), sizeof *s->verified);
 	if (!s->verified)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
-	int rc = seg_check_range(s, 0, IX_PREAMBLE_SIZE);
+	rc = seg_check_range(s, 0, IX_PREAMBLE_SIZE);
 	if (rc)
 		return rc;
 	if (fa_load32(d + 12) != s->id)
 		return corrupt(s, "segment id differs between header and footer");
+	if ((rc = read_directory(s, &f, legacy)) != 0 || (rc = place_sections(s)) != 0)
+		return rc;
 
-	uint64_t at = IX_PREAMBLE_SIZE;
-	for (int i = 0; i < nsec; i++) {
-		if (s->sec_off[i] != at || s->sec_len[i] > s->data_end - at)
-			return corrupt(s, "bad section table");
-		at += s->sec_len[i];
-	}
-	if (at != s->data_end)
-		return corrupt(s, "sections do not fill the file");
-	for (int i = nsec; i < IX_NSEC; i++) {
-		s->sec_off[i] = s->data_end;   /* absent from this version: empty */
-		s->sec_len[i] = 0;
-	}
 	if (s->frame_raw < IX_FRAME_RAW_MIN || s->frame_raw > IX_FRAME_RAW ||
 	    (s->frame_raw & (s->frame_raw - 1)) != 0)
 		return corrupt(s, "bad document store frame size in footer");
@@ -163,7 +241,7 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "footer counts disagree with the section sizes");
 	/* DICT_INDEX: block records, first-term strings, then the term hash
 	 * table, whose size follows from nterms. */
-	s->thash_buckets = fa_load32(f + 128 + 16 * nsec);
+	s->thash_buckets = f.thash_buckets;
 	if (s->thash_buckets != ix_thash_buckets(s->nterms))
 		return corrupt(s, "bad term hash table size");
 	uint64_t rest = s->sec_len[IX_SEC_DICT_INDEX] - s->ndict_blocks * IX_DIDX_REC;
@@ -172,6 +250,31 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "term hash table does not fit its section");
 	s->didx_strs_len = rest - th_len;
 	s->thash_off = s->sec_off[IX_SEC_DICT_INDEX] + s->sec_len[IX_SEC_DICT_INDEX] - th_len;
+	return 0;
+}
+
+int seg_section(const ix_segment *s, uint32_t tag, uint64_t *off, uint64_t *len)
+{
+	for (uint32_t i = 0; i < s->ndir; i++) {
+		if (s->dir[i].tag == tag) {
+			*off = s->dir[i].off;
+			*len = s->dir[i].len;
+			return 0;
+		}
+	}
+	return FATHOM_ENOTFOUND;
+}
+
+int seg_check_sections(const ix_segment *s)
+{
+	for (uint32_t i = 0; i < s->ndir; i++) {
+		const ix_secent *e = &s->dir[i];
+		if (e->has_crc && fa_crc32c(0, s->data + e->off, (size_t)e->len) != e->crc) {
+			char tag[5];
+			ix_tag_name(e->tag, tag);
+			return fa_err(FATHOM_ECORRUPT, "%s: section '%s' fails its checksum", s->path, tag);
+		}
+	}
 	return 0;
 }
 
@@ -231,6 +334,7 @@ void seg_close(ix_segment *s)
 	ix_ds_release(s);
 	fa_unmap(&s->map);
 	fa_free(s->verified);
+	fa_free(s->dir);
 	fa_free(s->del_docs);
 	fa_free(s->del_chunks);
 	fa_free(s->path);
@@ -1084,6 +1188,8 @@ static int verify_docs(ix_segment *s)
 int seg_verify(ix_segment *s)
 {
 	int rc = seg_check_all_pages(s);
+	if (!rc)
+		rc = seg_check_sections(s);
 	if (rc)
 		return rc;
 	verify_ctx v = { s, fa_malloc(IX_MAX_TF * sizeof(uint32_t)), 0 };

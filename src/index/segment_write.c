@@ -106,6 +106,12 @@ struct ix_segw {
 	uint32_t page_crc, page_fill;
 	fbuf page_crcs;
 	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
+	uint32_t sec_crc[IX_NSEC];
+	uint32_t run_crc;              /* CRC32C of the section being written */
+	/* Extra sections (ix_segw_add_section): entries and their bytes. */
+	ix_secent *extra;
+	unsigned char **extra_data;
+	size_t nextra;
 	/* The dictionary. */
 	fbuf dict, didx, didx_strs;
 	fbuf thash;                    /* u64 ix_term_hash per term, in term order */
@@ -201,6 +207,10 @@ void ix_segw_free(ix_segw *w)
 		fbuf_free(bufs[i]);
 	fa_free(w->tri_pairs);
 	fa_free(w->tri_seen);
+	for (size_t i = 0; i < w->nextra; i++)
+		fa_free(w->extra_data[i]);
+	fa_free(w->extra);
+	fa_free(w->extra_data);
 	ix_ds_free(&w->ds);
 	fa_free(w->keys);
 	fa_free(w->bpos);
@@ -257,6 +267,8 @@ static int drain_docstore(ix_segw *w);
 
 static int start_terms(ix_segw *w);
 static int out_write(ix_segw *w, const void *data, size_t n);
+static void sec_begin(ix_segw *w, int sec);
+static void sec_end(ix_segw *w, int sec);
 
 void ix_segw_collect_trigrams(ix_segw *w, int on)
 {
@@ -296,8 +308,8 @@ static int start_trigrams(ix_segw *w)
 		return w->err;
 	if (w->in_term)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: unfinished term"));
-	w->sec_len[IX_SEC_TERMDATA] = w->off - w->sec_off[IX_SEC_TERMDATA];
-	w->sec_off[IX_SEC_TRI_POST] = w->off;
+	sec_end(w, IX_SEC_TERMDATA);
+	sec_begin(w, IX_SEC_TRI_POST);
 	w->tri_started = 1;
 	return 0;
 }
@@ -568,6 +580,7 @@ static int out_raw(ix_segw *w, const void *data, size_t n, int crc)
 		return w->err;
 	const unsigned char *p = data;
 	if (crc) {
+		w->run_crc = fa_crc32c(w->run_crc, p, n);
 		const unsigned char *q = p;
 		size_t left = n;
 		while (left) {
@@ -604,6 +617,19 @@ static int out_write(ix_segw *w, const void *data, size_t n)
 	return out_raw(w, data, n, 1);
 }
 
+/* A section starts at the next byte; its checksum runs until sec_end. */
+static void sec_begin(ix_segw *w, int sec)
+{
+	w->sec_off[sec] = w->off;
+	w->run_crc = 0;
+}
+
+static void sec_end(ix_segw *w, int sec)
+{
+	w->sec_len[sec] = w->off - w->sec_off[sec];
+	w->sec_crc[sec] = w->run_crc;
+}
+
 static int drain_docstore(ix_segw *w)
 {
 	int rc = out_write(w, w->ds.comp.data, w->ds.comp.len);
@@ -633,7 +659,7 @@ int ix_segw_open_file(ix_segw *w, const char *path)
 	fa_store32(pre + 12, w->id);
 	if (out_write(w, pre, sizeof pre))
 		return w->err;
-	w->sec_off[IX_SEC_DOCSTORE] = w->off;
+	sec_begin(w, IX_SEC_DOCSTORE);
 	return drain_docstore(w);
 }
 
@@ -647,8 +673,8 @@ static int start_terms(ix_segw *w)
 		return sw_fail(w, rc);
 	if (drain_docstore(w))
 		return w->err;
-	w->sec_len[IX_SEC_DOCSTORE] = w->off - w->sec_off[IX_SEC_DOCSTORE];
-	w->sec_off[IX_SEC_TERMDATA] = w->off;
+	sec_end(w, IX_SEC_DOCSTORE);
+	sec_begin(w, IX_SEC_TERMDATA);
 	w->state = SW_TERMS;
 	return 0;
 }
@@ -915,9 +941,86 @@ static int write_term_hash(ix_segw *w, uint32_t nb)
 
 static int write_section(ix_segw *w, int sec, const void *data, size_t len)
 {
-	w->sec_off[sec] = w->off;
-	w->sec_len[sec] = len;
-	return out_write(w, data, len);
+	sec_begin(w, sec);
+	out_write(w, data, len);
+	sec_end(w, sec);
+	return w->err;
+}
+
+/* ---- extra sections -------------------------------------------------------- */
+
+static struct {
+	uint32_t tag, flags;
+} test_section;
+
+void ix_segw_set_test_section(uint32_t tag, uint32_t flags)
+{
+	test_section.tag = tag;
+	test_section.flags = flags;
+}
+
+int ix_segw_add_section(ix_segw *w, uint32_t tag, uint32_t flags, const void *data, size_t len)
+{
+	if (w->err)
+		return w->err;
+	int known = ix_section_of_tag(tag) >= 0;
+	for (size_t i = 0; i < w->nextra && !known; i++)
+		known = w->extra[i].tag == tag;
+	if (known || tag == 0 || w->nextra + IX_NSEC >= IX_SECDIR_MAX)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: section tag in use"));
+	size_t cap = w->nextra;
+	ix_secent *e = fa_realloc(w->extra, (cap + 1) * sizeof *e);
+	if (e)
+		w->extra = e;
+	unsigned char **dv = e ? fa_realloc(w->extra_data, (cap + 1) * sizeof *dv) : NULL;
+	if (dv)
+		w->extra_data = dv;
+	unsigned char *copy = dv ? fa_malloc(len ? len : 1) : NULL;
+	if (!copy)
+		return sw_fail(w, fa_err(FATHOM_ENOMEM, "out of memory"));
+	if (len)
+		memcpy(copy, data, len);
+	w->extra[w->nextra] = (ix_secent){ tag, flags, 0, len, 0, 1 };
+	w->extra_data[w->nextra++] = copy;
+	return 0;
+}
+
+/* Write the extra sections, then the directory of every section: the known
+ * ones in file order (an empty dictionary section is left out: optional),
+ * then the extras. */
+static int write_directory(ix_segw *w, fbuf *dir, uint32_t *ndir)
+{
+	if (test_section.tag) {
+		static const char test_bytes[] = "a section this build does not know";
+		if (ix_segw_add_section(w, test_section.tag, test_section.flags, test_bytes,
+		                        sizeof test_bytes))
+			return w->err;
+	}
+	for (size_t i = 0; i < w->nextra; i++) {
+		w->extra[i].off = w->off;
+		w->run_crc = 0;
+		if (out_write(w, w->extra_data[i], (size_t)w->extra[i].len))
+			return w->err;
+		w->extra[i].crc = w->run_crc;
+	}
+	*ndir = 0;
+	for (int i = 0; i < IX_NSEC; i++) {
+		const ix_secinfo *k = &ix_known_sections[i];
+		if (!(k->flags & IX_SECF_REQUIRED) && w->sec_len[i] == 0)
+			continue;
+		ix_secent e = { k->tag, k->flags, w->sec_off[i], w->sec_len[i], w->sec_crc[i], 1 };
+		unsigned char r[IX_SECDIR_REC];
+		ix_secdir_encode(r, &e, 1);
+		fbuf_append(dir, r, sizeof r);
+		++*ndir;
+	}
+	for (size_t i = 0; i < w->nextra; i++) {
+		unsigned char r[IX_SECDIR_REC];
+		ix_secdir_encode(r, &w->extra[i], 1);
+		fbuf_append(dir, r, sizeof r);
+		++*ndir;
+	}
+	return dir->err ? sw_fail(w, dir->err) : 0;
 }
 
 int ix_segw_finish(ix_segw *w, uint64_t *file_len)
@@ -928,17 +1031,17 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: unfinished term"));
 	if (start_trigrams(w) || write_collected_trigrams(w))
 		return w->err;
-	w->sec_len[IX_SEC_TRI_POST] = w->off - w->sec_off[IX_SEC_TRI_POST];
+	sec_end(w, IX_SEC_TRI_POST);
 	write_section(w, IX_SEC_DICT, w->dict.data, w->dict.len);
-	w->sec_off[IX_SEC_DICT_INDEX] = w->off;
+	sec_begin(w, IX_SEC_DICT_INDEX);
 	out_write(w, w->didx.data, w->didx.len);
 	out_write(w, w->didx_strs.data, w->didx_strs.len);
 	uint32_t nb = ix_thash_buckets(w->nterms);
 	if (nb && write_term_hash(w, nb))
 		return w->err;
-	w->sec_len[IX_SEC_DICT_INDEX] = w->off - w->sec_off[IX_SEC_DICT_INDEX];
+	sec_end(w, IX_SEC_DICT_INDEX);
 
-	w->sec_off[IX_SEC_FRAMES] = w->off;
+	sec_begin(w, IX_SEC_FRAMES);
 	for (size_t i = 0; i < w->ds.nframes; i++) {
 		unsigned char r[IX_FRAME_REC];
 		const ix_ds_frame *f = &w->ds.frames[i];
@@ -948,7 +1051,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		fa_store32(r + 20, f->raw_len);
 		out_write(w, r, sizeof r);
 	}
-	w->sec_len[IX_SEC_FRAMES] = w->off - w->sec_off[IX_SEC_FRAMES];
+	sec_end(w, IX_SEC_FRAMES);
 	write_section(w, IX_SEC_DOCS, w->docs.data, w->docs.len);
 	write_section(w, IX_SEC_DOC_STRINGS, w->doc_strs.data, w->doc_strs.len);
 	write_section(w, IX_SEC_CHUNKS, w->chunks.data, w->chunks.len);
@@ -956,54 +1059,47 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 
 	if (w->nkeys)
 		qsort_r(w->keys, w->nkeys, sizeof *w->keys, key_cmp, w->doc_strs.data);
-	w->sec_off[IX_SEC_KEYS] = w->off;
+	sec_begin(w, IX_SEC_KEYS);
 	for (size_t i = 0; i < w->nkeys; i++) {
 		unsigned char r[IX_KEY_REC];
 		fa_store64(r, w->keys[i].hash);
 		fa_store32(r + 8, w->keys[i].doc);
 		out_write(w, r, sizeof r);
 	}
-	w->sec_len[IX_SEC_KEYS] = w->off - w->sec_off[IX_SEC_KEYS];
+	sec_end(w, IX_SEC_KEYS);
 	write_section(w, IX_SEC_TRI_INDEX, w->tri_idx.data, w->tri_idx.len);
 	write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
-	if (w->err)
+	fbuf dir;
+	fbuf_init(&dir, 0);
+	uint32_t ndir = 0;
+	if (w->err || write_directory(w, &dir, &ndir)) {
+		fbuf_free(&dir);
 		return w->err;
+	}
 
 	uint64_t data_end = w->off;
 	if (w->page_fill) {
 		fbuf_put_u32(&w->page_crcs, w->page_crc);
 		w->page_fill = 0;
 	}
-	if (w->page_crcs.err)
+	if (w->page_crcs.err) {
+		fbuf_free(&dir);
 		return sw_fail(w, w->page_crcs.err);
-	uint32_t table_crc = fa_crc32c(0, w->page_crcs.data, w->page_crcs.len);
-	out_raw(w, w->page_crcs.data, w->page_crcs.len, 0);
-
-	unsigned char f[IX_FOOTER_SIZE] = { 0 };
-	memcpy(f, IX_FTR_MAGIC, 8);
-	fa_store32(f + 8, IX_FORMAT_VERSION);
-	fa_store32(f + 12, IX_FOOTER_SIZE);
-	fa_store32(f + 16, w->id);
-	fa_store32(f + 20, IX_PAGE);
-	fa_store32(f + 24, ix_segw_nchunks(w));
-	fa_store32(f + 28, ix_segw_ndocs(w));
-	fa_store64(f + 32, w->nterms);
-	fa_store64(f + 40, w->ndict_blocks);
-	fa_store32(f + 48, IX_DICT_BLOCK_TERMS);
-	fa_store32(f + 52, table_crc);
-	fa_store64(f + 56, w->ds.raw_total);
-	fa_store64(f + 64, w->post_bytes);
-	fa_store64(f + 72, w->pos_bytes);
-	fa_store64(f + 80, data_end);
-	for (int i = 0; i < FATHOM_NFIELDS; i++)
-		fa_store64(f + 88 + 8 * i, w->field_len_sum[i]);
-	for (int i = 0; i < IX_NSEC; i++) {
-		fa_store64(f + 128 + 16 * i, w->sec_off[i]);
-		fa_store64(f + 136 + 16 * i, w->sec_len[i]);
 	}
-	fa_store32(f + 128 + 16 * IX_NSEC, nb);
-	fa_store32(f + 132 + 16 * IX_NSEC, w->ds.frame_raw);
-	fa_store32(f + IX_FOOTER_SIZE - 4, fa_crc32c(0, f, IX_FOOTER_SIZE - 4));
+	ix_footer ft = { .seg_id = w->id, .nchunks = ix_segw_nchunks(w), .ndocs = ix_segw_ndocs(w),
+	                 .nterms = w->nterms, .ndict_blocks = w->ndict_blocks,
+	                 .dict_block_terms = IX_DICT_BLOCK_TERMS,
+	                 .page_table_crc = fa_crc32c(0, w->page_crcs.data, w->page_crcs.len),
+	                 .raw_text = w->ds.raw_total, .post_bytes = w->post_bytes,
+	                 .pos_bytes = w->pos_bytes, .data_end = data_end, .thash_buckets = nb,
+	                 .frame_raw = w->ds.frame_raw, .ndir = ndir,
+	                 .dir_crc = fa_crc32c(0, dir.data, dir.len) };
+	memcpy(ft.field_len_sum, w->field_len_sum, sizeof ft.field_len_sum);
+	out_raw(w, w->page_crcs.data, w->page_crcs.len, 0);
+	out_raw(w, dir.data, dir.len, 0);
+	fbuf_free(&dir);
+	unsigned char f[IX_FOOTER_SIZE];
+	ix_footer_encode(f, &ft);
 	out_raw(w, f, sizeof f, 0);
 	if (w->err || out_flush(w))
 		return w->err;
@@ -1019,33 +1115,4 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 	if (file_len)
 		*file_len = w->off;
 	return 0;
-}
-
-void ix_seg_reseal(unsigned char *d, size_t size)
-{
-	uint32_t fsize = size >= IX_PREAMBLE_SIZE ? ix_footer_size(fa_load32(d + 8)) : 0;
-	if (fsize == 0)
-		fsize = IX_FOOTER_SIZE;
-	if (size < IX_PREAMBLE_SIZE + fsize)
-		return;
-	unsigned char *f = d + size - fsize;
-	uint64_t avail = size - fsize, data_end = fa_load64(f + 80);
-	if (data_end < IX_PREAMBLE_SIZE || data_end > avail ||
-	    avail - data_end != (data_end + IX_PAGE - 1) / IX_PAGE * 4) {
-		/* Pick the data length that fits the file. */
-		data_end = avail;
-		while (data_end > IX_PREAMBLE_SIZE &&
-		       data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 > avail)
-			data_end--;
-		if (data_end + (data_end + IX_PAGE - 1) / IX_PAGE * 4 != avail)
-			return;
-		fa_store64(f + 80, data_end);
-	}
-	uint64_t npages = (data_end + IX_PAGE - 1) / IX_PAGE;
-	for (uint64_t pg = 0; pg < npages; pg++) {
-		uint64_t off = pg * IX_PAGE, n = FA_MIN((uint64_t)IX_PAGE, data_end - off);
-		fa_store32(d + data_end + pg * 4, fa_crc32c(0, d + off, n));
-	}
-	fa_store32(f + 52, fa_crc32c(0, d + data_end, npages * 4));
-	fa_store32(f + fsize - 4, fa_crc32c(0, f, fsize - 4));
 }
