@@ -5,9 +5,9 @@
  * key lookups and the full verify. It must never crash.
  *
  * Random bytes almost never pass the page checksums, so each input is also
- * read a second time "resealed": its page CRC table, the table's CRC and the
- * footer CRC recomputed as a writer would, so the mutations reach the
- * decoders behind the checksums.
+ * read a second time "resealed": its page CRC table, the table's CRC, (format
+ * 7) its section and directory CRCs, and the footer CRC recomputed as a
+ * writer would, so the mutations reach the decoders behind the checksums.
  */
 #include <stdint.h>
 #include <stdlib.h>

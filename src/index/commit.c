@@ -176,7 +176,8 @@ static int commit_begin(ix_index *ix, commit_ctx *c)
 	c->pick = fa_malloc(n);
 	if (!c->saved || !c->gone || !c->pick)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
-	memcpy(c->saved, ix->w, ix->nw * sizeof *c->saved);
+	if (ix->nw)
+		memcpy(c->saved, ix->w, ix->nw * sizeof *c->saved);
 	return 0;
 }
 

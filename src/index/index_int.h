@@ -1,9 +1,13 @@
 /*
  * index_int.h — what the files of src/index/ share with each other and with
- * the index tests: the format constants, the segment reader's struct, the
- * postings codec, the segment writer, the document store and the writer's
- * state. Nothing outside src/index/ (and its tests and fuzz target) should
- * include it. The format itself is specified in docs/FORMAT.md.
+ * the index tests, one section per file ("interface to code in X.c", after
+ * SQLite FTS5's fts5Int.h): the format constants; secdir.c (a segment's
+ * section directory and footer); segment_read.c, postings.c,
+ * segment_write.c, docstore.c (segments); manifest.c (MANIFEST, tombstones,
+ * payload files); then the index handle and index.c, index_open.c,
+ * commit.c, verify.c, payload.c, writer.c, merge.c. Nothing outside
+ * src/index/ (and its tests and fuzz target) should include it. The format
+ * itself is specified in docs/FORMAT.md.
  */
 #ifndef FATHOM_INDEX_INT_H
 #define FATHOM_INDEX_INT_H
@@ -185,7 +189,7 @@ static inline uint32_t ix_thash_bucket(uint64_t h, uint32_t nbuckets)
  * never change (unlike fa_hash64, which is free to). */
 uint64_t ix_key_hash(const char *key, size_t len);
 
-/* ---- a segment reader (segment_read.c) ---------------------------------- */
+/* ---- interface to code in segment_read.c: reading a segment -------------- */
 
 struct ix_segment {
 	char *path;                 /* full path, for messages */
@@ -286,7 +290,7 @@ int ix_term_iter_seek(ix_term_iter *it, const ix_segment *s, uint64_t block);
 /* 1: a term was decoded into it->term/len/ti; 0: no more; <0 an error. */
 int ix_term_iter_next(ix_term_iter *it);
 
-/* ---- postings codec (postings.c) ----------------------------------------- */
+/* ---- interface to code in postings.c: the postings codec ----------------- */
 
 /* One block of postings as the writer hands it over. */
 typedef struct ix_block_in {
@@ -310,7 +314,7 @@ int ix_block_decode(const unsigned char *p, const unsigned char *end,
  * posting and field) as patched bit-packing. */
 int ix_pos_encode(fbuf *out, const uint32_t *vals, size_t n);
 
-/* ---- the segment writer (segment_write.c) -------------------------------- */
+/* ---- interface to code in segment_write.c: the segment writer ------------ */
 
 typedef struct ix_ds_frame {
 	uint64_t raw_start, comp_off;
@@ -421,14 +425,14 @@ size_t ix_segw_mem(const ix_segw *w);
 /* The doc record fields of a pending doc. */
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
 
-/* ---- document store reading (docstore.c) ------------------------------- */
+/* ---- interface to code in docstore.c: reading the document store --------- */
 
 int ix_ds_read(const ix_segment *s, uint64_t raw_off, uint64_t len, fbuf *out);
 /* Decompress every frame and check the frame table (ix_verify). */
 int ix_ds_verify(const ix_segment *s);
 void ix_ds_release(ix_segment *s);  /* free the cached decompression context and dictionary */
 
-/* ---- manifest and tombstone files (manifest.c) --------------------------- */
+/* ---- interface to code in manifest.c: MANIFEST, tombstones, payload files - */
 
 typedef struct ix_man_seg {
 	uint32_t id, nchunks, ndocs, footer_crc;

@@ -4,7 +4,9 @@
  *
  * All integers are little-endian; "varint" is LEB128. A segment file is
  *
- *   preamble   16 bytes: "FATHSEG\0", u32 version (6), u32 segment id
+ *   preamble   16 bytes: "FATHSEG\0", u32 version (7), u32 segment id
+ * then the sections, each known by a 4-byte tag in the directory (this
+ * writer's order; readers find them by tag):
  *   DOCSTORE   zstd frames of the documents' text, back to back
  *   TERMDATA   per term, in term order: its postings (a block directory of
  *              32-byte records when it has more than one block, then the
@@ -42,19 +44,25 @@
  *              sorted by hash, then key
  *   TRI_INDEX  16 bytes per trigram: u32 trigram, u32 count, u64 list offset
  *   DOCSTORE_DICT the zstd dictionary the frames were compressed with, as
- *              zdict makes it (magic, id, entropy tables, content); empty
- *              when the frames use none (docstore.c says when)
+ *              zdict makes it (magic, id, entropy tables, content); left out
+ *              of the directory (optional) when the frames use none
+ *              (docstore.c says when)
+ *   extra sections added with ix_segw_add_section, in the order added
+ * and after data_end:
  *   page CRCs  u32 CRC32C of each 1 KiB page of [0, data_end)
- *   footer     352 bytes: "FATHFTR\0", version, sizes, statistics, the
- *              section table, the term hash buckets, the frame size, the
- *              CRC of the page CRC table, its own CRC
+ *   directory  32 bytes per section: tag, flags (bit 0: required), u64
+ *              offset, u64 length, u32 CRC32C of its bytes, u32 reserved
+ *   footer     160 bytes: "FATHFTR\0", version, sizes, statistics, the
+ *              term hash buckets, the frame size, the directory's entry
+ *              count and CRC, the CRC of the page CRC table, its own CRC
+ * The directory and footer are encoded in secdir.c, and only there.
  *
  * The file is written front to back in one pass: the document store first
  * (merges stream it), then each term's postings as it is finished, then the
  * tables that were collected in memory. The dictionary is known before the
- * first frame is compressed, but goes last, with the tables, so that the
- * sections of version 5 keep their places. Page CRCs are computed as the bytes
- * go out. The file is fsynced before anything names it.
+ * first frame is compressed, but goes last, with the tables (where format 6
+ * had it). Page CRCs and each section's CRC are computed as the bytes go
+ * out. The file is fsynced before anything names it.
  */
 #include <errno.h>
 #include <fcntl.h>
