@@ -1207,7 +1207,7 @@ static void test_docstore_dict(void)
 	copy_dir(dir, work);
 	img = slurp(path, &flen);
 	ix_footer ft;
-	ix_secent legacy[IX_NSEC];
+	ix_secent legacy[IX_LEGACY_NSEC];
 	CHECK_OK(ix_footer_decode(img, flen, &ft, legacy));
 	ft.frame_raw = 12345;
 	ix_footer_encode(img + flen - IX_FOOTER_SIZE, &ft);
@@ -1300,7 +1300,7 @@ static void test_format_v5(void)
 static int edit_dir_entry(unsigned char *img, size_t len, uint32_t tag, void (*fn)(ix_secent *e))
 {
 	ix_footer ft;
-	ix_secent legacy[IX_NSEC];
+	ix_secent legacy[IX_LEGACY_NSEC];
 	if (ix_footer_decode(img, len, &ft, legacy) || ft.version != IX_FORMAT_VERSION)
 		return -1;
 	uint64_t at = ix_secdir_offset(&ft, len);
@@ -1418,7 +1418,7 @@ static void test_section_directory(void)
 	 * the reader's own checks must, or the segment must read correctly. */
 	img = slurp(path, &flen);
 	ix_footer ft;
-	ix_secent legacy[IX_NSEC];
+	ix_secent legacy[IX_LEGACY_NSEC];
 	CHECK_OK(ix_footer_decode(img, flen, &ft, legacy));
 	uint64_t at = ix_secdir_offset(&ft, flen);
 	CHECK(at > 0);
@@ -1540,6 +1540,21 @@ static void test_payloads(void)
 	CHECK_OK(ix_commit(w));
 	CHECK_EQ(count_files(dir, ".fpay"), 1);
 	CHECK(value_is(r, "cursor", "position 42"));   /* its snapshot */
+	/* Values past what a manifest holds: the commit fails cleanly. */
+	unsigned char *big = calloc(1, IX_KV_VALUE_MAX + 1);
+	CHECK_EQ(ix_stage_value(w, "too.big", big, IX_KV_VALUE_MAX + 1), FATHOM_ETOOBIG);
+	for (int i = 0; i < 65; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "bulk%d", i);
+		CHECK_OK(ix_stage_value(w, key, big, IX_KV_VALUE_MAX));
+	}
+	free(big);
+	uint64_t g0 = ix_generation(w);
+	CHECK_EQ(ix_commit(w), FATHOM_ETOOBIG);
+	CHECK_EQ(ix_generation(w), g0);
+	CHECK_OK(ix_rollback(w));
+	CHECK(value_is(w, "bulk0", NULL));
+	CHECK_OK(ix_verify(w));
 	/* Rolled back. */
 	CHECK_OK(ix_stage_value(w, "model.id", "other", 5));
 	CHECK(value_is(w, "model.id", "other"));

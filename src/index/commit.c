@@ -46,10 +46,10 @@ static int by_live_size(const void *a, const void *b, void *ctx)
 }
 
 /* Choose the segments to merge: those with too many deletions (and, for
- * ix_optimize, those of an older format), then the
- * smallest while there are too many segments, then any next-smallest no
- * bigger than the group so far (so a merged segment grows geometrically
- * and no segment is rewritten over and over for small additions). */
+ * ix_optimize, those of an older format), then the smallest while there are
+ * too many segments, then any next-smallest no bigger than the group so far
+ * (so a merged segment grows geometrically and no segment is rewritten over
+ * and over for small additions). */
 static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)
 {
 	size_t n = ix->nw, k = 0;

@@ -59,10 +59,11 @@
 #define IX_SECF_REQUIRED 1u         /* a reader that does not know the tag must refuse */
 #define IX_SECDIR_REC 32u           /* directory entry */
 #define IX_SECDIR_MAX 4096u         /* most directory entries a reader accepts */
+#define IX_LEGACY_NSEC 13           /* entries of format 6's fixed section table (5: 12) */
 
-/* The sections this build reads, as indexes into ix_segment.sec_off/len.
- * The order is that of the fixed section table of formats 5 and 6 (frozen);
- * format 7 finds sections by tag (ix_known_sections), in any order. */
+/* The sections this build reads, as indexes into ix_segment.sec_off/len:
+ * an in-memory numbering (append new ones), not a file layout. Format 7
+ * finds sections by tag (ix_known_sections), in any order. */
 enum ix_section {
 	IX_SEC_DOCSTORE = 0,   /* TEXT: zstd frames of the document text */
 	IX_SEC_TERMDATA,       /* POST: per term: postings (directory + blocks), then positions */
@@ -124,7 +125,7 @@ uint32_t ix_footer_size(uint32_t version);
 void ix_footer_encode(unsigned char out[IX_FOOTER_SIZE], const ix_footer *f);
 /* Read the footer of a segment image (no check beyond the version and the
  * length: f->magic_ok and f->crc_ok say the rest). For formats 5 and 6 the
- * fixed section table goes to legacy[0 .. f->ndir), IX_NSEC entries at most.
+ * fixed section table goes to legacy[0 .. f->ndir), IX_LEGACY_NSEC at most.
  * 0, FATHOM_EVERSION or FATHOM_ECORRUPT, without a message. */
 int ix_footer_decode(const unsigned char *d, uint64_t len, ix_footer *f, ix_secent *legacy);
 /* File offset of the format 7 directory (after the page CRCs); 0 when the
@@ -568,13 +569,12 @@ void ix_remove_file(const char *dir, const char *name);
 
 /* ---- interface to code in index_open.c: opening and refreshing ------------ */
 
-/* (ix_open, ix_refresh and ix_close are in index.h.) The snapshot's
- * segments, closed. */
-void ix_close_snapshot(ix_index *ix);
+/* ix_open, ix_refresh and ix_close (index.h); nothing else. */
 
 /* ---- interface to code in commit.c: commit, rollback, merge policy -------- */
 
-/* (ix_commit, ix_optimize and ix_rollback are in index.h.) */
+/* ix_commit, ix_optimize, ix_rollback (index.h) and ix_set_merge_policy
+ * (below). */
 
 /* ---- interface to code in verify.c: ix_verify and ix_sizes_get (index.h) -- */
 

@@ -24,7 +24,7 @@
 
 /* ---- opening ------------------------------------------------------------------- */
 
-void ix_close_snapshot(ix_index *ix)
+static void close_snapshot(ix_index *ix)
 {
 	for (size_t i = 0; i < ix->nsegs; i++)
 		seg_close(ix->segs[i]);
@@ -310,7 +310,7 @@ int ix_open(ix_index **out, const char *dir, unsigned flags, const char *stem_la
 		/* A reader can lose a race with a commit that removed a file it
 		 * was about to open; the new manifest names the files to use. */
 		if (rc == FATHOM_ENOTFOUND && !(flags & IX_WRITE) && attempt < OPEN_RETRIES) {
-			ix_close_snapshot(ix);
+			close_snapshot(ix);
 			ix_manifest_free(&ix->man);
 			continue;
 		}
@@ -340,7 +340,7 @@ void ix_close(ix_index *ix)
 		ix_wsegs_drop_fresh(ix);
 	fa_free(ix->w);
 	ix_pending_free(ix->pend);
-	ix_close_snapshot(ix);
+	close_snapshot(ix);
 	ix_manifest_free(&ix->man);
 	ix_payloads_free(ix->pay, ix->npay);
 	ix_payloads_free(ix->staged, ix->nstaged);

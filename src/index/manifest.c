@@ -222,7 +222,7 @@ int ix_kv_key_ok(const char *key)
  * carries them forward unchanged. */
 static int kv_decode(ix_manifest *m, const unsigned char *p, size_t n, const char *path)
 {
-	if (n < 4)
+	if (n < 4 || n > MAN_KV_MAX_BYTES)
 		return fa_err(FATHOM_ECORRUPT, "%s: bad sizes", path);
 	uint32_t count = fa_load32(p);
 	if (count > IX_KV_MAX)
@@ -371,6 +371,7 @@ int ix_manifest_write(const ix_manifest *m, const char *dir)
 		fbuf_put_u64(&b, e->file_len);
 		fbuf_put_u64(&b, 0);
 	}
+	size_t kv_at = b.len;
 	fbuf_put_u32(&b, m->nkv);
 	for (uint32_t i = 0; i < m->nkv; i++) {
 		const ix_man_kv *e = &m->kv[i];
@@ -382,8 +383,9 @@ int ix_manifest_write(const ix_manifest *m, const char *dir)
 		fbuf_append(&b, e->body, e->body_len);
 	}
 	int rc = b.err;
-	if (!rc && b.len > MAN_HEAD + 64 + 4 + IX_ROOT_MAX + (size_t)MAN_MAX_SEGS * MAN_SEG + MAN_KV_MAX_BYTES)
-		rc = fa_err(FATHOM_ETOOBIG, "manifest of %zu bytes", b.len);
+	if (!rc && b.len - kv_at > MAN_KV_MAX_BYTES)
+		rc = fa_err(FATHOM_ETOOBIG, "the named values take %zu bytes of the manifest (at most %zu)",
+		            b.len - kv_at, MAN_KV_MAX_BYTES);
 	if (!rc)
 		rc = fbuf_put_u32(&b, fa_crc32c(0, b.data, b.len));
 	if (!rc)

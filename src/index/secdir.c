@@ -43,10 +43,19 @@
 #define FTR7_DIR_CRC 140
 #define FOOTER_SIZE_V5 328u
 #define FOOTER_SIZE_V6 352u
-#define LEGACY_NSEC_V5 12            /* sections of format 5: all but DOCSTORE_DICT */
+#define LEGACY_NSEC_V5 12            /* format 5's table: format 6's without TDIC */
 
-/* The sections this build knows. The enum's order is the order of the
- * fixed table of formats 5 and 6 (frozen); format 7 finds sections by tag. */
+/* The fixed section table of formats 5 and 6, in its order. Frozen: it is
+ * what those files hold, whatever sections later builds add. */
+static const uint32_t legacy_tags[IX_LEGACY_NSEC] = {
+	IX_TAG('T', 'E', 'X', 'T'), IX_TAG('P', 'O', 'S', 'T'), IX_TAG('T', 'R', 'I', 'P'),
+	IX_TAG('D', 'I', 'C', 'T'), IX_TAG('D', 'I', 'D', 'X'), IX_TAG('F', 'R', 'A', 'M'),
+	IX_TAG('D', 'O', 'C', 'S'), IX_TAG('D', 'S', 'T', 'R'), IX_TAG('C', 'H', 'N', 'K'),
+	IX_TAG('C', 'S', 'T', 'R'), IX_TAG('K', 'E', 'Y', 'S'), IX_TAG('T', 'R', 'I', 'I'),
+	IX_TAG('T', 'D', 'I', 'C'),
+};
+
+/* The sections this build knows (format 7 finds them by tag). */
 const ix_secinfo ix_known_sections[IX_NSEC] = {
 	[IX_SEC_DOCSTORE] = { IX_TAG('T', 'E', 'X', 'T'), IX_SECF_REQUIRED },
 	[IX_SEC_TERMDATA] = { IX_TAG('P', 'O', 'S', 'T'), IX_SECF_REQUIRED },
@@ -186,9 +195,9 @@ int ix_footer_decode(const unsigned char *d, uint64_t len, ix_footer *f, ix_sece
 	}
 	/* Formats 5 and 6: the fixed table, every section required, the
 	 * statistics after it. */
-	int nsec = f->version == 5 ? LEGACY_NSEC_V5 : IX_NSEC;
+	int nsec = f->version == 5 ? LEGACY_NSEC_V5 : IX_LEGACY_NSEC;
 	for (int i = 0; i < nsec; i++)
-		legacy[i] = (ix_secent){ ix_known_sections[i].tag, IX_SECF_REQUIRED,
+		legacy[i] = (ix_secent){ legacy_tags[i], IX_SECF_REQUIRED,
 		                         fa_load64(p + FTR_TABLE + 16 * i),
 		                         fa_load64(p + FTR_TABLE + 16 * i + 8), 0, 0 };
 	f->ndir = (uint32_t)nsec;
@@ -218,7 +227,7 @@ uint64_t ix_secdir_offset(const ix_footer *f, uint64_t len)
 void ix_seg_reseal(unsigned char *d, size_t size)
 {
 	ix_footer f;
-	ix_secent legacy[IX_NSEC];
+	ix_secent legacy[IX_LEGACY_NSEC];
 	if (ix_footer_decode(d, size, &f, legacy) != 0)
 		return;
 	unsigned char *p = d + size - f.size;

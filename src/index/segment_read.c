@@ -86,6 +86,10 @@ static int place_sections(ix_segment *s)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	memcpy(sorted, s->dir, s->ndir * sizeof *sorted);
 	int rc = 0;
+	for (uint32_t i = 0; i < s->ndir && !rc; i++)
+		for (int b = 0; b < 32 && !rc; b += 8)
+			if (((sorted[i].tag >> b) & 0xff) < 0x20 || ((sorted[i].tag >> b) & 0xff) > 0x7e)
+				rc = corrupt(s, "bad section tag in the directory");
 	qsort(sorted, s->ndir, sizeof *sorted, by_tag);
 	for (uint32_t i = 1; i < s->ndir && !rc; i++)
 		if (sorted[i].tag == sorted[i - 1].tag) {
@@ -121,8 +125,7 @@ static int place_sections(ix_segment *s)
 		}
 	}
 	for (int k = 0; k < IX_NSEC && !rc; k++)
-		if (!seen[k] && (ix_known_sections[k].flags & IX_SECF_REQUIRED) &&
-		    !(s->version == 5 && k == IX_SEC_DOCSTORE_DICT)) {
+		if (!seen[k] && (ix_known_sections[k].flags & IX_SECF_REQUIRED)) {
 			ix_tag_name(ix_known_sections[k].tag, tag);
 			rc = fa_err(FATHOM_ECORRUPT, "%s: the required section '%s' is missing", s->path, tag);
 		}
@@ -166,7 +169,7 @@ static int seg_parse(ix_segment *s)
 	if (memcmp(d, IX_SEG_MAGIC, 8) != 0)
 		return corrupt(s, "not a segment file (bad magic)");
 	ix_footer f;
-	ix_secent legacy[IX_NSEC];
+	ix_secent legacy[IX_LEGACY_NSEC];
 	int rc = ix_footer_decode(d, len, &f, legacy);
 	s->version = f.version;
 	if (rc == FATHOM_EVERSION)
