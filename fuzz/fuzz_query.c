@@ -92,7 +92,7 @@ static void read_hits(const fathom_results *r)
 		for (uint32_t k = 0; k < h->n_highlights; k++)
 			if ((size_t)h->highlights[k].start + h->highlights[k].len > n)
 				__builtin_trap();
-		for (int f = 0; f < FATHOM_NFIELDS; f++)
+		for (uint32_t f = 0; f < h->n_fields; f++)
 			for (uint32_t k = 0; k < h->n_matched[f]; k++)
 				sink += strlen(h->matched[f][k]);
 	}

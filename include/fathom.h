@@ -318,11 +318,14 @@ enum fathom_match {
 	FATHOM_MATCH_ANY = 2   /* ranked disjunction */
 };
 
+/* The default weight of each field (enum fathom_field order), for a caller
+ * that changes some: float w[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT; */
+#define FATHOM_FIELD_WEIGHTS_INIT { 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }
+
 typedef struct fathom_search_opts {
 	unsigned version;
 	uint32_t k;                    /* results wanted (default 10) */
 	int match;                     /* fathom_match */
-	float field_weight[FATHOM_NFIELDS];
 	float k1, b;                   /* BM25 parameters */
 	float phrase_bonus;            /* multiplier when query terms are adjacent in order */
 	float prefix_bonus;            /* multiplier when a title/path/heading starts with the query */
@@ -336,12 +339,45 @@ typedef struct fathom_search_opts {
 	double time_limit;             /* seconds; past it the search stops and
 	                                * fails with FATHOM_ETIMEOUT (no partial
 	                                * answer). 0: none (default) */
+	/* version 3: the field weights by pointer, so that a new field changes
+	 * no layout (versions 1 and 2 held an array of FATHOM_NFIELDS here,
+	 * after match) */
+	const float *field_weights;    /* BM25F weight of each field, indexed by
+	                                * enum fathom_field, each in [0, 1000];
+	                                * NULL: FATHOM_FIELD_WEIGHTS_INIT */
+	size_t n_field_weights;        /* entries in field_weights; fields past
+	                                * them keep their default; more than
+	                                * FATHOM_NFIELDS is FATHOM_EINVAL */
 } fathom_search_opts;
 
-#define FATHOM_SEARCH_OPTS_VERSION 2   /* version 1 (no time_limit) is accepted */
+/* Versions 1 and 2 (the weights inline) are accepted too. */
+#define FATHOM_SEARCH_OPTS_VERSION 3
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
-	{ 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0 }
+	1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0 }
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
+
+/* The retrieval sources and ranking stages a hit can owe its place to.
+ * Values are only appended. */
+enum fathom_source {
+	FATHOM_SOURCE_KEYWORD = 0, /* BM25F over the fields (fathom_search) */
+	FATHOM_SOURCE_GREP = 1,    /* lines matching a pattern (fathom_grep_chunks);
+	                            * its score is the chunk's number of them */
+	FATHOM_SOURCE_VECTOR = 2,  /* nearest neighbours of the query's embedding
+	                            * (not yet) */
+	FATHOM_SOURCE_FUSED = 3,   /* the fusion of several sources (not yet: one
+	                            * source alone is not fused) */
+	FATHOM_SOURCE_RERANK = 4   /* a reranker's score (not yet) */
+};
+
+/* "keyword", "grep", "vector", "fused", "rerank"; NULL for an unknown value. */
+const char *fathom_source_name(int source);
+
+/* One source's (or stage's) part in a hit. */
+typedef struct fathom_source_score {
+	int source;                /* enum fathom_source */
+	uint32_t rank;             /* 1-based rank in that source's own list */
+	double score;              /* that source's own score */
+} fathom_source_score;
 
 typedef struct fathom_span { uint32_t start, len; } fathom_span;
 
@@ -354,12 +390,26 @@ typedef struct fathom_hit {
 	uint32_t chunk_order;       /* position of the chunk in its document */
 	uint32_t line_start, line_end; /* 1-based, inclusive */
 	uint64_t byte_start, byte_end; /* in the document */
-	double score;
-	double field_score[FATHOM_NFIELDS]; /* each field's part of the BM25F sum */
-	double bonus;               /* product of the phrase/prefix multipliers */
-	/* Matched query terms per field, each a NUL-terminated analysed term. */
-	const char *const *matched[FATHOM_NFIELDS];
-	uint32_t n_matched[FATHOM_NFIELDS];
+	double score;               /* what the hit is ranked by: the score of
+	                             * the last entry of sources (the keyword
+	                             * score for fathom_search, the number of
+	                             * matching lines for fathom_grep_chunks) */
+	/* Every source that found the chunk, and every later stage that ranked
+	 * it, in pipeline order (retrieval sources, then fused, then rerank),
+	 * each with its own score and rank: at least one entry. */
+	const fathom_source_score *sources;
+	uint32_t n_sources;
+	/* The keyword receipt, when the keyword source found the chunk (else
+	 * n_fields is 0 and the arrays are NULL). Each array has n_fields
+	 * entries, indexed by enum fathom_field; a caller built against fewer
+	 * fields reads the first ones. */
+	uint32_t n_fields;
+	const double *field_score;  /* each field's part of the BM25F sum */
+	const uint32_t *n_matched;  /* matched query terms in each field, */
+	const char *const *const *matched; /* each a NUL-terminated analysed term */
+	double bonus;               /* product of the phrase/prefix multipliers
+	                             * (1: none, and for hits without a keyword
+	                             * receipt) */
 	const char *snippet;        /* plain text, one line breaks kept */
 	const fathom_span *highlights; /* byte ranges of matches inside snippet */
 	uint32_t n_highlights;
@@ -368,6 +418,9 @@ typedef struct fathom_hit {
 	const uint32_t *match_lines;
 	uint32_t n_match_lines;
 } fathom_hit;
+
+/* The entry of sources for source, or NULL when it did not rank the hit. */
+const fathom_source_score *fathom_hit_source(const fathom_hit *h, int source);
 
 typedef struct fathom_results fathom_results;
 
@@ -522,10 +575,11 @@ int fathom_grep(fathom_index *ix, const char *pattern, const fathom_grep_opts *o
  * a line that matches pattern, the chunks with the most matching lines
  * first (then index order), at most k (0: 100), as a result set read with
  * the fathom_results_* functions. A hit has its chunk's id, path and
- * lines; score (and field_score[BODY]) is its number of matching lines,
- * match_lines those lines (up to 64), and the snippet the first of them
- * with the match highlighted. Files indexed for grep alone have no chunks
- * and give no hit. fathom_results_parsed() is the trigram plan. */
+ * lines; its one source is FATHOM_SOURCE_GREP, whose score (and the hit's)
+ * is its number of matching lines; it has no keyword receipt (n_fields 0);
+ * match_lines are those lines (up to 64), and the snippet the first of
+ * them with the match highlighted. Files indexed for grep alone have no
+ * chunks and give no hit. fathom_results_parsed() is the trigram plan. */
 int fathom_grep_chunks(fathom_results **out, fathom_index *ix, const char *pattern,
                        const fathom_grep_opts *opts, uint32_t k);
 

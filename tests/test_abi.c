@@ -35,7 +35,11 @@ static void test_opts_init(void)
 	CHECK_OK(fathom_search_opts_init(&so, FATHOM_SEARCH_OPTS_VERSION));
 	CHECK(so.version == sm.version && so.k == sm.k && so.match == sm.match && so.k1 == sm.k1 &&
 	      so.b == sm.b && so.snippet_bytes == sm.snippet_bytes && so.time_limit == 0 &&
-	      so.filters == NULL && so.path_glob == NULL);
+	      so.filters == NULL && so.path_glob == NULL && so.field_weights == NULL &&
+	      so.n_field_weights == 0);
+	/* versions 1 and 2 are read by their own layout, never made by _init */
+	CHECK_EQ(fathom_search_opts_init(&so, 1), FATHOM_EINVAL);
+	CHECK_EQ(fathom_search_opts_init(&so, 2), FATHOM_EINVAL);
 
 	fathom_grep_opts go, gm = FATHOM_GREP_OPTS_INIT;
 	memset(&go, 0xff, sizeof go);
@@ -79,7 +83,10 @@ static void test_output_structs(void)
 	for (size_t i = 0; i < sizeof room.after; i++)
 		untouched &= room.after[i] == 0xab;
 	CHECK(untouched);
-	CHECK_EQ(fa_struct_size(FA_SEARCH_OPTS, 1), offsetof(fathom_search_opts, time_limit));
+	CHECK_EQ(fa_struct_size(FA_INGEST_OPTS, 1), offsetof(fathom_ingest_opts, ident_min_len));
+	/* search options 1 and 2 are no prefix of 3 (read by their own layout) */
+	CHECK_EQ(fa_struct_size(FA_SEARCH_OPTS, 1), 0);
+	CHECK_EQ(fa_struct_size(FA_SEARCH_OPTS, 2), 0);
 	CHECK_EQ(fa_struct_size(FA_STATS, 2), 0);
 
 	/* the library refuses what it cannot fill, and fills what it can */

@@ -547,9 +547,57 @@ static void test_list_meta_and_time_limit(void)
 	CHECK(r2 == NULL && strstr(fathom_errmsg(), "time limit"));
 	so.time_limit = -1;
 	CHECK_EQ(fathom_search(&r2, ix, "document", &so), FATHOM_EINVAL);
-	so.version = 1;
-	CHECK_OK(fathom_search(&r2, ix, "document", &so));
-	CHECK(r2 && fathom_results_count(r2) == 10);
+	/* options of versions 1 and 2 have their own layout (the weights
+	 * inline, after match): both still work, and mean what they meant */
+	struct {
+		unsigned version;
+		uint32_t k;
+		int match;
+		float field_weight[5];
+		float k1, b, phrase_bonus, prefix_bonus;
+		const char *const *filters;
+		size_t n_filters;
+		const char *path_glob, *lang;
+		int exhaustive;
+		uint32_t snippet_bytes;
+		double time_limit;
+	} old = { 1, 10, FATHOM_MATCH_AUTO, { 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f,
+	          1.15f, NULL, 0, NULL, NULL, 0, 240, 0 };
+	for (unsigned v = 1; v <= 2; v++) {
+		old.version = v;
+		CHECK_OK(fathom_search(&r2, ix, "document", (const fathom_search_opts *)(void *)&old));
+		CHECK(r0 && r2 && fathom_results_count(r2) == 10);
+		for (size_t i = 0; r0 && r2 && i < fathom_results_count(r2); i++)
+			CHECK(fathom_results_hit(r0, i)->score == fathom_results_hit(r2, i)->score);
+		fathom_results_free(r2);
+		r2 = NULL;
+	}
+	/* a version 2 weight, and the same weight given by pointer */
+	old.field_weight[FATHOM_FIELD_BODY] = 7.0f;
+	float w[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
+	w[FATHOM_FIELD_BODY] = 7.0f;
+	fathom_search_opts cur = FATHOM_SEARCH_OPTS_INIT;
+	cur.field_weights = w;
+	cur.n_field_weights = FATHOM_NFIELDS;
+	fathom_results *r3 = NULL;
+	CHECK_OK(fathom_search(&r2, ix, "document", (const fathom_search_opts *)(void *)&old));
+	CHECK_OK(fathom_search(&r3, ix, "document", &cur));
+	CHECK(r2 && r3 && fathom_results_count(r2) == fathom_results_count(r3));
+	for (size_t i = 0; r2 && r3 && i < fathom_results_count(r2); i++)
+		CHECK(fathom_results_hit(r2, i)->score == fathom_results_hit(r3, i)->score &&
+		      fathom_results_hit(r2, i)->score != fathom_results_hit(r0, i)->score);
+	fathom_results_free(r3);
+	/* fewer weights than fields: the rest keep their default; more: refused */
+	cur.n_field_weights = 1;
+	w[0] = 3.0f;
+	CHECK_OK(fathom_search(&r3, ix, "document", &cur));
+	for (size_t i = 0; r0 && r3 && i < fathom_results_count(r3); i++)
+		CHECK(fathom_results_hit(r0, i)->score == fathom_results_hit(r3, i)->score);
+	fathom_results_free(r3);
+	r3 = NULL;
+	cur.n_field_weights = FATHOM_NFIELDS + 1;
+	CHECK_EQ(fathom_search(&r3, ix, "document", &cur), FATHOM_EINVAL);
+	CHECK(r3 == NULL);
 	fathom_results_free(r0);
 	fathom_results_free(r1);
 	fathom_results_free(r2);

@@ -267,8 +267,11 @@ static void make_query(char *q, size_t cap, fathom_search_opts *o)
 		break;
 	}
 	if (rnd_below(5) == 0) {
+		static float w[FATHOM_NFIELDS];
 		for (int f = 0; f < FATHOM_NFIELDS; f++)
-			o->field_weight[f] = (float)rnd_below(50) / 10.0f;
+			w[f] = (float)rnd_below(50) / 10.0f;
+		o->field_weights = w;
+		o->n_field_weights = FATHOM_NFIELDS;
 		o->k1 = (float)rnd_below(30) / 10.0f;
 		o->b = (float)rnd_below(11) / 10.0f;
 		o->phrase_bonus = 1.0f + (float)rnd_below(20) / 10.0f;

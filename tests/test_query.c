@@ -197,12 +197,16 @@ static void test_field_weights(void)
 	if (!ix)
 		return;
 	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
-	o.field_weight[FATHOM_FIELD_TITLE] = 10.0f;
+	float w[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
+	o.field_weights = w;
+	o.n_field_weights = FATHOM_NFIELDS;
+	w[FATHOM_FIELD_TITLE] = 10.0f;
 	fathom_results *r = run(ix, "zebra", &o);
 	CHECK_EQ(fathom_results_count(r), 2);
 	CHECK_STR(hit_key(r, 0), "a");
 	if (fathom_results_count(r) == 2) {
 		const fathom_hit *h = fathom_results_hit(r, 0);
+		CHECK_EQ(h->n_fields, FATHOM_NFIELDS);
 		CHECK(h->field_score[FATHOM_FIELD_TITLE] > 0.0);
 		CHECK(h->field_score[FATHOM_FIELD_BODY] == 0.0);
 		CHECK_EQ(h->n_matched[FATHOM_FIELD_TITLE], 1);
@@ -235,8 +239,8 @@ static void test_field_weights(void)
 	fathom_results_free(big);
 	o.k = 10;
 	o.match = FATHOM_MATCH_AUTO;
-	o.field_weight[FATHOM_FIELD_TITLE] = 0.1f;
-	o.field_weight[FATHOM_FIELD_BODY] = 5.0f;
+	w[FATHOM_FIELD_TITLE] = 0.1f;
+	w[FATHOM_FIELD_BODY] = 5.0f;
 	r = run(ix, "zebra", &o);
 	CHECK_STR(hit_key(r, 0), "b");
 	fathom_results_free(r);

@@ -78,13 +78,9 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		return fa_err(FATHOM_EINVAL, "no index or no query");
 	if (!opts)
 		opts = &def;
-	fathom_search_opts v1;
-	if (opts->version == 1) {   /* before time_limit */
-		memcpy(&v1, opts, offsetof(fathom_search_opts, time_limit));
-		v1.version = FATHOM_SEARCH_OPTS_VERSION;
-		v1.time_limit = 0;
-		opts = &v1;
-	}
+	fathom_search_opts old;   /* versions 1 and 2, read into the current layout */
+	float old_weights[FATHOM_NFIELDS];
+	q_search_opts_upgrade(opts, &old, old_weights, &opts);
 	if (opts->version != FATHOM_SEARCH_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
 		              opts->version, FATHOM_SEARCH_OPTS_VERSION);
@@ -96,10 +92,13 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		return fa_err(FATHOM_EINVAL, "unknown match mode %d", opts->match);
 	if (!(opts->k1 >= 0.0f && opts->k1 <= 100.0f) || !(opts->b >= 0.0f && opts->b <= 1.0f))
 		return fa_err(FATHOM_EINVAL, "k1 must be in [0, 100] and b in [0, 1]");
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		if (!(opts->field_weight[f] >= 0.0f && opts->field_weight[f] <= 1000.0f))
+	if (opts->n_field_weights > FATHOM_NFIELDS || (opts->n_field_weights && !opts->field_weights))
+		return fa_err(FATHOM_EINVAL, "%zu field weights for %d fields", opts->n_field_weights,
+		              FATHOM_NFIELDS);
+	for (size_t f = 0; opts->field_weights && f < opts->n_field_weights; f++)
+		if (!(opts->field_weights[f] >= 0.0f && opts->field_weights[f] <= 1000.0f))
 			return fa_err(FATHOM_EINVAL, "field weight of %s must be in [0, 1000]",
-			              fathom_field_name(f));
+			              fathom_field_name((int)f));
 	if (!(opts->phrase_bonus >= 1.0f && opts->phrase_bonus <= 100.0f) ||
 	    !(opts->prefix_bonus >= 1.0f && opts->prefix_bonus <= 100.0f))
 		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");

@@ -78,25 +78,33 @@ int fathom_grep_explain(char **out, const char *pattern, const fathom_grep_opts 
 
 /* ---- grep as a retrieval source ------------------------------------------------------------ */
 
+/* A chunk with matching lines: a candidate of the grep source, ranked by
+ * its number of matching lines. Its receipt (the lines, the first as the
+ * snippet) is made here from the file as read; the query module's explain
+ * builds the hit. */
 typedef struct gchunk {
 	uint32_t seg, chunk;
 	uint32_t nlines;          /* matching lines in the chunk */
 	uint64_t order;           /* index order, for ties */
-	fathom_hit hit;
+	const uint32_t *lines;    /* the first 64, in the arena */
+	uint32_t n_lines;
+	const char *snippet;      /* in the arena, or NULL */
+	fathom_span hl;
+	int has_hl;
+	q_line_receipt rec;       /* set once the array stops moving */
 } gchunk;
 
 typedef struct hyb {
 	fathom_index *fx;
-	fathom_results *res;
+	fa_arena arena;           /* lines and snippets */
 	gchunk *v;
 	size_t n, cap;
 	uint32_t snippet_bytes;
-	int err;
 } hyb;
 
-/* The snippet of a hit: the line, cut at snippet_bytes on a character
+/* The snippet of a chunk: the line, cut at snippet_bytes on a character
  * boundary, with its match highlighted. */
-static int hit_snippet(fa_arena *a, fathom_hit *h, const g_file *r, const fathom_grep_line *l,
+static int hit_snippet(fa_arena *a, gchunk *g, const g_file *r, const fathom_grep_line *l,
                        uint32_t max)
 {
 	size_t n = (size_t)(l->end - l->start);
@@ -106,16 +114,14 @@ static int hit_snippet(fa_arena *a, fathom_hit *h, const g_file *r, const fathom
 			n--;
 	}
 	char *s = fa_arena_strndup(a, r->text + l->start, n);
-	fathom_span *sp = fa_arena_alloc(a, sizeof *sp);
-	if (!s || !sp)
+	if (!s)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
-	h->snippet = s;
+	g->snippet = s;
 	uint64_t ms = l->match_start - l->start, me = l->match_end - l->start;
 	if (ms < n) {
-		sp->start = (uint32_t)ms;
-		sp->len = (uint32_t)(FA_MIN(me, (uint64_t)n) - ms);
-		h->highlights = sp;
-		h->n_highlights = 1;
+		g->hl.start = (uint32_t)ms;
+		g->hl.len = (uint32_t)(FA_MIN(me, (uint64_t)n) - ms);
+		g->has_hl = 1;
 	}
 	return 0;
 }
@@ -128,7 +134,6 @@ static int emit_chunks(void *ctx, const g_file *r)
 	int rc = seg_doc(s, r->doc, &di);
 	if (rc)
 		return rc;
-	fa_arena *a = q_results_arena(x->res);
 	size_t li = 0;
 	for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks && li < r->nlines; c++) {
 		ix_chunk_info ci;
@@ -150,30 +155,16 @@ static int emit_chunks(void *ctx, const g_file *r)
 		g->chunk = c;
 		g->nlines = (uint32_t)(k - first);
 		g->order = x->n;
-		fathom_hit *h = &g->hit;
-		h->chunk_id = ((uint64_t)seg_id(s) << 32) | c;
-		h->doc_id = fa_arena_strndup(a, di.key, strlen(di.key));
-		h->path = fa_arena_strndup(a, di.path, strlen(di.path));
-		h->title = fa_arena_strndup(a, di.title, strlen(di.title));
-		h->url = fa_arena_strndup(a, di.url, strlen(di.url));
 		uint32_t nm = FA_MIN(g->nlines, 64u);
-		uint32_t *ml = fa_arena_alloc(a, nm * sizeof *ml);
-		if (!h->doc_id || !h->path || !h->title || !h->url || !ml)
+		uint32_t *ml = fa_arena_alloc(&x->arena, nm * sizeof *ml);
+		if (!ml)
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		for (uint32_t i = 0; i < nm; i++)
 			ml[i] = r->lines[first + i].line;
-		h->match_lines = ml;
-		h->n_match_lines = nm;
-		h->chunk_order = ci.order;
-		h->line_start = ci.line_start;
-		h->line_end = ci.line_end;
-		h->byte_start = ci.byte_start;
-		h->byte_end = ci.byte_end;
-		h->score = g->nlines;
-		h->field_score[FATHOM_FIELD_BODY] = g->nlines;
-		h->bonus = 1.0;
-		h->snippet = "";
-		if (x->snippet_bytes && r->text && (rc = hit_snippet(a, h, r, &r->lines[first], x->snippet_bytes)))
+		g->lines = ml;
+		g->n_lines = nm;
+		if (x->snippet_bytes && r->text &&
+		    (rc = hit_snippet(&x->arena, g, r, &r->lines[first], x->snippet_bytes)))
 			return rc;
 		x->n++;
 	}
@@ -209,23 +200,27 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	memset(&x, 0, sizeof x);
 	x.fx = fx;
 	x.snippet_bytes = 240;
-	if (!rc)
-		rc = q_results_new(&x.res, parsed);
-	fathom_free(parsed);
+	fa_arena_init(&x.arena, 16 * 1024, 0);
+	q_cand_list list = { &q_grep_source, NULL, 0, 0 };
 	if (!rc)
 		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, NULL, 1);
 	if (!rc) {
 		if (x.n)
 			qsort(x.v, x.n, sizeof *x.v, by_lines);
 		size_t keep = FA_MIN(x.n, (size_t)(k ? k : 100));
-		for (size_t i = 0; i < keep && !rc; i++)
-			rc = q_results_add(x.res, &x.v[i].hit);
+		for (size_t i = 0; i < keep && !rc; i++) {
+			gchunk *g = &x.v[i];
+			g->rec = (q_line_receipt){ g->lines, g->n_lines, g->snippet,
+			                           g->has_hl ? &g->hl : NULL };
+			rc = q_cands_add(&list, &x.arena, g->seg, g->chunk, g->nlines, &g->rec);
+		}
 	}
+	/* the query module's fuse and explain make the hits */
+	if (!rc)
+		rc = q_results_from(out, fx->ix, &list, (uint32_t)FA_MIN(list.n, (size_t)UINT32_MAX),
+		                    parsed);
+	fathom_free(parsed);
 	fa_free(x.v);
-	if (rc) {
-		fathom_results_free(x.res);
-		return rc;
-	}
-	*out = x.res;
-	return 0;
+	fa_arena_free(&x.arena);
+	return rc;
 }

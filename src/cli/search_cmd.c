@@ -11,6 +11,7 @@
 #include "cli.h"
 
 static const char *filters_store[CLI_MAX_FILTERS];
+static float weights_store[FATHOM_NFIELDS];
 
 const struct option cli_search_longopts[] = {
 	{ "match", required_argument, NULL, OPT_MATCH },
@@ -70,7 +71,14 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 		if (!eq || f == FATHOM_NFIELDS || cli_parse_float(eq + 1, 0, 1000, &v))
 			return cli_usage_error("--weight wants FIELD=W with FIELD one of path, title, "
 			                       "headings, tags, body, got '%s'", arg), -1;
-		so->field_weight[f] = (float)v;
+		/* the options are parsed once per process, as filters_store is */
+		if (!so->field_weights) {
+			static const float defaults[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
+			memcpy(weights_store, defaults, sizeof weights_store);
+			so->field_weights = weights_store;
+			so->n_field_weights = FATHOM_NFIELDS;
+		}
+		weights_store[f] = (float)v;
 		return 1;
 	}
 	case OPT_K1:
@@ -182,17 +190,17 @@ static void print_human(const fathom_results *r, int color, int explain)
 		if (explain) {
 			printf("   score %.4f =", h->score);
 			const char *sep = " (";
-			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			for (uint32_t f = 0; f < h->n_fields; f++) {
 				if (h->field_score[f] == 0)
 					continue;
-				printf("%s%s %.4f", sep, fathom_field_name(f), h->field_score[f]);
+				printf("%s%s %.4f", sep, fathom_field_name((int)f), h->field_score[f]);
 				sep = " + ";
 			}
 			printf(") x bonus %.3f\n", h->bonus);
-			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+			for (uint32_t f = 0; f < h->n_fields; f++) {
 				if (!h->n_matched[f])
 					continue;
-				printf("     %-8s", fathom_field_name(f));
+				printf("     %-8s", fathom_field_name((int)f));
 				for (uint32_t j = 0; j < h->n_matched[f]; j++)
 					printf(" %s", h->matched[f][j]);
 				fputc('\n', stdout);
@@ -273,13 +281,19 @@ static void print_json(const char *query, const fathom_results *r)
 		        h->line_start, h->line_end, (unsigned long long)h->byte_start,
 		        (unsigned long long)h->byte_end, h->score);
 		for (int fl = 0; fl < FATHOM_NFIELDS; fl++)
-			fprintf(f, "\"%s\":%.6f,", fathom_field_name(fl), h->field_score[fl]);
-		fprintf(f, "\"bonus\":%.6f},\"matched\":{", h->bonus);
+			fprintf(f, "\"%s\":%.6f,", fathom_field_name(fl),
+			        (uint32_t)fl < h->n_fields ? h->field_score[fl] : 0.0);
+		fprintf(f, "\"bonus\":%.6f},\"sources\":[", h->bonus);
+		for (uint32_t j = 0; j < h->n_sources; j++)
+			fprintf(f, "%s{\"source\":\"%s\",\"score\":%.6f,\"rank\":%u}", j ? "," : "",
+			        fathom_source_name(h->sources[j].source), h->sources[j].score,
+			        h->sources[j].rank);
+		fputs("],\"matched\":{", f);
 		int first = 1;
-		for (int fl = 0; fl < FATHOM_NFIELDS; fl++) {
+		for (uint32_t fl = 0; fl < h->n_fields; fl++) {
 			if (!h->n_matched[fl])
 				continue;
-			fprintf(f, "%s\"%s\":[", first ? "" : ",", fathom_field_name(fl));
+			fprintf(f, "%s\"%s\":[", first ? "" : ",", fathom_field_name((int)fl));
 			for (uint32_t j = 0; j < h->n_matched[fl]; j++) {
 				if (j)
 					fputc(',', f);

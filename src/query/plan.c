@@ -17,13 +17,9 @@
  *
  * The match tree mirrors the AST (AND, OR, NOT) with units as leaves. The
  * words of the query's top level (its items outside parentheses, OR and
- * negation) are required or optional by the matching mode: ALL, or any
- * operator in the query, requires them; ANY makes them optional; AUTO tells
- * keyword queries from natural language: at most 4 keywords (non-stopword
- * units) with no stop word among them and no sentence punctuation at the
- * end is a keyword query and requires its keywords; anything else (a
- * question, a claim) ranks disjunctively, as BM25 baselines do, because
- * requiring every word of a sentence answers almost nothing. Optional
+ * negation) are required or optional as route.c decided (the matching
+ * mode; under AUTO, from the count of those words' units that
+ * q_plan_top_units makes here, so both see the same units). Optional
  * units only score; quoted phrases, OR groups and negations always bind.
  *
  * Terms of negated leaves are looked up but never scored (idf 0), so they
@@ -33,7 +29,6 @@
 #include "query/query_int.h"
 
 #define Q_MAX_TOKENS 1024
-#define Q_AUTO_MAX_KEYWORDS 4
 #define Q_MAX_PREFIX_TERMS 16
 #define Q_MAX_TERM_BYTES 255    /* the longest indexed term */
 #define Q_MIN_PREFIX 2        /* characters before the '*' */
@@ -239,40 +234,17 @@ static void phrase_add(q_phrase *ph, uint32_t term, uint32_t pos, uint32_t pos0)
 	ph->n++;
 }
 
-/* Required or optional, for the units of the top level's plain words; every
- * other unit binds (required where it is a must, else through the tree). */
-static void decide_required(q_unit *u, size_t nu, const q_clause *cl, int match, int sentence,
-                            int strict)
+/* Required or optional, for the units of the top level's plain words
+ * (route.c decided: top_binds); every other unit binds (required where it
+ * is a must, else through the tree). */
+static void decide_required(q_unit *u, size_t nu, const q_clause *cl, int top_binds)
 {
-	size_t keywords = 0, stopwords = 0;
-	for (size_t i = 0; i < nu; i++) {
-		const q_clause *c = &cl[u[i].clause];
-		if (u[i].kind == U_QUOTED || !c->top)
-			continue;
-		if (u[i].stopword)
-			stopwords++;
-		else
-			keywords++;
-	}
-	if (keywords && (stopwords || sentence))
-		keywords += Q_AUTO_MAX_KEYWORDS + 1; /* natural language: rank, don't require */
 	for (size_t i = 0; i < nu; i++) {
 		const q_clause *c = &cl[u[i].clause];
 		u[i].required = 1;
 		if (!c->top || c->negated || u[i].kind == U_QUOTED)
 			continue;
-		if (match == FATHOM_MATCH_ALL)
-			u[i].required = 1;
-		else if (match == FATHOM_MATCH_ANY)
-			u[i].required = 0;
-		else if (strict)
-			u[i].required = 1;
-		else if (keywords == 0)
-			u[i].required = 1;
-		else if (keywords <= Q_AUTO_MAX_KEYWORDS)
-			u[i].required = !u[i].stopword;
-		else
-			u[i].required = 0;
+		u[i].required = top_binds;
 	}
 }
 
@@ -680,8 +652,49 @@ static int tree_trivial(const q_plan *p)
 	return 1;
 }
 
+int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *keywords,
+                     uint32_t *stopwords)
+{
+	*keywords = *stopwords = 0;
+	tok_list tl = { a, NULL, 0, 0, 0 };
+	tl.t = fa_arena_alloc(a, Q_MAX_TOKENS * sizeof *tl.t);
+	q_clause *cl = fa_arena_calloc(a, t->nnodes ? t->nnodes : 1, sizeof *cl);
+	uint32_t *leaf_of = fa_arena_alloc(a, (t->nnodes ? t->nnodes : 1) * sizeof *leaf_of);
+	if (!tl.t || !cl || !leaf_of)
+		return fa_err(FATHOM_ENOMEM, "query plan");
+	leaf_walk lw = { cl, 0, leaf_of };
+	collect_leaves(&lw, t, t->root, 1, 0, 0);
+	/* Only the top level's words, analysed as q_plan_build analyses them:
+	 * units never span clauses, so the others cannot change these. */
+	uint32_t pos = Q_SEQ_BASE;
+	for (size_t i = 0; i < lw.n; i++) {
+		if (!cl[i].top || cl[i].kind != Q_CLAUSE_WORD || t->node[cl[i].node].prefix)
+			continue;
+		tl.clause = (uint32_t)i;
+		int rc = text_analyze(an, cl[i].text, cl[i].len, &pos, collect_token, &tl, NULL);
+		if (tl.err)
+			return tl.err;
+		if (rc)
+			return rc;
+	}
+	q_unit *u = NULL;
+	size_t nu = 0;
+	int rc = make_units(a, cl, tl.t, tl.n, &u, &nu);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nu; i++) {
+		if (u[i].kind == U_QUOTED || !cl[u[i].clause].top)
+			continue;
+		if (u[i].stopword)
+			(*stopwords)++;
+		else
+			(*keywords)++;
+	}
+	return 0;
+}
+
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
-                 int match, int sentence)
+                 int top_binds)
 {
 	memset(p, 0, sizeof *p);
 	p->mroot = UINT32_MAX;
@@ -723,7 +736,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	size_t nu = 0;
 	if ((rc = make_units(a, cl, tl.t, tl.n, &u, &nu)))
 		return rc;
-	decide_required(u, nu, cl, match, sentence, t->strict);
+	decide_required(u, nu, cl, top_binds);
 	for (size_t i = 0; i < nu; i++)
 		p->ident_any |= cl[u[i].clause].top && u[i].kind != U_QUOTED && !u[i].required;
 	if ((rc = plan_idents(p, ix, t, cl, ncl, u, nu, tl.t)))

@@ -1,8 +1,14 @@
 /*
- * query.h — the query pipeline of the core engine: parse the query into
- * terms and phrases, pick the matching mode, retrieve with BM25F over the
- * fields (block-max WAND, or exhaustive scoring as the slow reference),
- * apply bonuses, and build hits with snippets and receipts.
+ * query.h — the query pipeline, as the rest of the library sees it.
+ *
+ * A search runs parse -> identify -> expand -> route -> retrieve -> fuse ->
+ * rerank -> explain (query_int.h names the file of each stage). Retrieval
+ * sources (BM25F here, fathom grep's chunks in src/grep, vectors next) each
+ * hand the pipeline a candidate list: chunks with the source's own score
+ * and its receipt for each. fuse merges the lists into one pool, rerank may
+ * reorder it, and explain alone turns the pool's best into fathom_hits
+ * (documents, snippets, receipts), so nothing is presented before the
+ * ranking is final.
  *
  * fathom_results and the fathom_results_* functions of the public API are
  * implemented here (query/results.c).
@@ -27,12 +33,76 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
                 const char *query, const fathom_search_opts *opts, fa_arena *work,
                 const struct q_glossary *gloss);
 
-/* Results made by another retrieval source (fathom grep's chunks): an
- * empty set, its arena for the hits' strings and arrays, and hits appended
- * in rank order (the struct is copied; what it points at must live in the
- * arena). parsed is the source's canonical form of its query. */
-int q_results_new(fathom_results **out, const char *parsed);
+/* Options of versions 1 and 2 (the field weights inline) read into the
+ * current layout: *out is opts itself when it is current, else tmp, whose
+ * weights point into tmp_weights. Other versions are left for the check. */
+void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *tmp,
+                           float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out);
+
+/* ---- candidates: what a retrieval source hands to the pipeline ----------------- */
+
+struct q_source;
+
+/* One chunk a source found. */
+typedef struct q_cand {
+	uint32_t seg;          /* index of its segment in the snapshot */
+	uint32_t chunk;        /* chunk number in the segment */
+	double score;          /* the source's own score */
+	const void *receipt;   /* the source's receipt for it (a type of the
+	                        * source's own, read by its explain hooks), or
+	                        * NULL; it lives as long as the list */
+} q_cand;
+
+/* A source's candidates, best first: v[i] has rank i + 1. A source gives a
+ * chunk at most once. */
+typedef struct q_cand_list {
+	const struct q_source *src;
+	q_cand *v;
+	size_t n, cap;
+} q_cand_list;
+
+/* Append a candidate (v grows in a). */
+int q_cands_add(q_cand_list *l, fa_arena *a, uint32_t seg, uint32_t chunk, double score,
+                const void *receipt);
+
+/* A source as explain sees it: its id in the public hit, and two hooks
+ * that present its receipts. Either hook may be NULL. */
+typedef struct q_source {
+	int id;                /* enum fathom_source */
+	/* Write the source's receipt of c into h (the keyword receipt, match
+	 * lines, a snippet the source made itself ...); ci is the chunk.
+	 * Anything h points to is allocated in r's arena (q_results_arena). */
+	int (*receipt)(const struct q_source *self, const q_cand *c, const ix_chunk_info *ci,
+	               fathom_hit *h, fathom_results *r);
+	/* Write h's snippet, highlights and match lines from the chunk's text
+	 * (len bytes, its first line line0), about target bytes long; called
+	 * when no receipt has given the hit a snippet. */
+	int (*snippet)(const struct q_source *self, const q_cand *c, const char *text, size_t len,
+	               uint32_t target, uint32_t line0, fathom_hit *h, fathom_results *r);
+	void *ctx;             /* the source's own state */
+} q_source;
+
+/* ---- a source that finds lines: fathom grep ----------------------------------- */
+
+/* Its receipt of a chunk: the matching lines and the first one as the
+ * snippet (made by the source from the file as it read it). */
+typedef struct q_line_receipt {
+	const uint32_t *lines;     /* the first of the matching lines, ascending */
+	uint32_t n_lines;
+	const char *snippet;       /* NUL-terminated; NULL: none */
+	const fathom_span *highlight; /* the match in snippet; NULL: none */
+} q_line_receipt;
+
+/* The source whose candidates carry q_line_receipts (FATHOM_SOURCE_GREP). */
+extern const q_source q_grep_source;
+
+/* A result set from one source's list alone (fathom grep's chunks): the
+ * pipeline's fuse and explain stages over it, its best k as hits. parsed
+ * is the source's canonical form of its query. */
+int q_results_from(fathom_results **out, ix_index *ix, const q_cand_list *l, uint32_t k,
+                   const char *parsed);
+
+/* The result set's arena: what hits point to lives there. */
 fa_arena *q_results_arena(fathom_results *r);
-int q_results_add(fathom_results *r, const fathom_hit *h);
 
 #endif /* FATHOM_QUERY_H */

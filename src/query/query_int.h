@@ -2,14 +2,26 @@
  * query_int.h — what the files of src/query share. Only src/query includes
  * it; the rest of the library sees query.h.
  *
- * A search runs in five steps, one file each:
- *   parse.c       the query string into clauses (words and "quoted phrases")
- *   plan.c        clauses into analysed terms, required phrases and the
- *                 matching mode (ALL / ANY / AUTO)
- *   wand.c        retrieval with dynamic pruning: block-max WAND for ranked
- *                 disjunctions, block-max conjunctions when terms are required
- *   exhaustive.c  the slow reference: score every matching chunk
- *   results.c     hits, receipts and snippets (snippet.c) for the top k
+ * A search is a pipeline of stages, each in its own file (search.c runs
+ * them in order):
+ *   parse.c       parse: the dialect into an AST
+ *   plan.c        identify: exact identifiers of the query (TC-1001) become
+ *                 pre-filters; this runs inside the plan, because an
+ *                 identifier that the index holds frees the words it covers
+ *   expand.c      expand: glossary alias groups for the binding words
+ *   route.c       route: the matching mode (the one AUTO decision), k and
+ *                 how many candidates each source retrieves
+ *   plan.c        the AST into analysed terms, phrases and the match tree
+ *   keyword.c     retrieve: BM25F (wand.c: block-max WAND and conjunctions;
+ *                 exhaustive.c: the slow reference) into a candidate list
+ *                 whose receipts explain reads back through the source
+ *   fuse.c        fuse: candidate lists into one pool (one list: as it is)
+ *   rerank.c      rerank: an optional reranker reads the pool's chunk texts
+ *                 and reorders its best
+ *   explain.c     explain: hits (documents, per-source scores and ranks,
+ *                 receipts, snippets from snippet.c) for the best k, and
+ *                 the query's receipt (why an empty answer is empty)
+ *   results.c     the result set handed to the caller
  * Both retrieval paths call q_eval() (match.c), so a chunk gets the same
  * score, bit for bit, whichever path finds it.
  */
@@ -103,6 +115,19 @@ int q_expand(q_ast *t, const struct q_glossary *g, int top_binds, uint32_t *stac
  * "phrases", title:word, prefix*, then filters as key=value. */
 void q_ast_format(const q_ast *t, fbuf *out);
 
+/* ---- route.c ---------------------------------------------------------------- */
+
+typedef struct q_route {
+	int top_binds;       /* the top level's words are required */
+	uint32_t k;          /* hits presented */
+	uint32_t fetch;      /* candidates each source retrieves (>= k) */
+} q_route;
+
+/* Decide for the parsed (not yet expanded) query t. rerank_depth: how many
+ * candidates a reranker reads (0: none). */
+int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, const char *query,
+                  const fathom_search_opts *o, uint32_t rerank_depth);
+
 /* ---- plan.c ------------------------------------------------------------------ */
 
 typedef struct q_term {
@@ -189,7 +214,12 @@ typedef struct q_plan {
  * in the index to decide between the whole and the phrase of its parts,
  * and prefixes to expand them. FATHOM_EINVAL when nothing is searchable. */
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
-                 int match, int sentence);
+                 int top_binds);
+
+/* Count the units of the top level's words (route.c's AUTO decision) as
+ * q_plan_build would split them: keywords and stop words. */
+int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *keywords,
+                     uint32_t *stopwords);
 
 /* Look term up in every segment of ix, once per query: a second call for
  * the same term answers from the plan's cache. *out lives in a. */
@@ -470,15 +500,128 @@ int q_snippet(fa_arena *a, q_snip_work *w, text_analyzer *an, const q_plan *p,
               const char **snippet, fathom_span **hl, uint32_t *n_hl, uint32_t **lines,
               uint32_t *n_lines);
 
+/* ---- keyword.c: BM25F as a retrieval source --------------------------------------- */
+
+/* The keyword source: the retrieval context, and what its explain hooks
+ * need to give a candidate its receipt (field parts, matched terms, bonus)
+ * and snippet. A candidate's receipt is its q_hitref in c.top. */
+typedef struct q_keyword {
+	q_source src;
+	q_ctx c;
+	text_analyzer *an;
+	q_snip_work w;
+	ix_postings *p;                  /* for term frequencies not kept */
+	uint16_t (*tf)[FATHOM_NFIELDS];
+} q_keyword;
+
+/* Retrieve the best fetch chunks for plan into out, segment by segment,
+ * under the filter; work holds everything until the search ends. */
+int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyzer *an,
+                       q_plan *plan, const q_filter *filter,
+                       const fathom_search_opts *opts, uint32_t fetch, q_cand_list *out);
+
+/* ---- fuse.c ------------------------------------------------------------------------ */
+
+#define Q_MAX_LISTS 4
+#define Q_RRF_K 60.0         /* reciprocal rank fusion: 1 / (Q_RRF_K + rank) */
+
+/* Where a pooled chunk was found: in list `list`, at rank `rank` (1-based). */
+typedef struct q_found {
+	uint32_t list, rank;
+} q_found;
+
+/* One chunk of the pool and every list that holds it. */
+typedef struct q_pooled {
+	uint32_t seg, chunk;
+	double score;        /* what ranks it now: its source's, fused, reranked */
+	double fused;        /* with several lists: its fused score */
+	uint32_t fused_rank; /* 0: not fused (one list) */
+	double rerank;
+	uint32_t rerank_rank; /* 0: not reranked */
+	uint32_t nfound;
+	q_found found[Q_MAX_LISTS]; /* in list order */
+} q_pooled;
+
+typedef struct q_pool {
+	const q_cand_list *lists;
+	uint32_t nlists;
+	q_pooled *v;         /* best first */
+	size_t n;
+} q_pool;
+
+/* Merge nlists candidate lists into one pool, each chunk once. One list
+ * is taken as it is (its order and scores). Several are fused by
+ * reciprocal rank: a chunk scores the sum over the lists holding it of
+ * 1 / (Q_RRF_K + rank); ties go to the better best rank, then the earlier
+ * list, then (segment, chunk). The lists must outlive the pool. */
+int q_fuse(q_pool *out, fa_arena *a, const q_cand_list *lists, uint32_t nlists);
+
+/* The candidate of found entry f of a pooled chunk. */
+static inline const q_cand *q_found_cand(const q_pool *pool, const q_found *f)
+{
+	return &pool->lists[f->list].v[f->rank - 1];
+}
+
+/* ---- rerank.c ---------------------------------------------------------------------- */
+
+/* A reranker (none is built in yet): it scores the texts of the pool's
+ * best chunks for the query; higher is better. scores[i] is for texts[i].
+ * A non-zero return fails the search with that code. */
+typedef struct q_reranker {
+	int (*score)(void *ctx, const char *query, const char *const *texts, const size_t *lens,
+	             size_t n, double *scores);
+	void *ctx;
+	uint32_t depth;      /* how many of the pool's best it reads (0: k) */
+} q_reranker;
+
+/* Read the text of the pool's best min(depth, n) chunks, have rr score
+ * them, and order them by that score (ties keep their order), ahead of the
+ * rest. */
+int q_rerank(q_pool *pool, ix_index *ix, const q_reranker *rr, const char *query, uint32_t k,
+             fa_arena *a);
+
+/* The text of chunk ci of segment seg (at most Q_CHUNK_READ_MAX bytes) into
+ * out, replacing what it held. */
+#define Q_CHUNK_READ_MAX (1u << 20)
+int q_chunk_text(ix_index *ix, uint32_t seg, const ix_chunk_info *ci, fbuf *out);
+
+/* ---- explain.c --------------------------------------------------------------------- */
+
+/* Hits for the best k of the pool into r: documents, each source's score
+ * and rank, receipts and snippets (snippet_bytes 0: none). */
+int q_explain_hits(fathom_results *r, ix_index *ix, const q_pool *pool, uint32_t k,
+                   uint32_t snippet_bytes);
+
+/* The query's receipt in r: the plan's terms and identifiers, the parsed
+ * form, the glossary expansions, the filters, and when the answer is empty
+ * (empty) why. Called before q_explain_hits (matched terms point into the
+ * terms). */
+int q_explain_query(fathom_results *r, ix_index *ix, const q_plan *plan, const q_ast *t,
+                    const q_filter *filter, int empty);
+
+/* ---- search.c: the pipeline --------------------------------------------------------- */
+
+/* q_search_in, with a reranker (NULL: none). */
+int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
+                 const fathom_search_opts *opts, fa_arena *work,
+                 const struct q_glossary *gloss, const q_reranker *rr);
+
 /* ---- results.c ------------------------------------------------------------------- */
 
-/* Build the result set from the sorted top k: documents, receipts and
- * snippets. scratch holds the working memory. */
-int q_results_build(fathom_results **out, q_ctx *c, text_analyzer *an, fa_arena *scratch);
+/* An empty result set; parsed is the query's canonical form (or NULL). */
+int q_results_new(fathom_results **out, const char *parsed);
 int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
 /* Why the answer is empty, in words ("\"kubernetes\" occurs in no document"). */
 int q_results_set_why(fathom_results *r, const char *s, size_t n);
 int q_results_set_filters(fathom_results *r, const char *s, size_t n);
 int q_results_set_expansions(fathom_results *r, const q_ast *t);
+/* The plan's terms (copied) and identifier receipts. */
+int q_results_set_terms(fathom_results *r, const q_plan *p);
+/* The copied terms, indexed as the plan's. */
+const char *const *q_results_terms(const fathom_results *r);
+void q_results_set_scored(fathom_results *r, uint64_t scored);
+/* Room for n hits; q_results_next_hit hands out the next, zeroed. */
+int q_results_reserve(fathom_results *r, size_t n);
+fathom_hit *q_results_next_hit(fathom_results *r);
 
 #endif /* FATHOM_QUERY_INT_H */

@@ -14,8 +14,10 @@
 
 void q_scorer_init(q_scorer *s, const fathom_search_opts *o, ix_index *ix)
 {
+	static const float defaults[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		s->w[f] = o->field_weight[f];
+		s->w[f] = o->field_weights && (size_t)f < o->n_field_weights ? o->field_weights[f]
+		                                                             : defaults[f];
 		double avg = ix_avg_field_len(ix, f);
 		s->avg[f] = (avg > 0.0 && isfinite(avg)) ? avg : 0.0;
 		s->b_avg[f] = s->avg[f] > 0.0 ? (double)o->b / s->avg[f] : 0.0;

@@ -202,10 +202,11 @@ static json_t *hit_json(const fathom_hit *h, size_t rank, int explain)
 		json_array_append_new(ml, json_integer(h->match_lines[j]));
 	json_object_set_new(o, "match_lines", ml);
 	if (explain) {
-		json_t *parts = json_object(), *matched = json_object();
+		json_t *parts = json_object(), *matched = json_object(), *sources = json_array();
 		for (int f = 0; f < FATHOM_NFIELDS; f++) {
-			json_object_set_new(parts, fathom_field_name(f), json_real(h->field_score[f]));
-			if (!h->n_matched[f])
+			int has = (uint32_t)f < h->n_fields;
+			json_object_set_new(parts, fathom_field_name(f), json_real(has ? h->field_score[f] : 0.0));
+			if (!has || !h->n_matched[f])
 				continue;
 			json_t *a = json_array();
 			for (uint32_t j = 0; j < h->n_matched[f]; j++)
@@ -213,7 +214,13 @@ static json_t *hit_json(const fathom_hit *h, size_t rank, int explain)
 			json_object_set_new(matched, fathom_field_name(f), a);
 		}
 		json_object_set_new(parts, "bonus", json_real(h->bonus));
+		for (uint32_t j = 0; j < h->n_sources; j++)
+			json_array_append_new(sources, json_pack("{s:s,s:f,s:I}", "source",
+			                                         fathom_source_name(h->sources[j].source),
+			                                         "score", h->sources[j].score, "rank",
+			                                         (json_int_t)h->sources[j].rank));
 		json_object_set_new(o, "score_parts", parts);
+		json_object_set_new(o, "sources", sources);
 		json_object_set_new(o, "matched", matched);
 	}
 	return o;

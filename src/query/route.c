@@ -1,0 +1,61 @@
+/*
+ * route.c — the query's shape sets how it is searched: whether the words of
+ * its top level are required (the matching mode, and under AUTO the one
+ * decision between a keyword query and natural language), how many hits it
+ * presents (k) and how many candidates each source retrieves for them (the
+ * over-fetch). Every later stage reads this decision; none makes its own.
+ *
+ * AUTO tells keyword queries from natural language: at most
+ * Q_AUTO_MAX_KEYWORDS keywords (non-stopword units of the top level, as
+ * plan.c splits it into units) with no stop word among them and no sentence
+ * punctuation at the end is a keyword query and requires its words;
+ * anything else (a question, a claim) ranks disjunctively, as BM25
+ * baselines do, because requiring every word of a sentence answers almost
+ * nothing. ALL, or any operator in the query, requires them; ANY never.
+ */
+#include "query/query_int.h"
+
+#define Q_AUTO_MAX_KEYWORDS 4
+
+/* Does the query end as a sentence does (".", "?" or "!")? AUTO reads that
+ * as natural language. */
+static int ends_like_sentence(const char *q)
+{
+	size_t n = strlen(q);
+	while (n && (q[n - 1] == ' ' || q[n - 1] == '\t' || q[n - 1] == '\n' || q[n - 1] == '\r'))
+		n--;
+	return n > 1 && (q[n - 1] == '.' || q[n - 1] == '?' || q[n - 1] == '!');
+}
+
+/* The top level binds under AUTO: a keyword query, or one of stop words
+ * alone (nothing else to rank by). */
+static int auto_binds(uint32_t keywords, uint32_t stopwords, int sentence)
+{
+	if (keywords == 0)
+		return 1;
+	if (stopwords || sentence)
+		return 0;
+	return keywords <= Q_AUTO_MAX_KEYWORDS;
+}
+
+int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, const char *query,
+                  const fathom_search_opts *o, uint32_t rerank_depth)
+{
+	memset(r, 0, sizeof *r);
+	r->k = o->k;
+	/* Each source fetches what the last ranking stage reads: the k hits,
+	 * or a reranker's deeper pool. */
+	r->fetch = FA_MAX(o->k, FA_MIN(rerank_depth, (uint32_t)Q_MAX_K));
+	if (o->match == FATHOM_MATCH_ALL || (o->match == FATHOM_MATCH_AUTO && t->strict)) {
+		r->top_binds = 1;
+		return 0;
+	}
+	if (o->match == FATHOM_MATCH_ANY)
+		return 0;
+	uint32_t keywords = 0, stopwords = 0;
+	int rc = q_plan_top_units(t, an, a, &keywords, &stopwords);
+	if (rc)
+		return rc;
+	r->top_binds = auto_binds(keywords, stopwords, ends_like_sentence(query));
+	return 0;
+}
