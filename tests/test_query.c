@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "test.h"
-#include "query/query.h"
+#include "query/query_int.h"
 
 typedef struct tdoc {
 	const char *key;
@@ -582,6 +582,152 @@ static void test_empty_and_none(void)
 	CHECK_EQ(fathom_results_count(NULL), 0);
 }
 
+/* The route stage: the one decision whether the top level's words bind
+ * (the matching mode; under AUTO keyword queries against natural
+ * language), k and the over-fetch. */
+static void test_route(void)
+{
+	static const struct {
+		const char *q;
+		int match, binds;
+	} cases[] = {
+		{ "rate limiting", FATHOM_MATCH_AUTO, 1 },
+		{ "how does rate limiting work", FATHOM_MATCH_AUTO, 0 },    /* stop words */
+		{ "rate limiting works.", FATHOM_MATCH_AUTO, 0 },           /* a sentence */
+		{ "alpha beta gamma delta", FATHOM_MATCH_AUTO, 1 },         /* 4 keywords */
+		{ "alpha beta gamma delta epsilon", FATHOM_MATCH_AUTO, 0 }, /* 5 */
+		{ "the", FATHOM_MATCH_AUTO, 1 },                            /* stop words alone */
+		{ "alpha -beta gamma delta epsilon zeta", FATHOM_MATCH_AUTO, 1 }, /* an operator */
+		/* a prefix is not analysed, so not counted, as the plan counts */
+		{ "auth* alpha beta gamma delta", FATHOM_MATCH_AUTO, 1 },
+		/* an identifier with its parts is one unit */
+		{ "getUserName alpha beta gamma", FATHOM_MATCH_AUTO, 1 },
+		{ "how does it work", FATHOM_MATCH_ALL, 1 },
+		{ "rate limiting", FATHOM_MATCH_ANY, 0 },
+	};
+	fa_arena a;
+	fa_arena_init(&a, 64 * 1024, 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		o.match = cases[i].match;
+		o.k = 7;
+		q_ast t;
+		q_route r;
+		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q)));
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0));
+		if (r.top_binds != cases[i].binds)
+			fprintf(stderr, "  route of \"%s\": binds %d\n", cases[i].q, r.top_binds);
+		CHECK_EQ(r.top_binds, cases[i].binds);
+		CHECK(r.k == 7 && r.fetch == 7);
+		/* a reranker reading deeper makes every source fetch deeper */
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 50));
+		CHECK(r.k == 7 && r.fetch == 50);
+		fa_arena_reset(&a);
+	}
+	fa_arena_free(&a);
+}
+
+/* A reranker that prefers short chunks and notes what it was given. */
+typedef struct fake_rr {
+	size_t calls, n;
+	char query[64];
+	int fail, texts_ok;
+} fake_rr;
+
+static int rerank_by_length(void *ctx, const char *query, const char *const *texts,
+                            const size_t *lens, size_t n, double *scores)
+{
+	fake_rr *f = ctx;
+	f->calls++;
+	f->n = n;
+	snprintf(f->query, sizeof f->query, "%s", query);
+	if (f->fail)
+		return fa_err(FATHOM_EIO, "the reranker is down");
+	f->texts_ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		scores[i] = -(double)lens[i];
+		f->texts_ok &= strlen(texts[i]) == lens[i] && strstr(texts[i], "zebra") != NULL;
+	}
+	return 0;
+}
+
+/* The rerank stage: it reads the fused pool's chunk texts before explain,
+ * reorders them, and every hit still has its keyword receipt, with the
+ * keyword and rerank scores and ranks side by side. */
+static void test_rerank(void)
+{
+	tdoc docs[] = {
+		{ "d1", NULL, NULL, NULL, "zebra zebra zebra zebra lorem ipsum dolor sit amet", NULL, NULL, NULL },
+		{ "d2", NULL, NULL, NULL, "zebra zebra zebra lorem ipsum dolor", NULL, NULL, NULL },
+		{ "d3", NULL, NULL, NULL, "zebra zebra lorem", NULL, NULL, NULL },
+		{ "d4", NULL, NULL, NULL, "zebra", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 4);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *plain = run(ix, "zebra", &o);
+	CHECK_EQ(fathom_results_count(plain), 4);
+	for (size_t i = 0; i < fathom_results_count(plain); i++) {
+		const fathom_hit *h = fathom_results_hit(plain, i);
+		const fathom_source_score *kw = fathom_hit_source(h, FATHOM_SOURCE_KEYWORD);
+		CHECK_EQ(h->n_sources, 1);
+		CHECK(kw && kw->rank == i + 1 && kw->score == h->score);
+	}
+	fake_rr f;
+	memset(&f, 0, sizeof f);
+	q_reranker rr = { rerank_by_length, &f, 0 };
+	fathom_results *r = NULL;
+	CHECK_OK(q_search_run(&r, ix, an, "zebra", &o, NULL, NULL, &rr));
+	CHECK(f.calls == 1 && f.n == 4 && f.texts_ok);
+	CHECK_STR(f.query, "zebra");
+	CHECK_EQ(fathom_results_count(r), 4);
+	static const char *const shortest_first[] = { "d4", "d3", "d2", "d1" };
+	for (size_t i = 0; i < fathom_results_count(r) && i < 4; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		CHECK_STR(h->doc_id, shortest_first[i]);
+		CHECK_EQ(h->n_sources, 2);
+		const fathom_source_score *kw = fathom_hit_source(h, FATHOM_SOURCE_KEYWORD);
+		const fathom_source_score *rs = fathom_hit_source(h, FATHOM_SOURCE_RERANK);
+		CHECK(rs && rs->rank == i + 1 && rs->score == -(double)(h->byte_end - h->byte_start));
+		CHECK(rs && h->score == rs->score && h->sources[1].source == FATHOM_SOURCE_RERANK);
+		/* the keyword rank and score are those of the plain search */
+		for (size_t j = 0; kw && j < fathom_results_count(plain); j++) {
+			const fathom_hit *p = fathom_results_hit(plain, j);
+			if (p->chunk_id == h->chunk_id)
+				CHECK(kw->rank == j + 1 && kw->score == p->score && h->bonus == p->bonus);
+		}
+		CHECK(h->n_fields == FATHOM_NFIELDS && h->field_score[FATHOM_FIELD_BODY] > 0);
+		CHECK(strstr(h->snippet, "zebra") != NULL);
+	}
+	fathom_results_free(r);
+
+	/* k 1 with a reranker reading 4: every source fetched 4, the
+	 * reranker chose among them */
+	o.k = 1;
+	rr.depth = 4;
+	CHECK_OK(q_search_run(&r, ix, an, "zebra", &o, NULL, NULL, &rr));
+	CHECK_EQ(f.n, 4);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK_STR(hit_key(r, 0), "d4");
+	fathom_results_free(r);
+	/* depth 0 reads the k presented */
+	o.k = 2;
+	rr.depth = 0;
+	CHECK_OK(q_search_run(&r, ix, an, "zebra", &o, NULL, NULL, &rr));
+	CHECK_EQ(f.n, 2);
+	CHECK_EQ(fathom_results_count(r), 2);
+	fathom_results_free(r);
+	/* a reranker's failure fails the search */
+	f.fail = 1;
+	r = (fathom_results *)&f;
+	CHECK_EQ(q_search_run(&r, ix, an, "zebra", &o, NULL, NULL, &rr), FATHOM_EIO);
+	CHECK(r == NULL);
+	fathom_results_free(plain);
+	drop_index(ix, dir);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english") != 0) {
@@ -597,6 +743,8 @@ int main(void)
 	RUN(test_tombstones);
 	RUN(test_snippets);
 	RUN(test_empty_and_none);
+	RUN(test_route);
+	RUN(test_rerank);
 	text_analyzer_free(an);
 	return TEST_DONE();
 }
