@@ -607,6 +607,16 @@ static void test_route(void)
 	};
 	fa_arena a;
 	fa_arena_init(&a, 64 * 1024, 0);
+	/* ANY over a phrase alone: nothing optional at the top, no ident_any */
+	{
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		o.match = FATHOM_MATCH_ANY;
+		q_ast t;
+		q_route r;
+		CHECK_OK(q_parse(&t, &a, "\"rate limiting\"", 15));
+		CHECK_OK(q_route_query(&r, &a, &t, an, "\"rate limiting\"", &o, 0));
+		CHECK(r.top_binds == 0 && r.ident_any == 0);
+	}
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
 		o.match = cases[i].match;
@@ -618,6 +628,8 @@ static void test_route(void)
 		if (r.top_binds != cases[i].binds)
 			fprintf(stderr, "  route of \"%s\": binds %d\n", cases[i].q, r.top_binds);
 		CHECK_EQ(r.top_binds, cases[i].binds);
+		/* a ranked query with words: a chunk needs one of its identifiers */
+		CHECK_EQ(r.ident_any, !cases[i].binds);
 		CHECK(r.k == 7 && r.fetch == 7);
 		/* a reranker reading deeper makes every source fetch deeper */
 		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 50));

@@ -1,6 +1,10 @@
 /*
- * plan.c — the query's AST into the terms a search scores, the tree a
- * chunk must satisfy, and which terms every match must hold.
+ * plan.c — two stages on the (expanded) AST. identify (q_identify): the
+ * exact identifiers of the query's top level (TC-1001, v2.0.1,
+ * AuthService), looked up in the index; one it holds becomes a pre-filter
+ * and frees the words it covers. The plan (q_plan_build): the terms a
+ * search scores, the tree a chunk must satisfy, and which terms every
+ * match must hold.
  *
  * Every word and phrase goes through the index's own analyser, so query
  * terms meet indexed terms in one form. One leaf can give several units:
@@ -521,7 +525,6 @@ static int intern_text(q_plan *p, fa_arena *a, const char *text, uint32_t len, u
 typedef struct ident_find {
 	q_plan *p;
 	const char *base;      /* the text being scanned */
-	const char *(*span)[2]; /* per identifier: its bytes in the query */
 } ident_find;
 
 static int on_query_ident(void *ctx, const text_ident *id)
@@ -545,8 +548,6 @@ static int on_query_ident(void *ctx, const text_ident *id)
 	x->cat = id->cat;
 	memcpy(x->key, id->key, id->key_len + 1);
 	x->key_len = id->key_len;
-	f->span[p->nidents][0] = f->base + id->start;
-	f->span[p->nidents][1] = f->base + id->end;
 	p->nidents++;
 	return 0;
 }
@@ -569,23 +570,29 @@ static int all_of(const char *s, size_t n, int digits)
 	return n > 0;
 }
 
-/* Find the identifiers of the query's top-level words and phrases (not in
- * OR or negation), look each up, and free the word units it covers: a
- * found identifier filters exactly, so its words only score (TC-1001 then
- * also meets tc_1001); one found nowhere leaves them as they were. "TC 1001"
- * typed as two words is one identifier. A keyword query needs all its
- * identifiers; a ranked one (a sentence) one of them. */
-static int plan_idents(q_plan *p, ix_index *ix, const q_ast *t, const q_clause *cl, size_t ncl,
-                       q_unit *u, size_t nu, const q_tok *tok)
+/* The identify stage: find the identifiers of the query's top-level words
+ * and phrases (not in OR or negation) and look each up. "TC 1001" typed as
+ * two words is one identifier. A keyword query needs all its identifiers;
+ * a ranked one (a sentence, ident_any) one of them. */
+int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_any)
 {
-	const char *span[Q_MAX_IDENTS][2];
+	memset(p, 0, sizeof *p);
+	p->mroot = UINT32_MAX;
+	p->ident_any = ident_any;
+	q_clause *cl = fa_arena_calloc(a, t->nnodes ? t->nnodes : 1, sizeof *cl);
+	uint32_t *leaf_of = fa_arena_alloc(a, (t->nnodes ? t->nnodes : 1) * sizeof *leaf_of);
+	if (!cl || !leaf_of)
+		return fa_err(FATHOM_ENOMEM, "query identifiers");
+	leaf_walk lw = { cl, 0, leaf_of };
+	collect_leaves(&lw, t, t->root, 1, 0, 0);
+	size_t ncl = lw.n;
 	text_ident_opts o = { 3, Q_MAX_IDENTS };
 	for (size_t i = 0; i < ncl; i++) {
 		/* A scoped word keeps its field; a prefix is not one identifier. */
 		const q_node *qn = &t->node[cl[i].node];
 		if (!cl[i].must || qn->fields || qn->prefix)
 			continue;
-		ident_find f = { p, cl[i].text, span };
+		ident_find f = { p, cl[i].text };
 		/* Two words "TC" "1001", one space apart in the query. */
 		if (cl[i].kind == Q_CLAUSE_WORD && i + 1 < ncl && cl[i + 1].must &&
 		    !t->node[cl[i + 1].node].fields && !t->node[cl[i + 1].node].prefix &&
@@ -615,6 +622,18 @@ static int plan_idents(q_plan *p, ix_index *ix, const q_ast *t, const q_clause *
 		}
 		x->applied = x->chunks > 0;
 		x->chunks = 0;   /* counted exactly when the filter is built */
+	}
+	return 0;
+}
+
+/* Free the word units an applied identifier covers: it filters exactly, so
+ * its words only score (TC-1001 then also meets tc_1001); one found
+ * nowhere leaves them as they were. */
+static void free_ident_units(const q_plan *p, const q_clause *cl, q_unit *u, size_t nu,
+                             const q_tok *tok)
+{
+	for (uint32_t k = 0; k < p->nidents; k++) {
+		const q_ident *x = &p->idents[k];
 		if (!x->applied)
 			continue;
 		for (size_t i = 0; i < nu; i++) {
@@ -627,11 +646,10 @@ static int plan_idents(q_plan *p, ix_index *ix, const q_ast *t, const q_clause *
 				start = FA_MIN(start, tok[u[i].elems[j]].start);
 				end = FA_MAX(end, tok[u[i].elems[j]].end);
 			}
-			if (base + start >= span[k][0] && base + end <= span[k][1])
+			if (base + start >= x->text && base + end <= x->text + x->len)
 				u[i].required = 0;
 		}
 	}
-	return 0;
 }
 
 /* Is the whole tree an AND of terms the required flags already enforce? */
@@ -696,8 +714,7 @@ int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *k
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
                  int top_binds)
 {
-	memset(p, 0, sizeof *p);
-	p->mroot = UINT32_MAX;
+	/* p holds what q_identify found */
 	tok_list tl = { a, NULL, 0, 0, 0 };
 	tl.t = fa_arena_alloc(a, Q_MAX_TOKENS * sizeof *tl.t);
 	p->terms = fa_arena_alloc(a, Q_MAX_TERMS * sizeof *p->terms);
@@ -737,10 +754,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	if ((rc = make_units(a, cl, tl.t, tl.n, &u, &nu)))
 		return rc;
 	decide_required(u, nu, cl, top_binds);
-	for (size_t i = 0; i < nu; i++)
-		p->ident_any |= cl[u[i].clause].top && u[i].kind != U_QUOTED && !u[i].required;
-	if ((rc = plan_idents(p, ix, t, cl, ncl, u, nu, tl.t)))
-		return rc;
+	free_ident_units(p, cl, u, nu, tl.t);
 
 	/* An identifier nobody indexed falls back to the phrase of its parts. */
 	size_t total_elems = 0, nph = 0;

@@ -5,13 +5,13 @@
  * A search is a pipeline of stages, each in its own file (search.c runs
  * them in order):
  *   parse.c       parse: the dialect into an AST
- *   plan.c        identify: exact identifiers of the query (TC-1001) become
- *                 pre-filters; this runs inside the plan, because an
- *                 identifier that the index holds frees the words it covers
- *   expand.c      expand: glossary alias groups for the binding words
  *   route.c       route: the matching mode (the one AUTO decision), k and
- *                 how many candidates each source retrieves
- *   plan.c        the AST into analysed terms, phrases and the match tree
+ *                 how many candidates each source retrieves; it runs on the
+ *                 query as written, because expansion depends on it
+ *   expand.c      expand: glossary alias groups for the binding words
+ *   plan.c        identify: exact identifiers of the query (TC-1001) become
+ *                 pre-filters (q_identify); then the plan: the AST into
+ *                 analysed terms, phrases and the match tree
  *   keyword.c     retrieve: BM25F (wand.c: block-max WAND and conjunctions;
  *                 exhaustive.c: the slow reference) into a candidate list
  *                 whose receipts explain reads back through the source
@@ -21,6 +21,7 @@
  *   explain.c     explain: hits (documents, per-source scores and ranks,
  *                 receipts, snippets from snippet.c) for the best k, and
  *                 the query's receipt (why an empty answer is empty)
+ *   lines.c       the receipts of a source that finds lines (fathom grep)
  *   results.c     the result set handed to the caller
  * Both retrieval paths call q_eval() (match.c), so a chunk gets the same
  * score, bit for bit, whichever path finds it.
@@ -119,6 +120,8 @@ void q_ast_format(const q_ast *t, fbuf *out);
 
 typedef struct q_route {
 	int top_binds;       /* the top level's words are required */
+	int ident_any;       /* they are optional (the query ranks), and there
+	                      * are some: a chunk needs one of its identifiers */
 	uint32_t k;          /* hits presented */
 	uint32_t fetch;      /* candidates each source retrieves (>= k) */
 } q_route;
@@ -210,9 +213,17 @@ typedef struct q_plan {
 	uint32_t empty_prefix_len;
 } q_plan;
 
-/* Build the plan of a parsed query (allocated in a). Looks identifiers up
- * in the index to decide between the whole and the phrase of its parts,
- * and prefixes to expand them. FATHOM_EINVAL when nothing is searchable. */
+/* The identify stage: the exact identifiers of the query's top level into
+ * p->idents, each looked up (applied when the index holds it). It starts
+ * the plan: p is cleared first. ident_any: the query ranks (a chunk needs
+ * one identifier, and capitalised words are not class names). */
+int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_any);
+
+/* Build the rest of the plan of a parsed query (allocated in a), after
+ * q_identify on the same p and t: applied identifiers free the words they
+ * cover. Looks identifiers' wholes up in the index to decide between the
+ * whole and the phrase of its parts, and prefixes to expand them.
+ * FATHOM_EINVAL when nothing is searchable. */
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
                  int top_binds);
 

@@ -50,12 +50,14 @@ int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, co
 		r->top_binds = 1;
 		return 0;
 	}
-	if (o->match == FATHOM_MATCH_ANY)
-		return 0;
 	uint32_t keywords = 0, stopwords = 0;
 	int rc = q_plan_top_units(t, an, a, &keywords, &stopwords);
 	if (rc)
 		return rc;
-	r->top_binds = auto_binds(keywords, stopwords, ends_like_sentence(query));
+	r->top_binds = o->match == FATHOM_MATCH_AUTO &&
+	               auto_binds(keywords, stopwords, ends_like_sentence(query));
+	/* Expansion leaves optional words as they are, so these units are
+	 * also the plan's. */
+	r->ident_any = !r->top_binds && keywords + stopwords > 0;
 	return 0;
 }

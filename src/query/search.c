@@ -2,13 +2,18 @@
  * search.c — q_search: the query pipeline, stage by stage (query_int.h
  * names each stage's file):
  *
- *   parse -> identify -> expand -> route -> retrieve -> fuse -> rerank -> explain
+ *   parse -> route -> expand -> identify -> plan -> retrieve -> fuse ->
+ *   rerank -> explain
  *
- * route decides on the parsed query, before the glossary expands it,
- * because whether the top level's words bind decides which of them expand;
- * identification runs inside the plan. Each retrieval source hands over a
+ * The order differs from the design's sketch where the data demands it:
+ * route decides on the query as written, because whether the top level's
+ * words bind decides which of them the glossary expands; identify reads
+ * the expanded query, as the plan does. Each retrieval source hands over a
  * candidate list; fuse makes one pool of them; rerank (when a reranker is
  * given) reorders its best; explain alone builds what the caller sees.
+ *
+ * Search options are checked here; those of versions 1 and 2 are read into
+ * the current layout first (q_search_opts_upgrade, for fathom_search).
  *
  * All per-query memory comes from one arena released at the end.
  */
@@ -139,8 +144,9 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 		if ((rc = q_expand(&ast, gloss, route.top_binds, stack)))
 			goto cleanup;
 	}
-	/* identify, and the plan */
-	if ((rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds)))
+	/* identify, then the plan */
+	if ((rc = q_identify(&plan, work, ix, &ast, route.ident_any)) ||
+	    (rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds)))
 		goto cleanup;
 	/* retrieve */
 	if ((rc = q_filter_init(&filter, work, opts, &ast)) ||
