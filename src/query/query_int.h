@@ -576,13 +576,19 @@ static inline const q_cand *q_found_cand(const q_pool *pool, const q_found *f)
 /* ---- rerank.c ---------------------------------------------------------------------- */
 
 /* A reranker (none is built in yet): it scores the texts of the pool's
- * best chunks for the query; higher is better. scores[i] is for texts[i].
- * A non-zero return fails the search with that code. */
+ * best chunks for the query; higher is better. scores[i] is for texts[i],
+ * the first Q_RERANK_TEXT_MAX bytes of the chunk at most (cut on a
+ * character), NUL-terminated. A non-zero return fails the search with
+ * that code. It reads at most Q_MAX_RERANK chunks, which bounds the memory
+ * a request holds. */
+#define Q_MAX_RERANK 1000
+#define Q_RERANK_TEXT_MAX (64u * 1024)
 typedef struct q_reranker {
 	int (*score)(void *ctx, const char *query, const char *const *texts, const size_t *lens,
 	             size_t n, double *scores);
 	void *ctx;
-	uint32_t depth;      /* how many of the pool's best it reads (0: k) */
+	uint32_t depth;      /* how many of the pool's best it reads (0: k; at
+	                      * most Q_MAX_RERANK) */
 } q_reranker;
 
 /* Read the text of the pool's best min(depth, n) chunks, have rr score

@@ -39,7 +39,7 @@ int q_rerank(q_pool *pool, ix_index *ix, const q_reranker *rr, const char *query
 {
 	if (!rr || !rr->score)
 		return 0;
-	size_t n = FA_MIN(pool->n, (size_t)(rr->depth ? rr->depth : k));
+	size_t n = FA_MIN(pool->n, (size_t)FA_MIN(rr->depth ? rr->depth : k, Q_MAX_RERANK));
 	if (n == 0)
 		return 0;
 	const char **texts = fa_arena_alloc(a, n * sizeof *texts);
@@ -60,11 +60,18 @@ int q_rerank(q_pool *pool, ix_index *ix, const q_reranker *rr, const char *query
 		if (!rc && text.err)
 			rc = text.err;
 		if (!rc) {
-			char *t = fa_arena_strndup(a, text.len ? (const char *)text.data : "", text.len);
+			/* a reranker reads a bounded prefix, cut on a character */
+			size_t len = text.len;
+			if (len > Q_RERANK_TEXT_MAX) {
+				len = Q_RERANK_TEXT_MAX;
+				while (len > 0 && (text.data[len] & 0xc0) == 0x80)
+					len--;
+			}
+			char *t = fa_arena_strndup(a, len ? (const char *)text.data : "", len);
 			if (!t)
 				rc = fa_err(FATHOM_ENOMEM, "rerank");
 			texts[i] = t;
-			lens[i] = text.len;
+			lens[i] = len;
 		}
 	}
 	fbuf_free(&text);

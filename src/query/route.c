@@ -45,7 +45,7 @@ int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, co
 	r->k = o->k;
 	/* Each source fetches what the last ranking stage reads: the k hits,
 	 * or a reranker's deeper pool. */
-	r->fetch = FA_MAX(o->k, FA_MIN(rerank_depth, (uint32_t)Q_MAX_K));
+	r->fetch = FA_MAX(o->k, FA_MIN(rerank_depth, (uint32_t)Q_MAX_RERANK));
 	if (o->match == FATHOM_MATCH_ALL || (o->match == FATHOM_MATCH_AUTO && t->strict)) {
 		r->top_binds = 1;
 		return 0;
