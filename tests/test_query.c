@@ -740,6 +740,61 @@ static void test_rerank(void)
 	drop_index(ix, dir);
 }
 
+/* Every allocation of a search through every stage (retrieve, fuse,
+ * rerank, explain) failed in turn: FATHOM_ENOMEM and no results, or the
+ * full answer; never a partial one, and nothing leaks (the sanitizer
+ * build checks). */
+static void test_alloc_failures(void)
+{
+	tdoc docs[] = {
+		{ "d1", NULL, "zebra notes", NULL, "zebra zebra lorem ipsum dolor sit amet", NULL, NULL, NULL },
+		{ "d2", NULL, NULL, NULL, "zebra lorem ipsum", NULL, NULL, NULL },
+		{ "d3", NULL, NULL, NULL, "lorem zebra", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, 3);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fake_rr f;
+	memset(&f, 0, sizeof f);
+	q_reranker rr = { rerank_by_length, &f, 0 };
+	fathom_results *want = NULL;
+	CHECK_OK(q_search_run(&want, ix, an, "zebra lorem", &o, NULL, NULL, &rr));
+	CHECK_EQ(fathom_results_count(want), 3);
+	fa_arena work;
+	fa_arena_init(&work, 4096, 0);
+	int failed = 0, done = 0;
+	for (long n = 0; n < 100000 && want && !done; n++) {
+		fathom_results *r = (fathom_results *)&f;
+		fa_alloc_fail_after(n);
+		int rc = q_search_run(&r, ix, an, "zebra lorem", &o, n % 2 ? &work : NULL, NULL, &rr);
+		void *probe = fa_malloc(1);   /* NULL: the countdown ran out */
+		fa_alloc_fail_after(-1);
+		done = probe != NULL;
+		fa_free(probe);
+		if (rc) {
+			failed++;
+			CHECK_EQ(rc, FATHOM_ENOMEM);
+			CHECK(r == NULL);
+			continue;
+		}
+		CHECK_EQ(fathom_results_count(r), fathom_results_count(want));
+		for (size_t i = 0; r && i < fathom_results_count(r) && i < fathom_results_count(want); i++) {
+			const fathom_hit *a = fathom_results_hit(r, i), *b = fathom_results_hit(want, i);
+			CHECK(a->chunk_id == b->chunk_id && a->score == b->score && a->n_sources == 2);
+			CHECK(a->n_fields == b->n_fields && a->field_score[FATHOM_FIELD_BODY] ==
+			                                      b->field_score[FATHOM_FIELD_BODY]);
+			CHECK_STR(a->snippet, b->snippet);
+		}
+		fathom_results_free(r);
+	}
+	CHECK(done && failed > 10);
+	fa_arena_free(&work);
+	fathom_results_free(want);
+	drop_index(ix, dir);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english") != 0) {
@@ -757,6 +812,7 @@ int main(void)
 	RUN(test_empty_and_none);
 	RUN(test_route);
 	RUN(test_rerank);
+	RUN(test_alloc_failures);
 	text_analyzer_free(an);
 	return TEST_DONE();
 }
