@@ -116,6 +116,21 @@ typedef struct ix_doc_in {
  * chunk's text). Needs an index opened for writing. */
 int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc);
 
+/* Adding in two steps, so that analysis runs on many threads and one writer
+ * appends: ix_analyse_doc() tokenizes, stems and finds the identifiers of a
+ * document's fields into an analysis (any thread; one analysis and one
+ * analyser per thread); ix_add_analysed() appends what was analysed to the
+ * index (the writer's thread), as ix_add_doc() would have. An analysis holds
+ * any number of documents, each term once; reset it to reuse it. */
+typedef struct ix_analysis ix_analysis;
+int ix_analysis_new(ix_analysis **out);
+void ix_analysis_reset(ix_analysis *a);
+void ix_analysis_free(ix_analysis *a);
+/* *handle: the document's number in a, for ix_add_analysed. */
+int ix_analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *doc, uint32_t *handle);
+/* doc: the same description that was analysed. */
+int ix_add_analysed(ix_index *ix, const ix_doc_in *doc, ix_analysis *a, uint32_t handle);
+
 /* Tombstone the live document with this key. FATHOM_ENOTFOUND if none. */
 int ix_delete_doc(ix_index *ix, const char *key);
 

@@ -42,15 +42,10 @@ typedef struct term_slot {
 	uint32_t hash, idx;
 } term_slot;
 
-/* A token of a field analysed once per document (path, title, tags). */
+/* A token of an analysis: its term (the analysis' number) and position. */
 typedef struct tok_ref {
 	uint32_t term, pos;
 } tok_ref;
-
-typedef struct tok_cache {
-	tok_ref *v;
-	size_t n, cap;
-} tok_cache;
 
 struct ix_pending {
 	term_slot *slots;
@@ -65,12 +60,9 @@ struct ix_pending {
 	size_t deleted_cap;
 	uint32_t ndeleted;
 	fbuf strs;
-	tok_cache cache[FATHOM_NFIELDS];
-	/* The chunk being analysed. */
-	uint32_t chunk;
-	int field;
-	uint32_t field_len[FATHOM_NFIELDS];
-	tok_cache *into;        /* analysing into a cache instead */
+	uint32_t chunk;         /* the chunk being appended */
+	uint64_t serial;        /* tells this buffer's term ids from another's */
+	ix_analysis *scratch;   /* ix_add_doc's analysis */
 	int err;                /* sticky: the buffer is unusable until rollback */
 };
 
@@ -83,6 +75,8 @@ int ix_pending_new(ix_pending **out)
 	fa_arena_init(&p->recs, 1 << 20, 0);
 	fa_strmap_init(&p->keys);
 	fbuf_init(&p->strs, 0);
+	static uint64_t next_serial;
+	p->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
 	int rc = ix_segw_new(&p->w, 0);
 	if (rc) {
 		ix_pending_free(p);
@@ -104,8 +98,7 @@ void ix_pending_free(ix_pending *p)
 	fa_strmap_free(&p->keys);
 	fa_free(p->deleted);
 	fbuf_free(&p->strs);
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		fa_free(p->cache[f].v);
+	ix_analysis_free(p->scratch);
 	ix_segw_free(p->w);
 	fa_free(p);
 }
@@ -146,43 +139,6 @@ static int grow_slots(ix_pending *p)
 	return 0;
 }
 
-static int term_id(ix_pending *p, const char *term, size_t len, uint32_t *id)
-{
-	int rc;
-	/* Load factor at most 1/2 keeps probes short. */
-	if ((p->ntv + 1) * 2 > p->slot_cap && (rc = grow_slots(p)) != 0)
-		return rc;
-	uint32_t h = (uint32_t)fa_hash64(term, len, 0);
-	size_t mask = p->slot_cap - 1, i = h & mask;
-	for (;;) {
-		term_slot *sl = &p->slots[i];
-		if (!sl->idx)
-			break;
-		if (sl->hash == h) {
-			const pend_term *t = p->tv[sl->idx - 1];
-			if (t->keylen == len && memcmp(t->key, term, len) == 0) {
-				*id = sl->idx - 1;
-				return 0;
-			}
-		}
-		i = (i + 1) & mask;
-	}
-	if (p->ntv >= UINT32_MAX - 1)
-		return fa_err(FATHOM_ETOOBIG, "too many distinct terms for one segment");
-	if ((rc = fa_grow((void **)&p->tv, &p->tv_cap, p->ntv + 1, sizeof *p->tv)) != 0)
-		return rc;
-	pend_term *t = fa_arena_alloc(&p->recs, sizeof *t + len + 1);
-	if (!t)
-		return fa_err(FATHOM_ENOMEM, "out of memory (terms)");
-	*t = (pend_term){ NULL, 0, 0, UINT32_MAX, 0, 0xff, (uint8_t)len };
-	memcpy(t->key, term, len);
-	t->key[len] = '\0';
-	p->tv[p->ntv] = t;
-	p->slots[i] = (term_slot){ h, (uint32_t)++p->ntv };
-	*id = (uint32_t)(p->ntv - 1);
-	return 0;
-}
-
 static int add_occurrence(ix_pending *p, uint32_t id, int field, uint32_t pos)
 {
 	pend_term *t = p->tv[id];
@@ -220,54 +176,197 @@ static int add_occurrence(ix_pending *p, uint32_t id, int field, uint32_t pos)
 	return 0;
 }
 
-static int on_token(void *ctx, const text_token *tok)
+/* The id of a term whose hash the analysis computed already. */
+static int term_id_hashed(ix_pending *p, const char *term, size_t len, uint32_t h, uint32_t *id)
 {
-	ix_pending *p = ctx;
-	if (tok->len == 0 || tok->len > IX_MAX_TERM)
-		return 0;
-	uint32_t id = 0;
-	int rc = term_id(p, tok->term, tok->len, &id);
+	int rc;
+	/* Load factor at most 1/2 keeps probes short. */
+	if ((p->ntv + 1) * 2 > p->slot_cap && (rc = grow_slots(p)) != 0)
+		return rc;
+	size_t mask = p->slot_cap - 1, i = h & mask;
+	for (;;) {
+		term_slot *sl = &p->slots[i];
+		if (!sl->idx)
+			break;
+		if (sl->hash == h) {
+			const pend_term *t = p->tv[sl->idx - 1];
+			if (t->keylen == len && memcmp(t->key, term, len) == 0) {
+				*id = sl->idx - 1;
+				return 0;
+			}
+		}
+		i = (i + 1) & mask;
+	}
+	if (p->ntv >= UINT32_MAX - 1)
+		return fa_err(FATHOM_ETOOBIG, "too many distinct terms for one segment");
+	if ((rc = fa_grow((void **)&p->tv, &p->tv_cap, p->ntv + 1, sizeof *p->tv)) != 0)
+		return rc;
+	pend_term *t = fa_arena_alloc(&p->recs, sizeof *t + len + 1);
+	if (!t)
+		return fa_err(FATHOM_ENOMEM, "out of memory (terms)");
+	*t = (pend_term){ NULL, 0, 0, UINT32_MAX, 0, 0xff, (uint8_t)len };
+	memcpy(t->key, term, len);
+	t->key[len] = '\0';
+	p->tv[p->ntv] = t;
+	p->slots[i] = (term_slot){ h, (uint32_t)++p->ntv };
+	*id = (uint32_t)(p->ntv - 1);
+	return 0;
+}
+
+/* ---- analysis: any thread ------------------------------------------------------ */
+
+/* A term of the analysis: its bytes in the analysis' term buffer. */
+typedef struct an_term {
+	uint32_t off, hash;
+	uint8_t len;
+} an_term;
+
+/* The token ranges (into tok) of one chunk: headings, body, identifiers. */
+typedef struct an_chunk {
+	uint32_t head, body, ident, end;
+} an_chunk;
+
+/* One document: its path, title and tags tokens (analysed once for all its
+ * chunks), then its chunks. */
+typedef struct an_doc {
+	uint32_t path, title, tags, end;
+	uint32_t chunk0, nchunks;
+} an_doc;
+
+struct ix_analysis {
+	fbuf bytes;             /* the terms, back to back */
+	an_term *terms;         /* each distinct term once */
+	size_t nterms, cap_terms;
+	uint32_t *slots;        /* open addressing: term index + 1; a power of two */
+	size_t slot_cap;
+	tok_ref *tok;           /* (term, position) in analysis order */
+	size_t ntok, cap_tok;
+	an_chunk *chunks;
+	size_t nchunks, cap_chunks;
+	an_doc *docs;
+	size_t ndocs, cap_docs;
+	char ident[IX_MAX_TERM];
+	/* The writer's side: term -> id in the pending buffer numbered serial. */
+	uint32_t *gid;
+	size_t cap_gid, ngid;   /* ngid: terms mapped (or marked unmapped) */
+	uint64_t gid_serial;
+};
+
+int ix_analysis_new(ix_analysis **out)
+{
+	*out = fa_calloc(1, sizeof **out);
+	if (!*out)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	fbuf_init(&(*out)->bytes, 0);
+	return 0;
+}
+
+void ix_analysis_reset(ix_analysis *a)
+{
+	fbuf_reset(&a->bytes);
+	if (a->nterms)
+		memset(a->slots, 0, a->slot_cap * sizeof *a->slots);
+	a->nterms = a->ntok = a->nchunks = a->ndocs = a->ngid = 0;
+}
+
+void ix_analysis_free(ix_analysis *a)
+{
+	if (!a)
+		return;
+	fbuf_free(&a->bytes);
+	fa_free(a->terms);
+	fa_free(a->slots);
+	fa_free(a->tok);
+	fa_free(a->chunks);
+	fa_free(a->docs);
+	fa_free(a->gid);
+	fa_free(a);
+}
+
+static int an_grow_slots(ix_analysis *a)
+{
+	size_t ncap = a->slot_cap ? a->slot_cap * 2 : 4096;
+	uint32_t *ns = fa_calloc(ncap, sizeof *ns);
+	if (!ns)
+		return fa_err(FATHOM_ENOMEM, "out of memory (analysis terms)");
+	for (size_t i = 0; i < a->nterms; i++) {
+		size_t j = a->terms[i].hash & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = (uint32_t)i + 1;
+	}
+	fa_free(a->slots);
+	a->slots = ns;
+	a->slot_cap = ncap;
+	return 0;
+}
+
+/* The analysis' own number for a term, added when new. */
+static int an_term_id(ix_analysis *a, const char *term, size_t len, uint32_t *id)
+{
+	int rc;
+	if ((a->nterms + 1) * 2 > a->slot_cap && (rc = an_grow_slots(a)) != 0)
+		return rc;
+	uint32_t h = (uint32_t)fa_hash64(term, len, 0);
+	size_t mask = a->slot_cap - 1, i = h & mask;
+	for (;;) {
+		uint32_t s = a->slots[i];
+		if (!s)
+			break;
+		const an_term *t = &a->terms[s - 1];
+		if (t->hash == h && t->len == len && memcmp(a->bytes.data + t->off, term, len) == 0) {
+			*id = s - 1;
+			return 0;
+		}
+		i = (i + 1) & mask;
+	}
+	if (a->bytes.len > UINT32_MAX - IX_MAX_TERM || a->nterms >= UINT32_MAX - 1)
+		return fa_err(FATHOM_ETOOBIG, "too many terms for one batch");
+	if ((rc = fa_grow((void **)&a->terms, &a->cap_terms, a->nterms + 1, sizeof *a->terms)) != 0)
+		return rc;
+	a->terms[a->nterms] = (an_term){ (uint32_t)a->bytes.len, h, (uint8_t)len };
+	if ((rc = fbuf_append(&a->bytes, term, len)) != 0)
+		return rc;
+	a->slots[i] = (uint32_t)++a->nterms;
+	*id = (uint32_t)(a->nterms - 1);
+	return 0;
+}
+
+static int an_push(ix_analysis *a, const char *term, size_t len, uint32_t pos)
+{
+	uint32_t id;
+	int rc = an_term_id(a, term, len, &id);
 	if (rc)
 		return rc;
-	if (p->into) {
-		tok_cache *c = p->into;
-		if ((rc = fa_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) != 0)
-			return rc;
-		c->v[c->n++] = (tok_ref){ id, tok->pos };
-		return 0;
-	}
-	p->field_len[p->field]++;
-	return add_occurrence(p, id, p->field, tok->pos);
-}
-
-static int analyse_into(ix_pending *p, text_analyzer *an, const char *s, size_t n,
-                        uint32_t *pos, tok_cache *c)
-{
-	p->into = c;
-	int rc = n ? text_analyze(an, s, n, pos, on_token, p, NULL) : 0;
-	p->into = NULL;
-	return rc;
-}
-
-static int replay(ix_pending *p, int field)
-{
-	const tok_cache *c = &p->cache[field];
-	p->field_len[field] = (uint32_t)c->n;
-	for (size_t i = 0; i < c->n; i++) {
-		int rc = add_occurrence(p, c->v[i].term, field, c->v[i].pos);
-		if (rc)
+	if (a->ntok == a->cap_tok) {
+		if (a->ntok >= UINT32_MAX - 1)
+			return fa_err(FATHOM_ETOOBIG, "too many tokens for one batch");
+		if ((rc = fa_grow((void **)&a->tok, &a->cap_tok, a->ntok + 1, sizeof *a->tok)) != 0)
 			return rc;
 	}
+	a->tok[a->ntok++] = (tok_ref){ id, pos };
 	return 0;
+}
+
+static int on_token(void *ctx, const text_token *tok)
+{
+	if (tok->len == 0 || tok->len > IX_MAX_TERM)
+		return 0;
+	return an_push(ctx, tok->term, tok->len, tok->pos);
+}
+
+static int analyse_text(ix_analysis *a, text_analyzer *an, const char *s, size_t n,
+                        uint32_t *pos)
+{
+	return n ? text_analyze(an, s, n, pos, on_token, a, NULL) : 0;
 }
 
 /* ---- exact identifiers ------------------------------------------------------ */
 
 typedef struct ident_ctx {
-	ix_pending *p;
+	ix_analysis *a;
 	const char *text;
 	uint32_t pos;
-	char term[IX_MAX_TERM];
 } ident_ctx;
 
 /* Each identifier is one occurrence of the vocabulary term
@@ -277,35 +376,27 @@ typedef struct ident_ctx {
 static int on_ident(void *ctx, const text_ident *id)
 {
 	ident_ctx *x = ctx;
+	char *term = x->a->ident;
 	size_t n = 0, sl = id->end - id->start;
-	x->term[n++] = IX_IDENT_MARK;
-	memcpy(x->term + n, id->key, id->key_len);
+	term[n++] = IX_IDENT_MARK;
+	memcpy(term + n, id->key, id->key_len);
 	n += id->key_len;
-	x->term[n++] = IX_IDENT_SEP;
-	x->term[n++] = (char)('0' + id->cat);
-	if (sl > sizeof x->term - n)
-		sl = sizeof x->term - n;
-	memcpy(x->term + n, x->text + id->start, sl);
+	term[n++] = IX_IDENT_SEP;
+	term[n++] = (char)('0' + id->cat);
+	if (sl > sizeof x->a->ident - n)
+		sl = sizeof x->a->ident - n;
+	memcpy(term + n, x->text + id->start, sl);
 	n += sl;
-	uint32_t tid;
-	int rc = term_id(x->p, x->term, n, &tid);
-	if (rc)
-		return rc;
-	return add_occurrence(x->p, tid, F_BODY, x->pos++);
+	return an_push(x->a, term, n, x->pos++);
 }
 
-static int add_idents(ix_pending *p, const ix_doc_in *d, const char *text, size_t n)
+static int add_idents(ix_analysis *a, const ix_doc_in *d, const char *text, size_t n)
 {
 	text_ident_opts o = { d->ident_min_len ? d->ident_min_len : 3,
 	                      d->ident_max ? d->ident_max : 50 };
-	ident_ctx x;
-	x.p = p;
-	x.text = text;
-	x.pos = 0;
+	ident_ctx x = { a, text, 0 };
 	return text_idents(text, n, &o, on_ident, &x);
 }
-
-/* ---- adding a document ---------------------------------------------------- */
 
 static const char *nz(const char *s)
 {
@@ -343,7 +434,118 @@ static int check_doc(const ix_doc_in *d)
 	return 0;
 }
 
-static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
+static int analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *d)
+{
+	int rc;
+	if ((rc = fa_grow((void **)&a->docs, &a->cap_docs, a->ndocs + 1, sizeof *a->docs)) != 0)
+		return rc;
+	an_doc *ad = &a->docs[a->ndocs];
+	memset(ad, 0, sizeof *ad);
+	ad->chunk0 = (uint32_t)a->nchunks;
+	if (d->grep_only)
+		return 0;   /* no chunks: nothing to analyse */
+	/* Path, title and tags are the same for every chunk: analysed once. */
+	uint32_t pos = 0;
+	ad->path = (uint32_t)a->ntok;
+	if ((rc = analyse_text(a, an, nz(d->path), strlen(nz(d->path)), &pos)) != 0)
+		return rc;
+	pos = 0;
+	ad->title = (uint32_t)a->ntok;
+	if ((rc = analyse_text(a, an, nz(d->title), strlen(nz(d->title)), &pos)) != 0)
+		return rc;
+	pos = 0;
+	ad->tags = (uint32_t)a->ntok;
+	for (size_t i = 0; i < d->n_tags; i++) {
+		/* A gap between tags keeps a phrase from spanning two. */
+		if (i)
+			pos++;
+		if ((rc = analyse_text(a, an, d->tags[i], strlen(d->tags[i]), &pos)) != 0)
+			return rc;
+	}
+	ad->end = (uint32_t)a->ntok;
+	if (a->nchunks + d->n_chunks > UINT32_MAX)
+		return fa_err(FATHOM_ETOOBIG, "too many chunks for one batch");
+	if ((rc = fa_grow((void **)&a->chunks, &a->cap_chunks, a->nchunks + d->n_chunks,
+	                  sizeof *a->chunks)) != 0)
+		return rc;
+	for (size_t i = 0; i < d->n_chunks; i++) {
+		const ix_chunk_in *c = &d->chunks[i];
+		an_chunk *ac = &a->chunks[a->nchunks + i];
+		const char *body = d->text + c->byte_start;
+		size_t blen = c->byte_end - c->byte_start;
+		ac->head = (uint32_t)a->ntok;
+		pos = 0;
+		if ((rc = analyse_text(a, an, c->headings, c->headings_len, &pos)) != 0)
+			return rc;
+		ac->body = (uint32_t)a->ntok;
+		pos = 0;
+		if ((rc = analyse_text(a, an, body, blen, &pos)) != 0)
+			return rc;
+		ac->ident = (uint32_t)a->ntok;
+		if (blen && (rc = add_idents(a, d, body, blen)) != 0)
+			return rc;
+		ac->end = (uint32_t)a->ntok;
+	}
+	a->nchunks += d->n_chunks;
+	ad->nchunks = (uint32_t)d->n_chunks;
+	return 0;
+}
+
+int ix_analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *doc, uint32_t *handle)
+{
+	int rc = check_doc(doc);
+	if (rc)
+		return rc;
+	if (a->ndocs >= UINT32_MAX - 1)
+		return fa_err(FATHOM_ETOOBIG, "too many documents for one batch");
+	if ((rc = analyse_doc(a, an, doc)) != 0)
+		return fa_err_wrap(rc, "%s", doc->key);
+	*handle = (uint32_t)a->ndocs++;
+	return 0;
+}
+
+/* ---- appending an analysed document: the writer ----------------------------- */
+
+/* Append the tokens [from, to) of the analysis as occurrences in field. */
+static int append_tokens(ix_pending *p, ix_analysis *a, uint32_t from, uint32_t to, int field)
+{
+	for (uint32_t i = from; i < to; i++) {
+		const tok_ref *t = &a->tok[i];
+		uint32_t id = a->gid[t->term];
+		if (id == UINT32_MAX) {
+			const an_term *at = &a->terms[t->term];
+			int rc = term_id_hashed(p, (const char *)a->bytes.data + at->off, at->len, at->hash,
+			                        &id);
+			if (rc)
+				return rc;
+			a->gid[t->term] = id;
+		}
+		int rc = add_occurrence(p, id, field, t->pos);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The analysis' terms map to the ids of this pending buffer (a flush starts
+ * a new one, with new ids). */
+static int map_terms(ix_pending *p, ix_analysis *a)
+{
+	if (a->gid_serial != p->serial) {
+		a->ngid = 0;
+		a->gid_serial = p->serial;
+	}
+	if (a->ngid == a->nterms)
+		return 0;
+	int rc = fa_grow((void **)&a->gid, &a->cap_gid, a->nterms, sizeof *a->gid);
+	if (rc)
+		return rc;
+	memset(a->gid + a->ngid, 0xff, (a->nterms - a->ngid) * sizeof *a->gid);
+	a->ngid = a->nterms;
+	return 0;
+}
+
+static int add_doc(ix_pending *p, const ix_doc_in *d, ix_analysis *a, uint32_t handle)
 {
 	fbuf *s = &p->strs;
 	fbuf_reset(s);
@@ -375,51 +577,32 @@ static int add_doc(ix_pending *p, text_analyzer *an, const ix_doc_in *d)
 		return fa_err(FATHOM_ENOMEM, "out of memory (key map)");
 	ks->value = doc;
 	if (d->grep_only)
-		return 0;   /* no chunks: nothing to analyse */
-
-	/* Path, title and tags are the same for every chunk: analyse once. */
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		p->cache[f].n = 0;
-	uint32_t pos = 0;
-	if ((rc = analyse_into(p, an, fixed[1], strlen(fixed[1]), &pos, &p->cache[F_PATH])) != 0)
+		return 0;   /* no chunks */
+	if ((rc = map_terms(p, a)) != 0)
 		return rc;
-	pos = 0;
-	if ((rc = analyse_into(p, an, fixed[2], strlen(fixed[2]), &pos, &p->cache[F_TITLE])) != 0)
-		return rc;
-	pos = 0;
-	for (size_t i = 0; i < d->n_tags; i++) {
-		/* A gap between tags keeps a phrase from spanning two. */
-		if (i)
-			pos++;
-		rc = analyse_into(p, an, d->tags[i], strlen(d->tags[i]), &pos, &p->cache[F_TAGS]);
-		if (rc)
-			return rc;
-	}
 
-	for (size_t i = 0; i < d->n_chunks; i++) {
+	/* Each chunk's fields in order: path, title, headings, tags, body, then
+	 * the identifiers (in the body field, outside its length). */
+	const an_doc *ad = &a->docs[handle];
+	for (uint32_t i = 0; i < ad->nchunks; i++) {
 		const ix_chunk_in *c = &d->chunks[i];
+		const an_chunk *ac = &a->chunks[ad->chunk0 + i];
+		uint32_t field_len[FATHOM_NFIELDS] = { 0 };
+		field_len[F_PATH] = ad->title - ad->path;
+		field_len[F_TITLE] = ad->tags - ad->title;
+		field_len[F_HEADINGS] = ac->body - ac->head;
+		field_len[F_TAGS] = ad->end - ad->tags;
+		field_len[F_BODY] = ac->ident - ac->body;
 		p->chunk = ix_segw_nchunks(p->w);
-		memset(p->field_len, 0, sizeof p->field_len);
-		if ((rc = replay(p, F_PATH)) != 0 || (rc = replay(p, F_TITLE)) != 0)
-			return rc;
-		p->field = F_HEADINGS;
-		pos = 0;
-		if (c->headings_len &&
-		    (rc = text_analyze(an, c->headings, c->headings_len, &pos, on_token, p, NULL)) != 0)
-			return rc;
-		if ((rc = replay(p, F_TAGS)) != 0)
-			return rc;
-		p->field = F_BODY;
-		pos = 0;
-		if (c->byte_end > c->byte_start &&
-		    (rc = text_analyze(an, d->text + c->byte_start, c->byte_end - c->byte_start, &pos,
-		                       on_token, p, NULL)) != 0)
-			return rc;
-		if (c->byte_end > c->byte_start &&
-		    (rc = add_idents(p, d, d->text + c->byte_start, c->byte_end - c->byte_start)) != 0)
+		if ((rc = append_tokens(p, a, ad->path, ad->title, F_PATH)) != 0 ||
+		    (rc = append_tokens(p, a, ad->title, ad->tags, F_TITLE)) != 0 ||
+		    (rc = append_tokens(p, a, ac->head, ac->body, F_HEADINGS)) != 0 ||
+		    (rc = append_tokens(p, a, ad->tags, ad->end, F_TAGS)) != 0 ||
+		    (rc = append_tokens(p, a, ac->body, ac->ident, F_BODY)) != 0 ||
+		    (rc = append_tokens(p, a, ac->ident, ac->end, F_BODY)) != 0)
 			return rc;
 		rc = ix_segw_add_chunk(p->w, c->line_start, c->line_end, c->byte_start, c->byte_end,
-		                       c->headings, c->headings_len, p->field_len);
+		                       c->headings, c->headings_len, field_len);
 		if (rc)
 			return rc;
 	}
@@ -448,7 +631,7 @@ static int delete_live(ix_index *ix, const char *key)
 	return FATHOM_ENOTFOUND;
 }
 
-int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc)
+int ix_add_analysed(ix_index *ix, const ix_doc_in *doc, ix_analysis *a, uint32_t handle)
 {
 	if (!(ix->flags & IX_WRITE))
 		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
@@ -458,11 +641,13 @@ int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc)
 	int rc = check_doc(doc);
 	if (rc)
 		return rc;
+	if (handle >= a->ndocs || a->docs[handle].nchunks != (doc->grep_only ? 0 : doc->n_chunks))
+		return fa_err(FATHOM_EINVAL, "%s: not the document analysed", doc->key);
 	rc = delete_live(ix, doc->key);
 	if (rc && rc != FATHOM_ENOTFOUND)
 		return rc;
 	fa_err_clear();
-	if ((rc = add_doc(p, an, doc)) != 0) {
+	if ((rc = add_doc(p, doc, a, handle)) != 0) {
 		/* Half a document is in the buffer: refuse more until rollback. */
 		p->err = rc;
 		return fa_err_wrap(rc, "%s", doc->key);
@@ -470,6 +655,23 @@ int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc)
 	if (pending_mem(p) >= ix->flush_budget)
 		return ix_pending_flush(ix);
 	return 0;
+}
+
+int ix_add_doc(ix_index *ix, text_analyzer *an, const ix_doc_in *doc)
+{
+	if (!(ix->flags & IX_WRITE))
+		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
+	ix_pending *p = ix->pend;
+	if (p->err)
+		return fa_err(p->err, "%s: an earlier add failed; roll back first", ix->dir);
+	int rc;
+	if (!p->scratch && (rc = ix_analysis_new(&p->scratch)) != 0)
+		return rc;
+	ix_analysis_reset(p->scratch);
+	uint32_t handle;
+	if ((rc = ix_analyse_doc(p->scratch, an, doc, &handle)) != 0)
+		return rc;
+	return ix_add_analysed(ix, doc, p->scratch, handle);
 }
 
 /* ---- lookups ------------------------------------------------------------------- */

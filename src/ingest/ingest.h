@@ -99,6 +99,28 @@ typedef struct jsonl_opts {
 	void *ctx;
 } jsonl_opts;
 
+#define JSONL_MSG_MAX 256
+
+/* The two halves of reading, for callers that parse lines elsewhere (on
+ * other threads): a reader hands out whole lines, jsonl_parse_doc parses
+ * one. */
+typedef struct jsonl_reader jsonl_reader;
+/* max_line: 0 for the default; st (may be NULL) counts lines, blank lines
+ * and over-long ones (errors). */
+int jsonl_reader_new(jsonl_reader **out, FILE *f, size_t max_line, jsonl_stats *st);
+void jsonl_reader_free(jsonl_reader *r);
+/* The next line that is not blank, without its '\n', '\r' or byte order
+ * mark (valid until the next call): 1, with *line NULL for a line over
+ * max_line; 0 at the end; or an error. */
+int jsonl_reader_next(jsonl_reader *r, const char **line, size_t *len, uint64_t *line_no);
+/* Parse a line into d. Its strings live in a, idbuf (for a numeric id,
+ * idcap >= 32) and *root, which jsonl_doc_release frees. FATHOM_ESYNTAX
+ * with the reason in msg (JSONL_MSG_MAX bytes) for a bad line. Thread-safe
+ * (each thread with its own a, idbuf and msg). */
+int jsonl_parse_doc(jsonl_doc *d, void **root, const char *line, size_t n, uint64_t line_no,
+                    fa_arena *a, char *idbuf, size_t idcap, char *msg);
+void jsonl_doc_release(void *root);
+
 /* Read from an open stdio stream (the caller opens the file or stdin). */
 int jsonl_read_stream(FILE *f, const jsonl_opts *opts, jsonl_stats *st);
 /* Parse one line (no newline) — the unit the fuzz target drives. Returns 0

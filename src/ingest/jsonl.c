@@ -31,7 +31,6 @@
 
 #define JSONL_DEFAULT_MAX_LINE ((size_t)64 << 20)
 #define JSONL_READ_CHUNK ((size_t)64 << 10)
-#define JSONL_MSG_MAX 256
 
 /* ---- one line to one document --------------------------------------------- */
 
@@ -205,9 +204,8 @@ static int doc_from_object(jsonl_doc *d, json_t *root, fa_arena *a, char *idbuf,
 	return 0;
 }
 
-/* Parse a line into d (and *root, to release after use). */
-static int parse_doc(jsonl_doc *d, json_t **root_out, const char *line, size_t n,
-                     uint64_t line_no, fa_arena *a, char *idbuf, size_t idcap, char *msg)
+int jsonl_parse_doc(jsonl_doc *d, void **root_out, const char *line, size_t n,
+                    uint64_t line_no, fa_arena *a, char *idbuf, size_t idcap, char *msg)
 {
 	json_error_t jerr;
 	memset(d, 0, sizeof *d);
@@ -229,6 +227,12 @@ static int parse_doc(jsonl_doc *d, json_t **root_out, const char *line, size_t n
 	return 0;
 }
 
+void jsonl_doc_release(void *root)
+{
+	if (root)
+		json_decref(root);
+}
+
 int jsonl_parse_line(const char *line, size_t n, uint64_t line_no, const jsonl_opts *opts)
 {
 	if ((!line && n) || !opts)
@@ -236,15 +240,15 @@ int jsonl_parse_line(const char *line, size_t n, uint64_t line_no, const jsonl_o
 	fa_arena a;
 	fa_arena_init(&a, 4096, 0);
 	jsonl_doc d;
-	json_t *root;
+	void *root;
 	char idbuf[32], msg[JSONL_MSG_MAX];
-	int rc = parse_doc(&d, &root, line ? line : "", n, line_no, &a, idbuf, sizeof idbuf, msg);
+	int rc = jsonl_parse_doc(&d, &root, line ? line : "", n, line_no, &a, idbuf, sizeof idbuf, msg);
 	if (rc == FATHOM_ESYNTAX) {
 		rc = fa_err(FATHOM_ESYNTAX, "line %" PRIu64 ": %s", line_no, msg);
 	} else if (rc == 0) {
 		if (opts->on_doc)
 			rc = opts->on_doc(opts->ctx, &d);
-		json_decref(root);
+		jsonl_doc_release(root);
 	}
 	fa_arena_free(&a);
 	return rc;
@@ -252,18 +256,50 @@ int jsonl_parse_line(const char *line, size_t n, uint64_t line_no, const jsonl_o
 
 /* ---- the stream ---------------------------------------------------------------- */
 
-typedef struct jsonl_reader {
-	const jsonl_opts *o;
+struct jsonl_reader {
+	FILE *f;
+	size_t max_line;
 	jsonl_stats *st;
-	fa_arena arena;    /* per-line allocations, reset after each line */
+	jsonl_stats own_stats;
+	char *chunk;          /* JSONL_READ_CHUNK bytes read ahead */
+	size_t got, pos;
+	/* A line that fits in the chunk is returned where it lies; only lines
+	 * that straddle a chunk boundary are gathered in `line`. */
+	fbuf line;
+	int pending, too_long; /* a partial line is in `line` / over max */
+	int eof;
 	uint64_t line_no;
-} jsonl_reader;
+};
 
-static void report(jsonl_reader *r, const char *msg)
+int jsonl_reader_new(jsonl_reader **out, FILE *f, size_t max_line, jsonl_stats *st)
 {
-	r->st->errors++;
-	if (r->o->on_error)
-		r->o->on_error(r->o->ctx, r->line_no, msg);
+	*out = NULL;
+	if (!f)
+		return fa_err(FATHOM_EINVAL, "jsonl_reader_new: no stream");
+	jsonl_reader *r = fa_calloc(1, sizeof *r);
+	char *chunk = fa_malloc(JSONL_READ_CHUNK);
+	if (!r || !chunk) {
+		fa_free(r);
+		fa_free(chunk);
+		return fa_err(FATHOM_ENOMEM, "out of memory reading JSON lines");
+	}
+	r->f = f;
+	r->max_line = max_line ? max_line : JSONL_DEFAULT_MAX_LINE;
+	r->st = st ? st : &r->own_stats;
+	memset(r->st, 0, sizeof *r->st);
+	r->chunk = chunk;
+	fbuf_init(&r->line, 0);
+	*out = r;
+	return 0;
+}
+
+void jsonl_reader_free(jsonl_reader *r)
+{
+	if (!r)
+		return;
+	fa_free(r->chunk);
+	fbuf_free(&r->line);
+	fa_free(r);
 }
 
 static int is_blank(const char *p, size_t n)
@@ -274,12 +310,18 @@ static int is_blank(const char *p, size_t n)
 	return 1;
 }
 
-/* One whole line, without its '\n'. Returns 0 to go on, else the value
- * that stops the read. */
-static int handle_line(jsonl_reader *r, const char *p, size_t n)
+/* A whole line read (without its '\n'), or one over the limit (p NULL):
+ * 1 when it is worth returning, 0 for a blank line. */
+static int take_line(jsonl_reader *r, const char **line, size_t *len, const char *p, size_t n)
 {
 	r->line_no++;
 	r->st->lines++;
+	if (!p) {
+		r->st->errors++;
+		*line = NULL;
+		*len = 0;
+		return 1;
+	}
 	if (n && p[n - 1] == '\r')
 		n--;
 	if (r->line_no == 1 && n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
@@ -290,31 +332,61 @@ static int handle_line(jsonl_reader *r, const char *p, size_t n)
 		r->st->blank++;
 		return 0;
 	}
-	jsonl_doc d;
-	json_t *root;
-	char idbuf[32], msg[JSONL_MSG_MAX];
-	int rc = parse_doc(&d, &root, p, n, r->line_no, &r->arena, idbuf, sizeof idbuf, msg);
-	if (rc == FATHOM_ESYNTAX) {
-		report(r, msg);
-		rc = 0;
-	} else if (rc == 0) {
-		r->st->docs++;
-		if (r->o->on_doc)
-			rc = r->o->on_doc(r->o->ctx, &d);
-		json_decref(root);
-	}
-	fa_arena_reset(&r->arena);
-	return rc;
+	*line = p;
+	*len = n;
+	return 1;
 }
 
-static int handle_long_line(jsonl_reader *r, size_t max_line)
+int jsonl_reader_next(jsonl_reader *r, const char **line, size_t *len, uint64_t *line_no)
 {
-	char msg[JSONL_MSG_MAX];
-	r->line_no++;
-	r->st->lines++;
-	snprintf(msg, sizeof msg, "line longer than %zu bytes", max_line);
-	report(r, msg);
-	return 0;
+	int rc = 0;
+	while (rc == 0) {
+		if (r->pos >= r->got) {
+			if (r->eof)
+				return 0;
+			r->got = fread(r->chunk, 1, JSONL_READ_CHUNK, r->f);
+			r->pos = 0;
+			if (r->got == 0) {
+				if (ferror(r->f))
+					return fa_err(FATHOM_EIO, "reading JSON lines: %s", strerror(errno));
+				r->eof = 1;
+				if (!r->pending)
+					return 0;
+				/* the last line had no '\n' */
+				r->pending = 0;
+				rc = take_line(r, line, len, r->too_long ? NULL : (const char *)r->line.data,
+				               r->line.len);
+				r->too_long = 0;
+				break;
+			}
+		}
+		const char *chunk = r->chunk;
+		size_t pos = r->pos, got = r->got;
+		const char *nl = memchr(chunk + pos, '\n', got - pos);
+		size_t end = nl ? (size_t)(nl - chunk) : got, seg = end - pos;
+		r->pos = end + 1;
+		if (!r->pending && nl) {
+			rc = take_line(r, line, len, seg > r->max_line ? NULL : chunk + pos, seg);
+			continue;
+		}
+		if (!r->pending)
+			fbuf_reset(&r->line);
+		r->pending = 1;
+		if (!r->too_long && (r->line.len > r->max_line || seg > r->max_line - r->line.len)) {
+			r->too_long = 1;
+			fbuf_reset(&r->line);
+		}
+		if (!r->too_long && fbuf_append(&r->line, chunk + pos, seg) != 0)
+			return fa_err(FATHOM_ENOMEM, "out of memory reading a %zu-byte line",
+			              r->line.len + seg);
+		if (nl) {
+			rc = take_line(r, line, len, r->too_long ? NULL : (const char *)r->line.data,
+			               r->line.len);
+			r->pending = r->too_long = 0;
+		}
+	}
+	*line_no = r->line_no;
+	return rc;
 }
 
 int jsonl_read_stream(FILE *f, const jsonl_opts *opts, jsonl_stats *st)
@@ -325,54 +397,43 @@ int jsonl_read_stream(FILE *f, const jsonl_opts *opts, jsonl_stats *st)
 	memset(st, 0, sizeof *st);
 	if (!f || !opts)
 		return fa_err(FATHOM_EINVAL, "jsonl_read_stream: bad arguments");
-	size_t max_line = opts->max_line ? opts->max_line : JSONL_DEFAULT_MAX_LINE;
-	jsonl_reader r = { opts, st, { 0 }, 0 };
-	fa_arena_init(&r.arena, 16384, 0);
-	/* A line that fits in the chunk is parsed where it lies; only lines
-	 * that straddle a chunk boundary are gathered in `line`. */
-	fbuf line;
-	fbuf_init(&line, 0);
-	char *chunk = fa_malloc(JSONL_READ_CHUNK);
-	int rc = chunk ? 0 : fa_err(FATHOM_ENOMEM, "out of memory reading JSON lines");
-	int pending = 0, too_long = 0; /* a partial line is in `line` / over max */
-	while (rc == 0) {
-		size_t got = fread(chunk, 1, JSONL_READ_CHUNK, f);
-		if (got == 0) {
-			if (ferror(f))
-				rc = fa_err(FATHOM_EIO, "reading JSON lines: %s", strerror(errno));
+	jsonl_reader *r;
+	int rc = jsonl_reader_new(&r, f, opts->max_line, st);
+	if (rc)
+		return rc;
+	fa_arena arena;    /* per-line allocations, reset after each line */
+	fa_arena_init(&arena, 16384, 0);
+	const char *p;
+	size_t n;
+	uint64_t line_no;
+	while ((rc = jsonl_reader_next(r, &p, &n, &line_no)) > 0) {
+		char idbuf[32], msg[JSONL_MSG_MAX];
+		jsonl_doc d;
+		void *root = NULL;
+		rc = 0;
+		if (!p) {
+			snprintf(msg, sizeof msg, "line longer than %zu bytes", r->max_line);
+			rc = FATHOM_ESYNTAX;
+		} else {
+			rc = jsonl_parse_doc(&d, &root, p, n, line_no, &arena, idbuf, sizeof idbuf, msg);
+			if (rc == FATHOM_ESYNTAX)
+				st->errors++;
+		}
+		if (rc == FATHOM_ESYNTAX) {
+			if (opts->on_error)
+				opts->on_error(opts->ctx, line_no, msg);
+			rc = 0;
+		} else if (rc == 0) {
+			st->docs++;
+			if (opts->on_doc)
+				rc = opts->on_doc(opts->ctx, &d);
+			jsonl_doc_release(root);
+		}
+		fa_arena_reset(&arena);
+		if (rc)
 			break;
-		}
-		size_t pos = 0;
-		while (rc == 0 && pos < got) {
-			const char *nl = memchr(chunk + pos, '\n', got - pos);
-			size_t end = nl ? (size_t)(nl - chunk) : got, seg = end - pos;
-			if (!pending && nl) {
-				rc = seg > max_line ? handle_long_line(&r, max_line)
-				                    : handle_line(&r, chunk + pos, seg);
-			} else {
-				pending = 1;
-				if (!too_long && (line.len > max_line || seg > max_line - line.len)) {
-					too_long = 1;
-					fbuf_reset(&line);
-				}
-				if (!too_long && fbuf_append(&line, chunk + pos, seg) != 0)
-					rc = fa_err(FATHOM_ENOMEM, "out of memory reading a %zu-byte line",
-					            line.len + seg);
-				if (rc == 0 && nl) {
-					rc = too_long ? handle_long_line(&r, max_line)
-					              : handle_line(&r, (const char *)line.data, line.len);
-					pending = too_long = 0;
-					fbuf_reset(&line);
-				}
-			}
-			pos = end + 1;
-		}
 	}
-	if (rc == 0 && pending) /* the last line had no '\n' */
-		rc = too_long ? handle_long_line(&r, max_line)
-		              : handle_line(&r, (const char *)line.data, line.len);
-	fa_free(chunk);
-	fbuf_free(&line);
-	fa_arena_free(&r.arena);
+	fa_arena_free(&arena);
+	jsonl_reader_free(r);
 	return rc;
 }
