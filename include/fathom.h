@@ -232,11 +232,15 @@ typedef struct fathom_ingest_opts {
 	uint64_t grep_max_file_size; /* default 256 MiB; 0: no file over max_file_size */
 	int grep_only;             /* every file for grep alone: the trigram index
 	                            * and file table, no full text (fast, small) */
+	/* version 4: threads that read, chunk and analyse batches of documents
+	 * while the calling thread writes (0: one per CPU, the default; 1: the
+	 * calling thread alone). The index is the same whatever the count. */
+	unsigned threads;
 } fathom_ingest_opts;
 
-#define FATHOM_INGEST_OPTS_VERSION 3
+#define FATHOM_INGEST_OPTS_VERSION 4   /* versions 1 to 3 are accepted */
 #define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
-	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0 }
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0, 0 }
 int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version);
 
 /* Walk files and folders and index what changed since the last run.

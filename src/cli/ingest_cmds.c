@@ -126,7 +126,7 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 
 enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NOIGNORE,
        OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX,
-       OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE };
+       OPT_THREADS, OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE };
 
 static const struct option ingest_longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -139,6 +139,7 @@ static const struct option ingest_longopts[] = {
 	{ "chunk-max", required_argument, NULL, OPT_CMAX },
 	{ "ident-min-len", required_argument, NULL, OPT_IDMIN },
 	{ "ident-max", required_argument, NULL, OPT_IDMAX },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "no-ignore", no_argument, NULL, OPT_NOIGNORE },
 	{ "no-follow", no_argument, NULL, OPT_NOFOLLOW },
 	{ "keep-missing", no_argument, NULL, OPT_KEEPMISSING },
@@ -204,6 +205,11 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 			if (cli_parse_u64(optarg, 1, 1000, &v))
 				return cli_usage_error("--ident-max wants 1 to 1000, got '%s'", optarg);
 			a->ci.io.ident_max = (uint32_t)v;
+			break;
+		case OPT_THREADS:
+			if (cli_parse_u64(optarg, 1, 64, &v))
+				return cli_usage_error("--threads wants 1 to 64, got '%s'", optarg);
+			a->ci.io.threads = (unsigned)v;
 			break;
 		case OPT_CMAX:
 			if (cli_parse_u64(optarg, 0, 1u << 30, &v))

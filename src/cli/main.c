@@ -147,6 +147,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --chunk-max N        hard cap on a chunk (default 6000)\n"
 	  "  --ident-min-len N    exact identifiers: shortest spelling kept (default 3)\n"
 	  "  --ident-max N        exact identifiers: at most N per chunk (default 50)\n"
+	  "  --threads N          threads reading and analysing files (default: one per CPU;\n"
+	  "                       1: one thread); the index is the same whatever N\n"
 	  "  --no-ignore          do not honour .gitignore files\n"
 	  "  --no-follow          do not follow symbolic links\n"
 	  "  --keep-missing       keep documents whose files are gone\n"
@@ -160,7 +162,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "add",
 	  "usage: fathom add [--index DIR] --jsonl FILE|- [--meta KEY=VALUE]...\n"
 	  "  one JSON object per line: id (or _id), title, body (or text), url, tags,\n"
-	  "  and any other string members as metadata. Chunk options as for index.\n" },
+	  "  and any other string members as metadata. Chunk options and --threads N\n"
+	  "  (threads parsing and analysing lines) as for index.\n" },
 	{ "search",
 	  "usage: fathom search [--index DIR] [options] QUERY...\n"
 	  "  -k N                 number of results (default 10)\n"

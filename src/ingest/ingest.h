@@ -100,6 +100,7 @@ typedef struct jsonl_opts {
 } jsonl_opts;
 
 #define JSONL_MSG_MAX 256
+#define JSONL_DEFAULT_MAX_LINE ((size_t)64 << 20)
 
 /* The two halves of reading, for callers that parse lines elsewhere (on
  * other threads): a reader hands out whole lines, jsonl_parse_doc parses

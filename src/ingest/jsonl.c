@@ -29,7 +29,6 @@
 
 #include "ingest/ingest.h"
 
-#define JSONL_DEFAULT_MAX_LINE ((size_t)64 << 20)
 #define JSONL_READ_CHUNK ((size_t)64 << 10)
 
 /* ---- one line to one document --------------------------------------------- */

@@ -22,8 +22,6 @@
  * PascalCase humps, so the same spellings are found in documents and in
  * queries.
  */
-#include <ctype.h>
-
 #include "text/text.h"
 
 static int is_alpha(unsigned char c)
@@ -39,6 +37,11 @@ static int is_digit(unsigned char c)
 static int is_alnum(unsigned char c)
 {
 	return is_alpha(c) || is_digit(c);
+}
+
+static unsigned char ascii_lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
 }
 
 static int is_delim(unsigned char c)
@@ -89,7 +92,7 @@ int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len
 		while (i < n && (is_digit((unsigned char)s[i]) ? 2 : is_alpha((unsigned char)s[i]) ? 1 : 0) == kind) {
 			if (o + 1 >= cap)
 				return -1;
-			key[o++] = (char)tolower((unsigned char)s[i]);
+			key[o++] = (char)ascii_lower((unsigned char)s[i]);
 			i++;
 		}
 		prev = kind;
@@ -106,21 +109,26 @@ int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len
 
 static int ieq(const char *s, size_t n, const char *w)
 {
-	if (n == 0 || tolower((unsigned char)s[0]) != w[0])
+	if (n == 0 || ascii_lower((unsigned char)s[0]) != (unsigned char)w[0])
 		return 0;   /* the common answer, without strlen */
 	size_t m = strlen(w);
 	if (n != m)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (tolower((unsigned char)s[i]) != w[i])
+		if (ascii_lower((unsigned char)s[i]) != (unsigned char)w[i])
 			return 0;
 	return 1;
 }
 
+/* The lists are short and most words start with another letter than any
+ * entry: the first letter is compared before anything else. */
 static int in_list(const char *s, size_t n, const char *const *list)
 {
+	if (n == 0)
+		return 0;
+	unsigned char c0 = ascii_lower((unsigned char)s[0]);
 	for (size_t i = 0; list[i]; i++)
-		if (ieq(s, n, list[i]))
+		if ((unsigned char)list[i][0] == c0 && ieq(s, n, list[i]))
 			return 1;
 	return 0;
 }

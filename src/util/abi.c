@@ -30,6 +30,7 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	[FA_INGEST_OPTS] = { "fathom_ingest_opts", FATHOM_INGEST_OPTS_VERSION,
 	                     { 0, offsetof(fathom_ingest_opts, ident_min_len),
 	                       offsetof(fathom_ingest_opts, grep_max_file_size),
+	                       offsetof(fathom_ingest_opts, threads),
 	                       sizeof(fathom_ingest_opts) } },
 	/* versions 1 and 2 held the field weights inline, after match: no
 	 * prefix of version 3, so fathom_search reads them by their own
@@ -52,7 +53,7 @@ static const struct_info structs[FA_NSTRUCTS] = {
  * the library then reads some other way, or not at all). These stop the
  * build until the row is updated. */
 _Static_assert(FATHOM_OPEN_OPTS_VERSION == 1, "a new fathom_open_opts version: update structs[]");
-_Static_assert(FATHOM_INGEST_OPTS_VERSION == 3, "a new fathom_ingest_opts version: update structs[]");
+_Static_assert(FATHOM_INGEST_OPTS_VERSION == 4, "a new fathom_ingest_opts version: update structs[]");
 _Static_assert(FATHOM_SEARCH_OPTS_VERSION == 3, "a new fathom_search_opts version: update structs[]");
 _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
