@@ -194,8 +194,6 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 				return cli_usage_error("--grep-max-size wants a byte count, got '%s'", optarg);
 			a->ci.io.grep_max_file_size = v;
 			break;
-		case OPT_CTARGET:
-		case OPT_COVERLAP:
 		case OPT_IDMIN:
 			if (cli_parse_u64(optarg, 1, 64, &v))
 				return cli_usage_error("--ident-min-len wants 1 to 64, got '%s'", optarg);
@@ -211,6 +209,8 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 				return cli_usage_error("--threads wants 1 to 64, got '%s'", optarg);
 			a->ci.io.threads = (unsigned)v;
 			break;
+		case OPT_CTARGET:
+		case OPT_COVERLAP:
 		case OPT_CMAX:
 			if (cli_parse_u64(optarg, 0, 1u << 30, &v))
 				return cli_usage_error("chunk sizes are byte counts up to 1G, got '%s'", optarg);
