@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fathom.h"
+#include "index/index_int.h"
 #include "test.h"
 
 static char root[256];
@@ -373,6 +374,46 @@ static void test_stop_commits_nothing(void)
 	}
 }
 
+/* The document store's frames compressed on 1 or 3 threads: the same bytes,
+ * past the training window (frames in batches) and within it. */
+static void test_docstore_threads(void)
+{
+	size_t cap = 4u << 20, n = 0;
+	char *lines = malloc(cap);
+	if (!lines)
+		return;
+	unsigned x = 12345;
+	for (int d = 0; d < 3000 && n < cap - 4096; d++) {
+		n += (size_t)snprintf(lines + n, cap - n, "{\"id\":\"d%d\",\"body\":\"", d);
+		for (int w = 0; w < 60; w++) {
+			x = x * 1103515245u + 12345u;
+			n += (size_t)snprintf(lines + n, cap - n, "w%u ", (x >> 16) % 5000);
+		}
+		n += (size_t)snprintf(lines + n, cap - n, "\"}\n");
+	}
+	ix_ds_set_train_window(256u << 10);
+	for (unsigned t = 1; t <= 3; t += 2) {
+		ix_ds_set_threads(t);
+		char dir[300];
+		snprintf(dir, sizeof dir, "%s/dx%u", root, t);
+		fathom_index *ix = open_ix(dir);
+		if (!ix)
+			break;
+		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+		o.threads = 2;
+		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
+		CHECK_OK(fathom_commit(ix));
+		fathom_close(ix);
+	}
+	ix_ds_set_threads(0);
+	ix_ds_set_train_window(0);
+	char a[300], b[300];
+	snprintf(a, sizeof a, "%s/dx1", root);
+	snprintf(b, sizeof b, "%s/dx3", root);
+	check_same_dirs(a, b);
+	free(lines);
+}
+
 /* Older callers' option structs (versions 1 to 3) still work. */
 static void test_old_opts_versions(void)
 {
@@ -406,6 +447,7 @@ int main(void)
 	RUN(test_jsonl_same_whatever_threads);
 	RUN(test_chunk_paths_same_whatever_threads);
 	RUN(test_stop_commits_nothing);
+	RUN(test_docstore_threads);
 	RUN(test_old_opts_versions);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);

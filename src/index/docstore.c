@@ -31,6 +31,12 @@
  * indexing time for 1%. Level 7 with one: level 9 on 8 KiB frames with a
  * dictionary compressed at half the speed for 1.5%.
  *
+ * Compression is the writer's largest cost, and frames are independent:
+ * once the frames are decided, the text is held DS_BATCH_FRAMES frames at a
+ * time and each batch compressed on a pool of threads, one zstd context
+ * each (loaded with the same dictionary and level, so every frame's bytes
+ * are what one context would have made), the frames appended in order.
+ *
  * zstd allocates through fathom's allocator (ZSTD_customMem), so allocation
  * failure tests reach it too; the dictionary trainer (zdict) cannot be given
  * an allocator and uses malloc: its failure only means no dictionary.
@@ -42,6 +48,7 @@
 #include <zstd_errors.h>
 
 #include "index/index_int.h"
+#include "util/pool.h"
 
 #define DS_LEVEL 9                              /* frames without a dictionary */
 #define DS_DICT_LEVEL 7                         /* frames with one */
@@ -49,6 +56,7 @@
 #define DS_DICT_MIN ((size_t)16 << 10)          /* dictionary size: raw / 32 in [min, max] */
 #define DS_DICT_MAX ((size_t)128 << 10)
 #define DS_TRAIN_WINDOW ((size_t)16 << 20)      /* raw text held before training */
+#define DS_BATCH_FRAMES 32                      /* frames compressed together */
 
 static void *zs_alloc(void *opaque, size_t n)
 {
@@ -90,8 +98,11 @@ int ix_ds_init(ix_ds_writer *w)
 	return 0;
 }
 
+static void threads_free(struct ix_ds_threads *t);
+
 void ix_ds_free(ix_ds_writer *w)
 {
+	threads_free(w->threads);
 	if (w->cctx)
 		ZSTD_freeCCtx(w->cctx);
 	fa_free(w->raw);
@@ -106,6 +117,38 @@ int ix_ds_wants_dict(uint64_t raw_estimate)
 	return raw_estimate >= DS_DICT_MIN_RAW;
 }
 
+static _Atomic unsigned ds_threads;
+
+void ix_ds_set_threads(unsigned n)
+{
+	ds_threads = n;
+}
+
+/* A zstd context with the writer's level and dictionary. */
+static int new_cctx(const ix_ds_writer *w, ZSTD_CCtx **out)
+{
+	if (!(*out = ZSTD_createCCtx_advanced(zs_mem)))
+		return fa_err(FATHOM_ENOMEM, "out of memory (zstd context)");
+	size_t r = ZSTD_CCtx_setParameter(*out, ZSTD_c_compressionLevel,
+	                                  w->dict ? DS_DICT_LEVEL : DS_LEVEL);
+	if (!ZSTD_isError(r) && w->dict)
+		r = ZSTD_CCtx_loadDictionary(*out, w->dict, w->dict_len);
+	if (ZSTD_isError(r))
+		return zs_err(r);
+	return 0;
+}
+
+/* Record the frame of n raw bytes whose c compressed bytes end w->comp. */
+static void record_frame(ix_ds_writer *w, size_t c, size_t n)
+{
+	const ix_ds_frame *prev = w->nframes ? &w->frames[w->nframes - 1] : NULL;
+	ix_ds_frame *f = &w->frames[w->nframes++];
+	f->raw_start = prev ? prev->raw_start + prev->raw_len : 0;
+	f->comp_off = w->comp_base + w->comp.len - c;
+	f->comp_len = (uint32_t)c;
+	f->raw_len = (uint32_t)n;
+}
+
 /* Compress src[0..n) as the next frame. */
 static int compress_frame(ix_ds_writer *w, const unsigned char *src, size_t n)
 {
@@ -118,14 +161,146 @@ static int compress_frame(ix_ds_writer *w, const unsigned char *src, size_t n)
 	size_t c = ZSTD_compress2(w->cctx, w->comp.data + w->comp.len, bound, src, n);
 	if (ZSTD_isError(c))
 		return zs_err(c);
-	const ix_ds_frame *prev = w->nframes ? &w->frames[w->nframes - 1] : NULL;
-	ix_ds_frame *f = &w->frames[w->nframes++];
-	f->raw_start = prev ? prev->raw_start + prev->raw_len : 0;
-	f->comp_off = w->comp_base + w->comp.len;
-	f->comp_len = (uint32_t)c;
-	f->raw_len = (uint32_t)n;
 	w->comp.len += c;
+	record_frame(w, c, n);
 	return 0;
+}
+
+/* The threads of one writer: a pool, a context per worker, and a ring of
+ * frames in flight. */
+typedef struct ds_slot {
+	const unsigned char *src;
+	size_t n;
+	unsigned char *out;
+	size_t out_cap, out_len;
+	size_t zerr;           /* a zstd error code, or 0 */
+} ds_slot;
+
+typedef struct ix_ds_threads {
+	fa_pool *pool;
+	ZSTD_CCtx **cctx;       /* one per worker */
+	size_t ncctx;
+	ds_slot *slots;
+	size_t window;
+	/* the batch being compressed */
+	ix_ds_writer *w;
+	const unsigned char *src;
+	size_t len, at;
+} ix_ds_threads;
+
+static void threads_free(ix_ds_threads *t)
+{
+	if (!t)
+		return;
+	fa_pool_free(t->pool);
+	for (size_t i = 0; i < t->ncctx; i++)
+		if (t->cctx[i])
+			ZSTD_freeCCtx(t->cctx[i]);
+	fa_free(t->cctx);
+	for (size_t i = 0; i < t->window; i++)
+		fa_free(t->slots[i].out);
+	fa_free(t->slots);
+	fa_free(t);
+}
+
+/* The writer's threads, started on the first batch; none (NULL) with one
+ * CPU or ix_ds_set_threads(1). */
+static int threads_start(ix_ds_writer *w)
+{
+	unsigned n = ds_threads ? ds_threads : fa_cpu_count(0);
+	if (n < 2 || w->threads)
+		return 0;
+	ix_ds_threads *t = fa_calloc(1, sizeof *t);
+	if (!t)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	int rc = fa_pool_new(&t->pool, FA_MIN(n, FA_POOL_MAX_THREADS));
+	if (!rc && fa_pool_threads(t->pool) < 2) {
+		threads_free(t);   /* threads could not start: the writer alone */
+		return 0;
+	}
+	if (!rc) {
+		t->ncctx = fa_pool_threads(t->pool);
+		t->window = t->ncctx * 2;
+		t->cctx = fa_calloc(t->ncctx, sizeof *t->cctx);
+		t->slots = fa_calloc(t->window, sizeof *t->slots);
+		if (!t->cctx || !t->slots)
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < t->ncctx && !rc; i++)
+		rc = new_cctx(w, &t->cctx[i]);
+	if (rc) {
+		threads_free(t);
+		return rc;
+	}
+	w->threads = t;
+	return 0;
+}
+
+static int ds_produce(void *ctx, size_t slot)
+{
+	ix_ds_threads *t = ctx;
+	if (t->at >= t->len)
+		return 0;
+	ds_slot *s = &t->slots[slot];
+	s->src = t->src + t->at;
+	s->n = FA_MIN(t->len - t->at, (size_t)t->w->frame_raw);
+	t->at += s->n;
+	return 1;
+}
+
+static int ds_work(void *ctx, unsigned worker, size_t slot)
+{
+	ix_ds_threads *t = ctx;
+	ds_slot *s = &t->slots[slot];
+	size_t bound = ZSTD_compressBound(s->n);
+	if (bound > s->out_cap) {
+		unsigned char *p = fa_realloc(s->out, bound);
+		if (!p)
+			return FATHOM_ENOMEM;
+		s->out = p;
+		s->out_cap = bound;
+	}
+	size_t c = ZSTD_compress2(t->cctx[worker], s->out, bound, s->src, s->n);
+	s->zerr = ZSTD_isError(c) ? c : 0;
+	s->out_len = ZSTD_isError(c) ? 0 : c;
+	return 0;
+}
+
+static int ds_emit(void *ctx, size_t slot)
+{
+	ix_ds_threads *t = ctx;
+	ix_ds_writer *w = t->w;
+	ds_slot *s = &t->slots[slot];
+	if (s->zerr)
+		return zs_err(s->zerr);   /* here: the message is the calling thread's */
+	int rc = fa_grow((void **)&w->frames, &w->frames_cap, w->nframes + 1, sizeof *w->frames);
+	if (rc || (rc = fbuf_append(&w->comp, s->out, s->out_len)) != 0)
+		return rc;
+	record_frame(w, s->out_len, s->n);
+	return 0;
+}
+
+/* Compress src[0..n) as frames of frame_raw bytes (the last one shorter). */
+static int compress_frames(ix_ds_writer *w, const unsigned char *src, size_t n)
+{
+	int rc = n > w->frame_raw ? threads_start(w) : 0;
+	if (rc)
+		return rc;
+	ix_ds_threads *t = w->threads;
+	if (!t || n <= w->frame_raw) {
+		for (size_t at = 0; at < n && !rc; at += w->frame_raw)
+			rc = compress_frame(w, src + at, FA_MIN(n - at, (size_t)w->frame_raw));
+		return rc;
+	}
+	t->w = w;
+	t->src = src;
+	t->len = n;
+	t->at = 0;
+	const fa_pipeline fns = { ds_produce, ds_work, ds_emit };
+	rc = fa_pool_run(t->pool, t->window, &fns, t);
+	if (rc == FATHOM_ENOMEM)
+		rc = fa_err(FATHOM_ENOMEM, "out of memory (document store frames)");
+	return rc;
 }
 
 /* Fix the frame size (small frames with a dictionary, 64 KiB without) and
@@ -133,35 +308,27 @@ static int compress_frame(ix_ds_writer *w, const unsigned char *src, size_t n)
  * finish, everything) kept in a buffer of one frame. */
 static int set_frames(ix_ds_writer *w, int finish)
 {
+	int rc;
 	if (!w->cctx) {
-		if (!(w->cctx = ZSTD_createCCtx_advanced(zs_mem)))
-			return fa_err(FATHOM_ENOMEM, "out of memory (zstd context)");
-		size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel,
-		                                  w->dict ? DS_DICT_LEVEL : DS_LEVEL);
-		if (!ZSTD_isError(r) && w->dict)
-			r = ZSTD_CCtx_loadDictionary(w->cctx, w->dict, w->dict_len);
-		if (ZSTD_isError(r))
-			return zs_err(r);
+		ZSTD_CCtx *c;
+		if ((rc = new_cctx(w, &c)) != 0)
+			return rc;
+		w->cctx = c;
 	}
 	w->frame_raw = w->dict ? IX_FRAME_RAW_DICT : IX_FRAME_RAW;
-	size_t at = 0;
-	int rc = 0;
-	while (!rc && w->raw_fill - at >= (finish ? 1 : w->frame_raw)) {
-		size_t n = FA_MIN(w->raw_fill - at, (size_t)w->frame_raw);
-		rc = compress_frame(w, w->raw + at, n);
-		at += n;
-	}
-	if (rc)
+	size_t whole = finish ? w->raw_fill : w->raw_fill - w->raw_fill % w->frame_raw;
+	if ((rc = compress_frames(w, w->raw, whole)) != 0)
 		return rc;
-	unsigned char *buf = fa_malloc(w->frame_raw);
+	size_t cap = (size_t)w->frame_raw * DS_BATCH_FRAMES;
+	unsigned char *buf = fa_malloc(cap);
 	if (!buf)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
-	if (w->raw_fill > at)
-		memcpy(buf, w->raw + at, w->raw_fill - at);
+	if (w->raw_fill > whole)
+		memcpy(buf, w->raw + whole, w->raw_fill - whole);
 	fa_free(w->raw);
 	w->raw = buf;
-	w->raw_cap = w->frame_raw;
-	w->raw_fill -= at;
+	w->raw_cap = cap;
+	w->raw_fill -= whole;
 	return 0;
 }
 
@@ -243,8 +410,8 @@ int ix_ds_append(ix_ds_writer *w, const char *text, size_t len)
 {
 	while (len) {
 		/* Until the frames are decided the text is held, up to the
-		 * training window; then one frame at a time. */
-		size_t limit = w->frame_raw ? w->frame_raw : w->window;
+		 * training window; then a batch of frames at a time. */
+		size_t limit = w->frame_raw ? (size_t)w->frame_raw * DS_BATCH_FRAMES : w->window;
 		size_t k = FA_MIN(len, limit - w->raw_fill);
 		if (w->raw_fill + k > w->raw_cap) {
 			size_t cap = FA_MAX(w->raw_cap * 2, (size_t)IX_FRAME_RAW);
@@ -266,7 +433,7 @@ int ix_ds_append(ix_ds_writer *w, const char *text, size_t len)
 		if (!w->frame_raw) {
 			rc = train_window(w, 0);
 		} else {
-			rc = compress_frame(w, w->raw, w->raw_fill);
+			rc = compress_frames(w, w->raw, w->raw_fill);
 			w->raw_fill = 0;
 		}
 		if (rc)
@@ -279,7 +446,7 @@ int ix_ds_finish(ix_ds_writer *w)
 {
 	if (!w->frame_raw)
 		return train_window(w, 1);
-	int rc = compress_frame(w, w->raw, w->raw_fill);
+	int rc = compress_frames(w, w->raw, w->raw_fill);
 	if (!rc)
 		w->raw_fill = 0;
 	return rc;

@@ -340,6 +340,7 @@ typedef struct ix_ds_writer {
 	uint64_t comp_base;
 	ix_ds_frame *frames;
 	size_t nframes, frames_cap;
+	struct ix_ds_threads *threads; /* frames compressed in parallel (docstore.c) */
 } ix_ds_writer;
 
 int ix_ds_init(ix_ds_writer *w);
@@ -357,6 +358,9 @@ int ix_ds_train(ix_ds_writer *w, const unsigned char *samples, const size_t *siz
 #define IX_DS_SAMPLE_PIECE IX_FRAME_RAW_DICT
 #define IX_DS_SAMPLE_MAX ((size_t)2 << 20)
 int ix_ds_wants_dict(uint64_t raw_estimate);
+/* Threads compressing frames (0: one per CPU, the default; 1: the writer's
+ * own). The bytes written are the same whatever the count. */
+void ix_ds_set_threads(unsigned n);
 /* Test hook: the training window of writers made from now on (0: the
  * default, 16 MiB), so tests reach the window-full path with little text.
  * Not thread-safe. */
