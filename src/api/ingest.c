@@ -3,6 +3,15 @@
  * walker and the JSONL reader (src/ingest) to the chunker (src/text) and the
  * index writer (src/index), and decides what is new, changed or gone.
  *
+ * Ingest is an ordered pipeline on the library's thread pool (util/pool.h)
+ * over batches of documents (ingest_batch): the calling thread produces a
+ * batch (walked files, after looking each up in the index, or whole JSON
+ * lines), worker threads read, parse, repair, chunk and analyse it (each
+ * with its own analyser: a stemmer is not thread-safe), and the calling
+ * thread hands the batches to the writer in production order, reporting
+ * skips and progress as it goes. So callbacks come from the calling thread,
+ * in input order, and the index does not depend on the number of threads.
+ *
  * Incremental rule for files: a file whose size and mtime match the index is
  * not read; one whose size or mtime differ is read and hashed, and only
  * re-indexed when the hash differs too. Files under the given roots that no

@@ -10,7 +10,14 @@
  *
  * which costs one or two bytes per token and no per-posting structure. The
  * documents themselves (tables, strings, compressed text) go straight into a
- * segment writer in memory. When the buffer passes its budget, or at commit,
+ * segment writer in memory.
+ *
+ * Adding is two steps. ix_analyse_doc (any thread) tokenizes the fields of
+ * each chunk and finds its identifiers into an ix_analysis, which holds each
+ * distinct term of its documents once, with its hash, and the (term,
+ * position) tokens in the order they will be appended. ix_add_analysed (the
+ * writer) maps the analysis' terms to ids of the pending buffer, once per
+ * term, and appends the occurrences. ix_add_doc does both in a row. When the buffer passes its budget, or at commit,
  * the terms are sorted and their buffers replayed into the segment writer as
  * postings: that is a flush.
  */
