@@ -234,7 +234,8 @@ static int classify(const char *s, size_t n, int call_after)
 	if (nr == 2 && r[0].kind == 1 && r[1].kind == 2 && r[0].len == 1 && (r0[0] == 'E' || r0[0] == 'e') &&
 	    r[1].len >= 3 && r[1].len <= 5 && r[1].delim == 0)
 		return TEXT_IDENT_ERROR;
-	if (nr == 1 && r[0].kind == 1 && in_list(s, n, errno_names))
+	if (nr == 1 && r[0].kind == 1 && ascii_lower((unsigned char)s[0]) == 'e' &&
+	    in_list(s, n, errno_names))   /* every errno name starts with E */
 		return TEXT_IDENT_ERROR;
 	if (nr == 2 && ieq(r0, r[0].len, "http") && r[1].kind == 2 && r[1].len == 3 &&
 	    s[r[1].at] >= '1' && s[r[1].at] <= '5')
