@@ -361,6 +361,136 @@ static void test_scifact(void)
 	CHECK(strncmp(s.docs, "1 id=4983 title=Microstructural development", 43) == 0);
 }
 
+/* ---- the fast path against jansson ------------------------------------------- */
+
+/* A document as text, every field, so two parses compare with strcmp. */
+static void doc_text(const jsonl_doc *d, char *out, size_t cap)
+{
+	size_t n = (size_t)snprintf(out, cap, "id=%s|title=%s|url=%s|path=%s|body=%zu:", d->id,
+	                            d->title, d->url, d->path ? d->path : "(none)", d->body_len);
+	if (n < cap) {
+		size_t k = d->body_len < cap - n - 1 ? d->body_len : cap - n - 1;
+		memcpy(out + n, d->body, k);
+		n += k;
+		out[n] = '\0';
+	}
+	for (size_t i = 0; i < d->n_tags && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "|tag=%s", d->tags[i]);
+	for (size_t i = 0; i < d->n_meta && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "|meta=%s", d->meta[i]);
+}
+
+/* One line through both paths: the same document, or both refuse it with
+ * the same message. Returns 1 when the fast path would take it. */
+static int same_both_ways(const char *line, size_t n)
+{
+	static char a[1 << 16], b[1 << 16];
+	char msg_a[JSONL_MSG_MAX] = "", msg_b[JSONL_MSG_MAX] = "", id_a[32], id_b[32];
+	fa_arena ar_a, ar_b;
+	fa_arena_init(&ar_a, 4096, 0);
+	fa_arena_init(&ar_b, 4096, 0);
+	jsonl_doc da, db;
+	void *ra = NULL, *rb = NULL;
+	jsonl_set_fast_path(1);
+	int rc_a = jsonl_parse_doc(&da, &ra, line, n, 1, &ar_a, id_a, sizeof id_a, msg_a);
+	int fast = rc_a == 0 && ra == NULL;
+	jsonl_set_fast_path(0);
+	int rc_b = jsonl_parse_doc(&db, &rb, line, n, 1, &ar_b, id_b, sizeof id_b, msg_b);
+	jsonl_set_fast_path(1);
+	CHECK_EQ(rc_a, rc_b);
+	if (rc_a == 0 && rc_b == 0) {
+		doc_text(&da, a, sizeof a);
+		doc_text(&db, b, sizeof b);
+		if (strcmp(a, b) != 0)
+			fprintf(stderr, "  fast:    %.300s\n  jansson: %.300s\n", a, b);
+		CHECK(strcmp(a, b) == 0);
+	} else {
+		CHECK_STR(msg_a, msg_b);
+	}
+	jsonl_doc_release(ra);
+	jsonl_doc_release(rb);
+	fa_arena_free(&ar_a);
+	fa_arena_free(&ar_b);
+	return fast;
+}
+
+static void test_fast_path_matches_jansson(void)
+{
+	static const char *const lines[] = {
+		"{\"_id\": \"4983\", \"title\": \"T\", \"text\": \"Body\", \"metadata\": {}}",
+		"{\"id\":\"a\",\"body\":\"x\\ny\\t\\\"q\\\" \\\\ \\/ \\b\\f\\r \\u00e9\\u4e2d\\u0041\"}",
+		"{\"id\":\"a\",\"body\":\"pair \\ud83d\\ude00\"}",
+		"{\"id\":\"a\",\"body\":\"nul \\u0000\"}",
+		"{\"id\":\"a\",\"body\":\"lone \\ud83d\"}",
+		"{\"id\":\"a\",\"body\":\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\"}",
+		"{\"id\":\"a\",\"body\":\"bad \xc3\"}",
+		"{\"id\":\"a\",\"body\":\"overlong \xc0\xaf\"}",
+		"{\"id\":\"a\",\"body\":\"surrogate \xed\xa0\x80\"}",
+		"{\"id\":\"a\",\"body\":\"ctl \x01\"}",
+		"{\"id\":12,\"n\":-0,\"m\":123456789012345678,\"big\":1234567890123456789,\"r\":1.5,\"e\":1e3}",
+		"{\"id\":012}",
+		"{\"id\":-7,\"t\":true,\"f\":false,\"z\":null,\"o\":{},\"a\":[],\"s\":\"v\"}",
+		"{\"id\":null,\"_id\":\"x\"}",
+		"{\"id\":\"\"}",
+		"{\"id\":1.5}",
+		"{\"title\":\"no id\"}",
+		"{\"id\":\"a\",\"id\":\"b\"}",
+		"{\"id\":\"a\",\"tags\":[\"x\",\"\",\"y\"],\"k=v\":\"s\",\"\":\"e\",\"url\":\"u\",\"path\":\"p\"}",
+		"{\"id\":\"a\",\"tags\":\"one\"}",
+		"{\"id\":\"a\",\"tags\":\"\"}",
+		"{\"id\":\"a\",\"tags\":[1,\"x\"]}",
+		"{\"id\":\"a\",\"tags\":{}}",
+		"{\"id\":\"a\",\"text\":5,\"content\":\"c\"}",
+		"{\"id\":\"a\",\"nested\":{\"x\":1}}",
+		"  {\"id\" : \"a\" , \"body\" : \"b\" }  \t",
+		"{\"id\":\"a\"} x",
+		"{\"id\":\"a\",}",
+		"{\"id\":\"a\"",
+		"[1,2]",
+		"\"str\"",
+		"{}",
+		"{\"id\":\"a\",\"k\\u0065y\":\"v\"}",
+		"{\"id\":\"a\",\"b\":tru}",
+		"{\"id\":\"a\",\"b\":\"\\x\"}",
+		"{\"id\":\"a\",\"b\":\"\\u12G4\"}",
+		"{\"id\":\"a\",\"b\":\"end\\",
+	};
+	int fast = 0;
+	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+		fast += same_both_ways(lines[i], strlen(lines[i]));
+	CHECK(fast >= 8);   /* the common shapes take the fast path */
+}
+
+/* Every line of the BEIR corpora at hand, both ways. */
+static void test_fast_path_corpora(void)
+{
+	static const char *const files[] = { "../shared/data/scifact/corpus.jsonl",
+	                                     "../shared/data/cosqa/corpus.jsonl",
+	                                     "../shared/data/scifact/queries.jsonl" };
+	int found = 0;
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		FILE *in = fopen(files[f], "rb");
+		if (!in)
+			continue;
+		found++;
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+		size_t lines = 0, fast = 0;
+		while ((n = getline(&line, &cap, in)) > 0) {
+			if (line[n - 1] == '\n')
+				n--;
+			fast += (size_t)same_both_ways(line, (size_t)n);
+			lines++;
+		}
+		free(line);
+		fclose(in);
+		CHECK(fast * 10 >= lines * 9);
+	}
+	if (!found)
+		printf("     (no corpus under ../shared/data: the built-in lines only)\n");
+}
+
 int main(void)
 {
 	RUN(test_beir_line);
@@ -371,5 +501,7 @@ int main(void)
 	RUN(test_long_lines);
 	RUN(test_alloc_failures);
 	RUN(test_scifact);
+	RUN(test_fast_path_matches_jansson);
+	RUN(test_fast_path_corpora);
 	return TEST_DONE();
 }

@@ -121,6 +121,8 @@ int jsonl_reader_next(jsonl_reader *r, const char **line, size_t *len, uint64_t 
 int jsonl_parse_doc(jsonl_doc *d, void **root, const char *line, size_t n, uint64_t line_no,
                     fa_arena *a, char *idbuf, size_t idcap, char *msg);
 void jsonl_doc_release(void *root);
+/* Tests: off sends every line to jansson (the reference of the fast path). */
+void jsonl_set_fast_path(int on);
 
 /* Read from an open stdio stream (the caller opens the file or stdin). */
 int jsonl_read_stream(FILE *f, const jsonl_opts *opts, jsonl_stats *st);
