@@ -210,6 +210,8 @@ static void test_index_paths_same_whatever_threads(void)
 	run_log logs[3];
 	memset(logs, 0, sizeof logs);
 	for (int t = 0; t < 3; t++) {
+		fathom_ingest_stats_init(&st[t], FATHOM_INGEST_STATS_VERSION);
+		fathom_ingest_stats_init(&st2[t], FATHOM_INGEST_STATS_VERSION);
 		/* The same tree, made afresh, for each thread count. */
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf %s/fx %s/ix%u", root, root, threads[t]);
@@ -264,6 +266,7 @@ static void test_jsonl_same_whatever_threads(void)
 	run_log logs[3];
 	memset(logs, 0, sizeof logs);
 	for (unsigned t = 1; t <= 3; t++) {
+		fathom_ingest_stats_init(&st[t - 1], FATHOM_INGEST_STATS_VERSION);
 		char dir[300];
 		snprintf(dir, sizeof dir, "%s/jx%u", root, t);
 		fathom_index *ix = open_ix(dir);
@@ -362,12 +365,12 @@ static void test_stop_commits_nothing(void)
 			return;
 		const char *paths[] = { tree };
 		fathom_ingest_opts o = opts_for(t, &l);
-		fathom_ingest_stats st;
+		fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 		CHECK_EQ(fathom_index_paths(ix, paths, 1, &o, &st), FATHOM_EINTERRUPTED);
 		CHECK(l.progress_calls >= 1);
 		fathom_close(ix);   /* no commit: nothing added */
 		ix = open_ix(dir);
-		fathom_stats s;
+		fathom_stats s = FATHOM_STATS_INIT;
 		CHECK_OK(fathom_stats_get(&s, ix));
 		CHECK_EQ(s.docs, 0);
 		fathom_close(ix);
@@ -426,7 +429,7 @@ static void test_old_opts_versions(void)
 		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
 		o.version = v;
 		o.threads = 1000;   /* past the end of an old struct: never read */
-		fathom_ingest_stats st;
+		fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 		CHECK_OK(fathom_add_jsonl_mem(ix, jsonl, sizeof jsonl - 1, "mem", &o, &st));
 		CHECK_EQ(st.docs_added, 3);
 	}
