@@ -514,21 +514,43 @@ int ix_analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *doc, uint
 
 /* ---- appending an analysed document: the writer ----------------------------- */
 
-/* Append the tokens [from, to) of the analysis as occurrences in field. */
-static int append_tokens(ix_pending *p, ix_analysis *a, uint32_t from, uint32_t to, int field)
+/* Give every token of [from, to) its id in the pending buffer (new terms
+ * are added), so that the appends below know their records in advance. */
+static int resolve_tokens(ix_pending *p, ix_analysis *a, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
-		const tok_ref *t = &a->tok[i];
-		uint32_t id = a->gid[t->term];
-		if (id == UINT32_MAX) {
-			const an_term *at = &a->terms[t->term];
-			int rc = term_id_hashed(p, (const char *)a->bytes.data + at->off, at->len, at->hash,
-			                        &id);
-			if (rc)
-				return rc;
-			a->gid[t->term] = id;
+		uint32_t term = a->tok[i].term;
+		if (a->gid[term] != UINT32_MAX)
+			continue;
+		const an_term *at = &a->terms[term];
+		int rc = term_id_hashed(p, (const char *)a->bytes.data + at->off, at->len, at->hash,
+		                        &a->gid[term]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* How many tokens ahead the appends fetch a term's record, and then the
+ * end of its buffer: each token's term is a likely cache miss. */
+#define PREFETCH_AHEAD 8
+#define PREFETCH_BUF_AHEAD 3
+
+/* Append the tokens [from, to) of the analysis (resolved) as occurrences
+ * in field. */
+static int append_tokens(ix_pending *p, const ix_analysis *a, uint32_t from, uint32_t to,
+                         int field)
+{
+	const tok_ref *tok = a->tok;
+	const uint32_t *gid = a->gid;
+	for (uint32_t i = from; i < to; i++) {
+		if (i + PREFETCH_AHEAD < to)
+			__builtin_prefetch(p->tv[gid[tok[i + PREFETCH_AHEAD].term]]);
+		if (i + PREFETCH_BUF_AHEAD < to) {
+			const pend_term *t = p->tv[gid[tok[i + PREFETCH_BUF_AHEAD].term]];
+			__builtin_prefetch(t->buf + t->len, 1);
 		}
-		int rc = add_occurrence(p, id, field, t->pos);
+		int rc = add_occurrence(p, gid[tok[i].term], field, tok[i].pos);
 		if (rc)
 			return rc;
 	}
@@ -592,6 +614,9 @@ static int add_doc(ix_pending *p, const ix_doc_in *d, ix_analysis *a, uint32_t h
 	/* Each chunk's fields in order: path, title, headings, tags, body, then
 	 * the identifiers (in the body field, outside its length). */
 	const an_doc *ad = &a->docs[handle];
+	uint32_t last = ad->nchunks ? a->chunks[ad->chunk0 + ad->nchunks - 1].end : ad->end;
+	if ((rc = resolve_tokens(p, a, ad->path, last)) != 0)
+		return rc;
 	for (uint32_t i = 0; i < ad->nchunks; i++) {
 		const ix_chunk_in *c = &d->chunks[i];
 		const an_chunk *ac = &a->chunks[ad->chunk0 + i];
