@@ -548,7 +548,8 @@ static int append_tokens(ix_pending *p, const ix_analysis *a, uint32_t from, uin
 			__builtin_prefetch(p->tv[gid[tok[i + PREFETCH_AHEAD].term]]);
 		if (i + PREFETCH_BUF_AHEAD < to) {
 			const pend_term *t = p->tv[gid[tok[i + PREFETCH_BUF_AHEAD].term]];
-			__builtin_prefetch(t->buf + t->len, 1);
+			if (t->buf)
+				__builtin_prefetch(t->buf + t->len, 1);
 		}
 		int rc = add_occurrence(p, gid[tok[i].term], field, tok[i].pos);
 		if (rc)

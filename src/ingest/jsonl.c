@@ -394,7 +394,8 @@ static int fj_value(fj *j, fj_member *m)
 		size_t nd = 0;
 		long long v = 0;
 		while (s + nd < j->end && s[nd] >= '0' && s[nd] <= '9') {
-			v = v * 10 + (s[nd] - '0');
+			if (nd < 18)
+				v = v * 10 + (s[nd] - '0');   /* longer ones go to jansson */
 			nd++;
 		}
 		if (nd == 0 || nd > 18 || (nd > 1 && s[0] == '0'))
