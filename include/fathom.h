@@ -234,7 +234,8 @@ typedef struct fathom_ingest_opts {
 	                            * and file table, no full text (fast, small) */
 	/* version 4: threads that read, chunk and analyse batches of documents
 	 * while the calling thread writes (0: one per CPU, the default; 1: the
-	 * calling thread alone). The index is the same whatever the count. */
+	 * calling thread alone). The index is the same whatever the count. The
+	 * document store's frames are compressed on one thread per CPU. */
 	unsigned threads;
 } fathom_ingest_opts;
 

@@ -36,6 +36,9 @@
  * time and each batch compressed on a pool of threads, one zstd context
  * each (loaded with the same dictionary and level, so every frame's bytes
  * are what one context would have made), the frames appended in order.
+ * The batch held raw counts in the writer's memory (ix_segw_mem), so a
+ * flush may come a few documents earlier than when frames were compressed
+ * one at a time; nothing depends on the number of threads.
  *
  * zstd allocates through fathom's allocator (ZSTD_customMem), so allocation
  * failure tests reach it too; the dictionary trainer (zdict) cannot be given
