@@ -55,6 +55,36 @@ extern "C" {
 #define FATHOM_VERSION_STRING "0.1.0"
 
 /* ---------------------------------------------------------------------------
+ * Limits: the bounds the library enforces on options and inputs, published
+ * so that clients (the CLI, the daemon, the MCP tool schemas) check and
+ * describe them without restating them (after zstd's
+ * ZSTD_cParam_getBounds). Values are only appended.
+ */
+enum fathom_limit_id {
+	FATHOM_LIMIT_K = 1,              /* fathom_search_opts.k: results per search */
+	FATHOM_LIMIT_QUERY_BYTES = 2,    /* the length of a query */
+	FATHOM_LIMIT_SNIPPET_BYTES = 3,  /* fathom_search_opts.snippet_bytes (more is
+	                                  * clamped to the maximum) */
+	FATHOM_LIMIT_FIELD_WEIGHT = 4,   /* fathom_search_opts.field_weight[] */
+	FATHOM_LIMIT_K1 = 5,             /* BM25 k1 */
+	FATHOM_LIMIT_B = 6,              /* BM25 b */
+	FATHOM_LIMIT_BONUS = 7,          /* phrase_bonus, prefix_bonus (multipliers) */
+	FATHOM_LIMIT_TIME_LIMIT = 8,     /* fathom_search_opts.time_limit, seconds */
+	FATHOM_LIMIT_CHUNK_TARGET = 9,   /* fathom_ingest_opts.chunk_target, bytes */
+	FATHOM_LIMIT_CHUNK_MAX = 10,     /* chunk_max (also at least chunk_target) */
+	FATHOM_LIMIT_CHUNK_OVERLAP = 11, /* chunk_overlap (also below chunk_target) */
+	FATHOM_LIMIT_IDENT_MIN_LEN = 12, /* ident_min_len (0: the default) */
+	FATHOM_LIMIT_IDENT_MAX = 13,     /* ident_max (0: the default) */
+	FATHOM_LIMIT_META = 14,          /* n_meta: "key=value" tags per ingest */
+	FATHOM_LIMIT_META_BYTES = 15     /* the length of one "key=value" tag */
+};
+
+/* The smallest and largest value the library accepts for one limit, each
+ * exact (every bound is an integer below 2^53 or a plain decimal).
+ * FATHOM_EINVAL for an unknown id. min or max may be NULL. */
+int fathom_limit(int which, double *min, double *max);
+
+/* ---------------------------------------------------------------------------
  * Errors. Values are never renumbered; retired codes stay as placeholders.
  */
 enum fathom_error {
@@ -482,6 +512,40 @@ typedef struct fathom_expansion {
 
 size_t fathom_results_nexpansions(const fathom_results *r);
 const fathom_expansion *fathom_results_expansion(const fathom_results *r, size_t i);
+
+/* ---------------------------------------------------------------------------
+ * Results as JSON: the one serializer behind `fathom search --json`,
+ * POST /search and the MCP search tool, so the same query with the same
+ * options gives the same objects on all three. One compact object (no
+ * trailing newline):
+ *
+ *   {"query": ..., "count": N, "why": ... (only when N is 0),
+ *    "results": [{"rank", "id", "chunk_id", "chunk", "path", "title", "url",
+ *                 "lines": [first, last], "bytes": [start, end], "score",
+ *                 "score_parts": {"path", "title", "headings", "tags", "body",
+ *                                 "bonus"},
+ *                 "sources": [{"source", "score", "rank"}],
+ *                 "matched": {FIELD: [terms]}, "snippet",
+ *                 "highlights": [[start, len]], "match_lines": [...]}],
+ *    "receipt": {"parsed", "filters",
+ *                "terms": [{"term", "required", "negated"}],
+ *                "identifiers": [{"text", "key", "category", "filter", "chunks"}],
+ *                "glossary": [{"text", "group", "aliases"}]}}
+ *
+ * docs/QUERY.md describes each member; members are only ever added.
+ * Invalid UTF-8 in a string becomes U+FFFD. *out is NUL-terminated and
+ * freed with fathom_free; len may be NULL.
+ */
+typedef struct fathom_json_opts {
+	unsigned version;
+	const char *query;             /* echoed as "query"; NULL: no "query" member */
+} fathom_json_opts;
+
+#define FATHOM_JSON_OPTS_VERSION 1
+#define FATHOM_JSON_OPTS_INIT { FATHOM_JSON_OPTS_VERSION, NULL }
+
+int fathom_results_json(char **out, size_t *len, const fathom_results *r,
+                        const fathom_json_opts *opts);
 
 /* ---------------------------------------------------------------------------
  * Grep: literal and regex search over the files of the index, line by line,

@@ -10,6 +10,15 @@
 #include "text/text.h"
 #include "query/glossary.h"
 
+/* The bounds of fathom_ingest_opts: ingest.c checks them (the one check),
+ * fathom_limit() (limits.c) publishes them. */
+#define API_CHUNK_MIN 64u             /* the smallest chunk_target */
+#define API_CHUNK_MAX (1u << 30)      /* the largest chunk_target, chunk_max */
+#define API_IDENT_MIN_LEN_MAX 64u
+#define API_IDENT_MAX 1000u
+#define API_MAX_META 64u              /* "key=value" tags per ingest */
+#define API_MAX_META_BYTES 1024u      /* bytes of one */
+
 struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */

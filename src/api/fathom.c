@@ -81,27 +81,7 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	fathom_search_opts old;   /* versions 1 and 2, read into the current layout */
 	float old_weights[FATHOM_NFIELDS];
 	q_search_opts_upgrade(opts, &old, old_weights, &opts);
-	if (opts->version != FATHOM_SEARCH_OPTS_VERSION)
-		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
-		              opts->version, FATHOM_SEARCH_OPTS_VERSION);
-	if (!(opts->time_limit >= 0 && opts->time_limit <= 1e6))
-		return fa_err(FATHOM_EINVAL, "time_limit must be from 0 to 1e6 seconds");
-	if (opts->k == 0 || opts->k > 100000)
-		return fa_err(FATHOM_EINVAL, "k must be between 1 and 100000");
-	if (opts->match < FATHOM_MATCH_AUTO || opts->match > FATHOM_MATCH_ANY)
-		return fa_err(FATHOM_EINVAL, "unknown match mode %d", opts->match);
-	if (!(opts->k1 >= 0.0f && opts->k1 <= 100.0f) || !(opts->b >= 0.0f && opts->b <= 1.0f))
-		return fa_err(FATHOM_EINVAL, "k1 must be in [0, 100] and b in [0, 1]");
-	if (opts->n_field_weights > FATHOM_NFIELDS || (opts->n_field_weights && !opts->field_weights))
-		return fa_err(FATHOM_EINVAL, "%zu field weights for %d fields", opts->n_field_weights,
-		              FATHOM_NFIELDS);
-	for (size_t f = 0; opts->field_weights && f < opts->n_field_weights; f++)
-		if (!(opts->field_weights[f] >= 0.0f && opts->field_weights[f] <= 1000.0f))
-			return fa_err(FATHOM_EINVAL, "field weight of %s must be in [0, 1000]",
-			              fathom_field_name((int)f));
-	if (!(opts->phrase_bonus >= 1.0f && opts->phrase_bonus <= 100.0f) ||
-	    !(opts->prefix_bonus >= 1.0f && opts->prefix_bonus <= 100.0f))
-		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
+	/* the options are checked once, by q_search_run */
 	const unsigned char *gd;
 	size_t gl;
 	uint64_t gv;

@@ -218,9 +218,32 @@ static int collect_chunk(void *ctx, const text_chunk *c)
 
 static int check_meta(const char *kv)
 {
-	const char *eq = strchr(kv, '=');
+	const char *eq = kv ? strchr(kv, '=') : NULL;
 	if (!eq || eq == kv)
-		return fa_err(FATHOM_EINVAL, "metadata \"%s\" is not KEY=VALUE", kv);
+		return fa_err(FATHOM_EINVAL, "metadata \"%s\" is not KEY=VALUE", kv ? kv : "");
+	return 0;
+}
+
+/* The one check of fathom_ingest_opts (of the current version); the
+ * bounds are api.h's, published by fathom_limit(). */
+static int check_opts(const fathom_ingest_opts *o)
+{
+	if (o->ident_min_len > API_IDENT_MIN_LEN_MAX || o->ident_max > API_IDENT_MAX)
+		return fa_err(FATHOM_EINVAL, "identifier limits: a minimum length up to %u and up to "
+		              "%u per chunk", API_IDENT_MIN_LEN_MAX, API_IDENT_MAX);
+	if (o->chunk_target < API_CHUNK_MIN || o->chunk_max < o->chunk_target ||
+	    o->chunk_max > API_CHUNK_MAX || o->chunk_overlap >= o->chunk_target)
+		return fa_err(FATHOM_EINVAL, "chunk sizes must satisfy %u <= target <= max <= %u and "
+		              "overlap < target", API_CHUNK_MIN, API_CHUNK_MAX);
+	if (o->n_meta > API_MAX_META)
+		return fa_err(FATHOM_EINVAL, "at most %u metadata tags", API_MAX_META);
+	for (size_t i = 0; i < o->n_meta; i++) {
+		if (check_meta(o->meta[i]))
+			return FATHOM_EINVAL;
+		if (strlen(o->meta[i]) > API_MAX_META_BYTES)
+			return fa_err(FATHOM_EINVAL, "metadata \"%.64s...\" is longer than %u bytes",
+			              o->meta[i], API_MAX_META_BYTES);
+	}
 	return 0;
 }
 
@@ -441,15 +464,9 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	if (opts->version != FATHOM_INGEST_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_ingest_opts version %u, expected %u",
 		              opts->version, FATHOM_INGEST_OPTS_VERSION);
-	if (opts->ident_min_len > 64 || opts->ident_max > 1000)
-		return fa_err(FATHOM_EINVAL, "identifier limits: a minimum length up to 64 and up to "
-		              "1000 per chunk");
-	if (opts->chunk_target < 64 || opts->chunk_max < opts->chunk_target ||
-	    opts->chunk_overlap >= opts->chunk_target)
-		return fa_err(FATHOM_EINVAL, "chunk sizes must satisfy 64 <= target <= max and overlap < target");
-	for (size_t i = 0; i < opts->n_meta; i++)
-		if (check_meta(opts->meta[i]))
-			return FATHOM_EINVAL;
+	int rc = check_opts(opts);
+	if (rc)
+		return rc;
 	r->fx = fx;
 	r->t0 = r->last_progress = fa_now();
 	return 0;

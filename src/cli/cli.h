@@ -18,6 +18,11 @@ void cli_die_api(int rc, const char *what);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_parse_float(const char *s, double lo, double hi, double *out);
+/* The library's bounds for a FATHOM_LIMIT_* (fathom_limit), and values
+ * parsed within them. */
+void cli_limit(int which, double *lo, double *hi);
+int cli_parse_limit(const char *s, int which, uint64_t *out);
+int cli_parse_limitf(const char *s, int which, double *out);
 void cli_json_str(FILE *f, const char *s, size_t n);
 void cli_json_cstr(FILE *f, const char *s);
 const char *cli_default_index(void);
@@ -62,9 +67,10 @@ int cmd_mcp(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 
 /* Shared by index/add/chunk. */
+#define CLI_MAX_META 256
 typedef struct cli_ingest {
 	fathom_ingest_opts io;
-	const char *meta[64];
+	const char *meta[CLI_MAX_META];   /* the library takes FATHOM_LIMIT_META */
 	int verbose, quiet, tty;
 	double t_last;
 } cli_ingest;

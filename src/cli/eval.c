@@ -150,8 +150,12 @@ int cmd_eval(int argc, char **argv)
 		case OPT_INDEX: index = optarg; break;
 		case OPT_STEM: stem = optarg; break;
 		case OPT_CTARGET:
-			if (cli_parse_u64(optarg, 64, 1u << 30, &ctarget))
-				return cli_usage_error("--chunk-target wants a byte count >= 64");
+			if (cli_parse_limit(optarg, FATHOM_LIMIT_CHUNK_TARGET, &ctarget)) {
+				double cmin, cmax;
+				cli_limit(FATHOM_LIMIT_CHUNK_TARGET, &cmin, &cmax);
+				return cli_usage_error("--chunk-target wants a byte count from %g to %g", cmin,
+				                       cmax);
+			}
 			break;
 		default: return 2;
 		}
@@ -177,8 +181,11 @@ int cmd_eval(int argc, char **argv)
 		}
 		cli_ingest ci;
 		cli_ingest_init(&ci);
-		/* BEIR judges documents: by default each document is one chunk. */
-		ci.io.chunk_target = ctarget ? (uint32_t)ctarget : (1u << 30);
+		/* BEIR judges documents: by default each document is one chunk
+		 * (as large a chunk as the library takes). */
+		double cmin, cmax;
+		cli_limit(FATHOM_LIMIT_CHUNK_TARGET, &cmin, &cmax);
+		ci.io.chunk_target = ctarget ? (uint32_t)ctarget : (uint32_t)cmax;
 		ci.io.chunk_max = ci.io.chunk_target;
 		if (cli_open(&ix, index, FATHOM_OPEN_CREATE, stem)) {
 			rc = 2;

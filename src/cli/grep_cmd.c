@@ -226,8 +226,12 @@ int cmd_grep(int argc, char **argv)
 		case O_EXPLAIN: explain = 1; break;
 		case O_CHUNKS:
 			chunks = 1;
-			if (optarg && cli_parse_u64(optarg, 1, 100000, &v))
-				return cli_usage_error("--chunks wants a number of chunks from 1 to 100000");
+			if (optarg && cli_parse_limit(optarg, FATHOM_LIMIT_K, &v)) {
+				double kmin, kmax;   /* as many as a search returns */
+				cli_limit(FATHOM_LIMIT_K, &kmin, &kmax);
+				return cli_usage_error("--chunks wants a number of chunks from %g to %g", kmin,
+				                       kmax);
+			}
 			chunks_k = optarg ? (uint32_t)v : 0;
 			break;
 		case O_GLOB: go.glob = optarg; break;

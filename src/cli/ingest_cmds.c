@@ -165,6 +165,7 @@ enum { ALLOW_JSONL = 1, ALLOW_WATCH = 2 };
 static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 {
 	uint64_t v;
+	double lo, hi;
 	int c;
 	cli_ingest_init(&a->ci);
 	a->index = cli_default_index();
@@ -179,8 +180,9 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 		case OPT_META:
 			if (!strchr(optarg, '=') || optarg[0] == '=')
 				return cli_usage_error("--meta wants KEY=VALUE, got '%s'", optarg);
-			if (a->ci.io.n_meta >= 64)
-				return cli_usage_error("at most 64 --meta options");
+			cli_limit(FATHOM_LIMIT_META, &lo, &hi);
+			if ((double)a->ci.io.n_meta >= hi || a->ci.io.n_meta >= CLI_MAX_META)
+				return cli_usage_error("at most %g --meta options", hi);
 			a->ci.meta[a->ci.io.n_meta++] = optarg;
 			break;
 		case OPT_MAXSIZE:
@@ -195,13 +197,16 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 			a->ci.io.grep_max_file_size = v;
 			break;
 		case OPT_IDMIN:
-			if (cli_parse_u64(optarg, 1, 64, &v))
-				return cli_usage_error("--ident-min-len wants 1 to 64, got '%s'", optarg);
+			/* 0 would mean the default: not a length */
+			cli_limit(FATHOM_LIMIT_IDENT_MIN_LEN, &lo, &hi);
+			if (cli_parse_u64(optarg, 1, (uint64_t)hi, &v))
+				return cli_usage_error("--ident-min-len wants 1 to %g, got '%s'", hi, optarg);
 			a->ci.io.ident_min_len = (uint32_t)v;
 			break;
 		case OPT_IDMAX:
-			if (cli_parse_u64(optarg, 1, 1000, &v))
-				return cli_usage_error("--ident-max wants 1 to 1000, got '%s'", optarg);
+			cli_limit(FATHOM_LIMIT_IDENT_MAX, &lo, &hi);
+			if (cli_parse_u64(optarg, 1, (uint64_t)hi, &v))
+				return cli_usage_error("--ident-max wants 1 to %g, got '%s'", hi, optarg);
 			a->ci.io.ident_max = (uint32_t)v;
 			break;
 		case OPT_THREADS:
@@ -212,8 +217,11 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 		case OPT_CTARGET:
 		case OPT_COVERLAP:
 		case OPT_CMAX:
-			if (cli_parse_u64(optarg, 0, 1u << 30, &v))
-				return cli_usage_error("chunk sizes are byte counts up to 1G, got '%s'", optarg);
+			/* the library says which relation between them fails */
+			cli_limit(FATHOM_LIMIT_CHUNK_MAX, &lo, &hi);
+			if (cli_parse_u64(optarg, 0, (uint64_t)hi, &v))
+				return cli_usage_error("chunk sizes are byte counts up to %g, got '%s'", hi,
+				                       optarg);
 			if (c == OPT_CTARGET)
 				a->ci.io.chunk_target = (uint32_t)v;
 			else if (c == OPT_COVERLAP)

@@ -73,6 +73,28 @@ int cli_parse_float(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
+/* The library's bounds for one of its limits: options are checked against
+ * what it publishes, never a copy. */
+void cli_limit(int which, double *lo, double *hi)
+{
+	*lo = *hi = 0;
+	fathom_limit(which, lo, hi);
+}
+
+int cli_parse_limit(const char *s, int which, uint64_t *out)
+{
+	double lo, hi;
+	cli_limit(which, &lo, &hi);
+	return cli_parse_u64(s, (uint64_t)lo, (uint64_t)hi, out);
+}
+
+int cli_parse_limitf(const char *s, int which, double *out)
+{
+	double lo, hi;
+	cli_limit(which, &lo, &hi);
+	return cli_parse_float(s, lo, hi, out);
+}
+
 /* ---- JSON output ---------------------------------------------------------- */
 
 void cli_json_str(FILE *f, const char *s, size_t n)

@@ -39,7 +39,7 @@ void cli_search_longopts_with(struct option *out, size_t cap, const struct optio
 
 int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 {
-	double v;
+	double v, lo, hi;
 	switch (opt) {
 	case OPT_MATCH:
 		if (strcmp(arg, "all") == 0)
@@ -68,9 +68,11 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 			if (strlen(fathom_field_name(f)) == (size_t)(eq - arg) &&
 			    strncmp(arg, fathom_field_name(f), (size_t)(eq - arg)) == 0)
 				break;
-		if (!eq || f == FATHOM_NFIELDS || cli_parse_float(eq + 1, 0, 1000, &v))
+		cli_limit(FATHOM_LIMIT_FIELD_WEIGHT, &lo, &hi);
+		if (!eq || f == FATHOM_NFIELDS || cli_parse_float(eq + 1, lo, hi, &v))
 			return cli_usage_error("--weight wants FIELD=W with FIELD one of path, title, "
-			                       "headings, tags, body, got '%s'", arg), -1;
+			                       "headings, tags, body and W in [%g, %g], got '%s'", lo, hi,
+			                       arg), -1;
 		/* the options are parsed once per process, as filters_store is */
 		if (!so->field_weights) {
 			static const float defaults[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
@@ -82,19 +84,22 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 		return 1;
 	}
 	case OPT_K1:
-		if (cli_parse_float(arg, 0, 100, &v))
-			return cli_usage_error("--k1 wants a number in [0, 100]"), -1;
+		cli_limit(FATHOM_LIMIT_K1, &lo, &hi);
+		if (cli_parse_float(arg, lo, hi, &v))
+			return cli_usage_error("--k1 wants a number in [%g, %g]", lo, hi), -1;
 		so->k1 = (float)v;
 		return 1;
 	case OPT_B:
-		if (cli_parse_float(arg, 0, 1, &v))
-			return cli_usage_error("--b wants a number in [0, 1]"), -1;
+		cli_limit(FATHOM_LIMIT_B, &lo, &hi);
+		if (cli_parse_float(arg, lo, hi, &v))
+			return cli_usage_error("--b wants a number in [%g, %g]", lo, hi), -1;
 		so->b = (float)v;
 		return 1;
 	case OPT_PHRASE:
 	case OPT_PREFIX:
-		if (cli_parse_float(arg, 1, 100, &v))
-			return cli_usage_error("bonuses are multipliers in [1, 100]"), -1;
+		cli_limit(FATHOM_LIMIT_BONUS, &lo, &hi);
+		if (cli_parse_float(arg, lo, hi, &v))
+			return cli_usage_error("bonuses are multipliers in [%g, %g]", lo, hi), -1;
 		if (opt == OPT_PHRASE)
 			so->phrase_bonus = (float)v;
 		else
@@ -217,102 +222,21 @@ static void print_human(const fathom_results *r, int color, int explain)
 	}
 }
 
-static void print_json(const char *query, const fathom_results *r)
+/* The library's one serializer: the same objects as POST /search and
+ * the MCP search tool. */
+static int print_json(const char *query, const fathom_results *r)
 {
-	FILE *f = stdout;
-	fputs("{\"query\":", f);
-	cli_json_cstr(f, query);
-	fputs(",\"parsed\":", f);
-	cli_json_cstr(f, fathom_results_parsed(r));
-	fputs(",\"filters\":", f);
-	cli_json_cstr(f, fathom_results_filters(r));
-	fputs(",\"terms\":[", f);
-	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
-		int req = 0;
-		const char *t = fathom_results_term(r, i, &req);
-		fprintf(f, "%s{\"term\":", i ? "," : "");
-		cli_json_cstr(f, t);
-		fprintf(f, ",\"required\":%s,\"negated\":%s}", req ? "true" : "false",
-		        fathom_results_term_negated(r, i) ? "true" : "false");
-	}
-	fputs("],\"glossary\":[", f);
-	for (size_t i = 0; i < fathom_results_nexpansions(r); i++) {
-		const fathom_expansion *e = fathom_results_expansion(r, i);
-		fprintf(f, "%s{\"text\":", i ? "," : "");
-		cli_json_cstr(f, e->text);
-		fprintf(f, ",\"group\":%u,\"aliases\":[", e->group);
-		for (size_t k = 0; k < e->n_aliases; k++) {
-			if (k)
-				fputc(',', f);
-			cli_json_cstr(f, e->aliases[k]);
-		}
-		fputs("]}", f);
-	}
-	fputs("],\"identifiers\":[", f);
-	for (size_t i = 0; i < fathom_results_nidents(r); i++) {
-		const fathom_ident_receipt *x = fathom_results_ident(r, i);
-		fprintf(f, "%s{\"text\":", i ? "," : "");
-		cli_json_cstr(f, x->text);
-		fputs(",\"key\":", f);
-		cli_json_cstr(f, x->key);
-		fprintf(f, ",\"category\":\"%s\",\"filter\":%s,\"chunks\":%llu}", x->category,
-		        x->applied ? "true" : "false", (unsigned long long)x->chunks);
-	}
-	size_t n = fathom_results_count(r);
-	fprintf(f, "],\"count\":%zu,", n);
-	if (n == 0) {
-		fputs("\"why\":", f);
-		cli_json_cstr(f, fathom_results_why(r));
-		fputc(',', f);
-	}
-	fputs("\"results\":[", f);
-	for (size_t i = 0; i < n; i++) {
-		const fathom_hit *h = fathom_results_hit(r, i);
-		fprintf(f, "%s{\"rank\":%zu,\"id\":", i ? "," : "", i + 1);
-		cli_json_cstr(f, h->doc_id);
-		fprintf(f, ",\"chunk_id\":%llu,\"chunk\":%u,\"path\":", (unsigned long long)h->chunk_id,
-		        h->chunk_order);
-		cli_json_cstr(f, h->path);
-		fputs(",\"title\":", f);
-		cli_json_cstr(f, h->title);
-		fputs(",\"url\":", f);
-		cli_json_cstr(f, h->url);
-		fprintf(f, ",\"lines\":[%u,%u],\"bytes\":[%llu,%llu],\"score\":%.6f,\"score_parts\":{",
-		        h->line_start, h->line_end, (unsigned long long)h->byte_start,
-		        (unsigned long long)h->byte_end, h->score);
-		for (int fl = 0; fl < FATHOM_NFIELDS; fl++)
-			fprintf(f, "\"%s\":%.6f,", fathom_field_name(fl),
-			        (uint32_t)fl < h->n_fields ? h->field_score[fl] : 0.0);
-		fprintf(f, "\"bonus\":%.6f},\"sources\":[", h->bonus);
-		for (uint32_t j = 0; j < h->n_sources; j++)
-			fprintf(f, "%s{\"source\":\"%s\",\"score\":%.6f,\"rank\":%u}", j ? "," : "",
-			        fathom_source_name(h->sources[j].source), h->sources[j].score,
-			        h->sources[j].rank);
-		fputs("],\"matched\":{", f);
-		int first = 1;
-		for (uint32_t fl = 0; fl < h->n_fields; fl++) {
-			if (!h->n_matched[fl])
-				continue;
-			fprintf(f, "%s\"%s\":[", first ? "" : ",", fathom_field_name((int)fl));
-			for (uint32_t j = 0; j < h->n_matched[fl]; j++) {
-				if (j)
-					fputc(',', f);
-				cli_json_cstr(f, h->matched[fl][j]);
-			}
-			fputc(']', f);
-			first = 0;
-		}
-		fputs("},\"snippet\":", f);
-		cli_json_cstr(f, h->snippet);
-		fputs(",\"highlights\":[", f);
-		for (uint32_t j = 0; j < h->n_highlights; j++)
-			fprintf(f, "%s[%u,%u]", j ? "," : "", h->highlights[j].start, h->highlights[j].len);
-		fputs("],\"match_lines\":[", f);
-		for (uint32_t j = 0; j < h->n_match_lines; j++)
-			fprintf(f, "%s%u", j ? "," : "", h->match_lines[j]);
-		fputs("]}", f);
-	}
-	fputs("]}\n", f);
+	fathom_json_opts jo = FATHOM_JSON_OPTS_INIT;
+	jo.query = query;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = fathom_results_json(&text, &len, r, &jo);
+	if (rc)
+		return cli_die_api(rc, "search --json"), -1;
+	fwrite(text, 1, len, stdout);
+	fputc('\n', stdout);
+	fathom_free(text);
+	return 0;
 }
 
 /* ---- batch ---------------------------------------------------------------------- */
@@ -503,8 +427,11 @@ int cmd_search(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'k':
-			if (cli_parse_u64(optarg, 1, 100000, &v))
-				return cli_usage_error("-k wants a number from 1 to 100000");
+			if (cli_parse_limit(optarg, FATHOM_LIMIT_K, &v)) {
+				double kmin, kmax;
+				cli_limit(FATHOM_LIMIT_K, &kmin, &kmax);
+				return cli_usage_error("-k wants a number from %g to %g", kmin, kmax);
+			}
 			so.k = (uint32_t)v;
 			break;
 		case OPT_INDEX2: index = optarg; break;
@@ -564,8 +491,9 @@ int cmd_search(int argc, char **argv)
 		return 2;
 	}
 	size_t n = fathom_results_count(res);
+	int jrc = 0;
 	if (json)
-		print_json(q, res);
+		jrc = print_json(q, res);
 	else if (n == 0 && !explain)
 		printf("no results: %s\n", fathom_results_why(res));
 	else
@@ -573,5 +501,5 @@ int cmd_search(int argc, char **argv)
 	fathom_results_free(res);
 	free(q);
 	fathom_close(ix);
-	return n ? 0 : 1;
+	return jrc ? 2 : n ? 0 : 1;
 }

@@ -17,7 +17,6 @@
 
 /* Keep the term frequencies of the top k in memory up to this size. */
 #define Q_MAX_HIT_TF (8u << 20)
-#define Q_SNIPPET_MAX 65536
 
 /* Look every term up in every segment; sum df, find the largest tf. */
 static int lookup_terms(q_ctx *c, fa_arena *a, q_plan *plan)

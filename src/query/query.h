@@ -20,6 +20,17 @@
 #include "index/index.h"
 #include "text/text.h"
 
+/* The bounds of a query and of fathom_search_opts: q_search_in checks
+ * them (the one check), fathom_limit() publishes them. */
+#define Q_MAX_QUERY_BYTES 8192
+#define Q_MAX_K 100000
+#define Q_SNIPPET_MAX 65536          /* snippet_bytes above it are clamped */
+#define Q_MAX_FIELD_WEIGHT 1000.0
+#define Q_MAX_K1 100.0
+#define Q_MIN_BONUS 1.0              /* below 1 a bonus-free bound would undercount */
+#define Q_MAX_BONUS 100.0
+#define Q_MAX_TIME_LIMIT 1e6         /* seconds */
+
 /* Run query over the committed snapshot of ix. */
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts);

@@ -34,11 +34,9 @@
 #include "query/query.h"
 
 /* Limits that keep a hostile query from costing unbounded work. */
-#define Q_MAX_QUERY_BYTES 8192
 #define Q_MAX_CLAUSES 512
 #define Q_MAX_TERMS 64       /* distinct analysed terms: one bit each in a uint64_t */
 #define Q_MAX_ELEMS 256      /* elements of all phrases together */
-#define Q_MAX_K 100000
 /* Bounds are inflated by this relative margin so that floating-point
  * rounding, which differs between a sum of bounds and a sum of scores,
  * can never prune a chunk that would have entered the top k. */

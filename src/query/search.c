@@ -19,27 +19,34 @@
  */
 #include "query/query_int.h"
 
+/* The one check of fathom_search_opts (fathom_search comes through
+ * here); the bounds are query.h's, published by fathom_limit(). */
 static int check_opts(const fathom_search_opts *o)
 {
 	if (o->version != FATHOM_SEARCH_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_search_opts version %u, expected %u",
 		              o->version, FATHOM_SEARCH_OPTS_VERSION);
+	if (!(o->time_limit >= 0 && o->time_limit <= Q_MAX_TIME_LIMIT))
+		return fa_err(FATHOM_EINVAL, "time_limit must be from 0 to %g seconds", Q_MAX_TIME_LIMIT);
 	if (o->k == 0 || o->k > Q_MAX_K)
 		return fa_err(FATHOM_EINVAL, "k must be between 1 and %d", Q_MAX_K);
 	if (o->match < FATHOM_MATCH_AUTO || o->match > FATHOM_MATCH_ANY)
 		return fa_err(FATHOM_EINVAL, "unknown match mode %d", o->match);
-	if (!(o->k1 >= 0.0f && o->k1 <= 100.0f) || !(o->b >= 0.0f && o->b <= 1.0f))
-		return fa_err(FATHOM_EINVAL, "k1 must be in [0, 100] and b in [0, 1]");
+	if (!(o->time_limit >= 0 && o->time_limit <= Q_MAX_TIME_LIMIT))
+		return fa_err(FATHOM_EINVAL, "time_limit must be from 0 to %g seconds", Q_MAX_TIME_LIMIT);
+	if (!(o->k1 >= 0.0f && o->k1 <= Q_MAX_K1) || !(o->b >= 0.0f && o->b <= 1.0f))
+		return fa_err(FATHOM_EINVAL, "k1 must be in [0, %g] and b in [0, 1]", Q_MAX_K1);
 	if (o->n_field_weights > FATHOM_NFIELDS || (o->n_field_weights && !o->field_weights))
 		return fa_err(FATHOM_EINVAL, "%zu field weights for %d fields", o->n_field_weights,
 		              FATHOM_NFIELDS);
 	for (size_t f = 0; o->field_weights && f < o->n_field_weights; f++)
-		if (!(o->field_weights[f] >= 0.0f && o->field_weights[f] <= 1000.0f))
-			return fa_err(FATHOM_EINVAL, "field weight %zu must be in [0, 1000]", f);
-	/* Bonuses below 1 would let a bonus-free bound undercount. */
-	if (!(o->phrase_bonus >= 1.0f && o->phrase_bonus <= 100.0f) ||
-	    !(o->prefix_bonus >= 1.0f && o->prefix_bonus <= 100.0f))
-		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [1, 100]");
+		if (!(o->field_weights[f] >= 0.0f && o->field_weights[f] <= Q_MAX_FIELD_WEIGHT))
+			return fa_err(FATHOM_EINVAL, "field weight of %s must be in [0, %g]",
+			              fathom_field_name((int)f), Q_MAX_FIELD_WEIGHT);
+	if (!(o->phrase_bonus >= Q_MIN_BONUS && o->phrase_bonus <= Q_MAX_BONUS) ||
+	    !(o->prefix_bonus >= Q_MIN_BONUS && o->prefix_bonus <= Q_MAX_BONUS))
+		return fa_err(FATHOM_EINVAL, "bonuses are multipliers in [%g, %g]", Q_MIN_BONUS,
+		              Q_MAX_BONUS);
 	return 0;
 }
 

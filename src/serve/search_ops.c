@@ -1,0 +1,477 @@
+/*
+ * search_ops.c — the operations that read: POST /search, POST /grep,
+ * GET /get and /documents/{id}, GET /sources, /stats and /health (and the
+ * MCP tools search, grep, get_full_content, list_sources). Search results
+ * are the library's one serializer's (fathom_results_json), so the
+ * daemon, the MCP tool and `fathom search --json` give the same objects.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/serve_int.h"
+
+#define SV_MAX_FILTERS 16
+#define SV_MAX_PATHS 64
+#define SV_LINE_TEXT 1024       /* bytes of a grep line returned */
+#define SV_GREP_MAX_COUNT 100000   /* lines per file */
+#define SV_GREP_MAX_FILES 10000
+
+/* ---- search -------------------------------------------------------------------- */
+
+/* "explain" is accepted and changes nothing: every result carries its
+ * score_parts and matched terms (the one serializer's shape). */
+json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "query", "k", "mode", "filters", "path", "lang",
+	                                     "explain", "snippet_bytes", NULL };
+	if (!json_is_object(args)) {
+		sv_err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	if (sv_only_known(args, known, e))
+		return NULL;
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	const char *query = NULL, *mode = NULL, *path = NULL, *lang = NULL;
+	long long k = so.k, snip = so.snippet_bytes, kmin, kmax, smin, smax, qmax;
+	int explain = 0;
+	sv_limit(FATHOM_LIMIT_K, SV_CAP_K, &kmin, &kmax);
+	sv_limit(FATHOM_LIMIT_SNIPPET_BYTES, SV_CAP_SNIPPET, &smin, &smax);
+	sv_limit(FATHOM_LIMIT_QUERY_BYTES, SV_CAP_QUERY, NULL, &qmax);
+	if (sv_arg_str(args, "query", &query, (size_t)qmax, e) < 0 ||
+	    sv_arg_int(args, "k", kmin, kmax, &k, e) < 0 || sv_arg_str(args, "mode", &mode, 16, e) < 0 ||
+	    sv_arg_str(args, "path", &path, 1024, e) < 0 || sv_arg_str(args, "lang", &lang, 64, e) < 0 ||
+	    sv_arg_bool(args, "explain", &explain, e) < 0 ||
+	    sv_arg_int(args, "snippet_bytes", smin, smax, &snip, e) < 0)
+		return NULL;
+	if (!query) {
+		sv_err_set(e, 400, "\"query\" is required");
+		return NULL;
+	}
+	so.k = (uint32_t)k;
+	so.snippet_bytes = (uint32_t)snip;
+	so.time_limit = sv_options(s)->request_timeout;   /* 504 past it */
+	so.path_glob = path;
+	so.lang = lang;
+	if (mode) {
+		if (strcmp(mode, "all") == 0)
+			so.match = FATHOM_MATCH_ALL;
+		else if (strcmp(mode, "any") == 0)
+			so.match = FATHOM_MATCH_ANY;
+		else if (strcmp(mode, "auto") == 0 || strcmp(mode, "keyword") == 0)
+			so.match = FATHOM_MATCH_AUTO;
+		else {
+			sv_err_set(e, 400, "\"mode\" must be auto, all or any (keyword search; vector modes "
+			                "come with the vector issue)");
+			return NULL;
+		}
+	}
+	/* filters: {"library":"fastapi"} or ["library=fastapi"] */
+	char *fbuf[SV_MAX_FILTERS];
+	const char *filters[SV_MAX_FILTERS];
+	size_t nf = 0;
+	json_t *fj = json_object_get(args, "filters");
+	if (fj && !json_is_null(fj)) {
+		if (json_is_object(fj)) {
+			const char *key;
+			json_t *v;
+			json_object_foreach(fj, key, v) {
+				if (nf == SV_MAX_FILTERS || !json_is_string(v) || !*key || strchr(key, '=') ||
+				    json_string_length(v) > 1024 || strlen(key) > 128) {
+					sv_err_set(e, 400, "\"filters\" must map at most %d names to strings",
+					        SV_MAX_FILTERS);
+					goto bad;
+				}
+				size_t n = strlen(key) + json_string_length(v) + 2;
+				if (!(fbuf[nf] = fathom_malloc(n)))
+					goto bad;
+				snprintf(fbuf[nf], n, "%s=%s", key, json_string_value(v));
+				filters[nf] = fbuf[nf];
+				nf++;
+			}
+		} else if (json_is_array(fj)) {
+			size_t i;
+			json_t *v;
+			json_array_foreach(fj, i, v) {
+				if (nf == SV_MAX_FILTERS || !json_is_string(v) ||
+				    !strchr(json_string_value(v), '=') || json_string_length(v) > 1024) {
+					sv_err_set(e, 400, "\"filters\" must be at most %d \"key=value\" strings",
+					        SV_MAX_FILTERS);
+					goto bad;
+				}
+				if (!(fbuf[nf] = sv_strdup(json_string_value(v))))
+					goto bad;
+				filters[nf] = fbuf[nf];
+				nf++;
+			}
+		} else {
+			sv_err_set(e, 400, "\"filters\" must be an object or an array");
+			goto bad;
+		}
+	}
+	so.filters = nf ? filters : NULL;
+	so.n_filters = nf;
+	fathom_index *ix = sv_reader(s, e);
+	if (!ix)
+		goto bad;
+	double t0 = sv_now();
+	fathom_results *r = NULL;
+	int rc = fathom_search(&r, ix, query, &so);
+	double took = sv_now() - t0;
+	if (rc) {
+		sv_err_api(e, rc, "search");
+		sv_reader_put(s, ix);
+		goto bad;
+	}
+	/* the library's one serializer (as `fathom search --json`), and what
+	 * only the daemon knows: the generation searched and the time taken */
+	fathom_json_opts jo = FATHOM_JSON_OPTS_INIT;
+	jo.query = query;
+	char *text = NULL;
+	size_t tlen = 0;
+	json_t *out = NULL;
+	rc = fathom_results_json(&text, &tlen, r, &jo);
+	if (rc)
+		sv_err_api(e, rc, "search");
+	else if ((out = json_loadb(text, tlen, 0, NULL)) != NULL) {
+		json_object_set_new(out, "generation", json_integer((json_int_t)fathom_generation(ix)));
+		json_object_set_new(out, "took_ms", json_real(took * 1000));
+	}
+	fathom_free(text);
+	fathom_results_free(r);
+	sv_reader_put(s, ix);
+	if (!out)
+		goto bad;
+	for (size_t i = 0; i < nf; i++)
+		fathom_free(fbuf[i]);
+	return out;
+bad:
+	for (size_t i = 0; i < nf; i++)
+		fathom_free(fbuf[i]);
+	if (!e->status)
+		sv_err_set(e, 500, "out of memory");
+	return NULL;
+}
+
+/* ---- grep ------------------------------------------------------------------------- */
+
+typedef struct grep_acc {
+	json_t *files;
+	size_t limit, nfiles;
+	int truncated, timed_out, files_only, count_only;
+	double deadline;
+} grep_acc;
+
+static int grep_cb(void *ctx, const fathom_grep_file *f)
+{
+	grep_acc *a = ctx;
+	if (a->nfiles >= a->limit) {
+		a->truncated = 1;
+		return 1;
+	}
+	if (a->deadline > 0 && sv_now() > a->deadline) {
+		a->timed_out = a->truncated = 1;
+		return 1;
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "path", sv_jstr(f->path));
+	json_object_set_new(o, "id", sv_jstr(f->doc_id));
+	if (!a->files_only)
+		json_object_set_new(o, "count", json_integer((json_int_t)f->n_lines));
+	if (f->text) {
+		json_t *lines = json_array();
+		for (size_t i = 0; i < f->n_lines; i++) {
+			const fathom_grep_line *l = &f->lines[i];
+			size_t n = l->end - l->start;
+			int cut = n > SV_LINE_TEXT;
+			json_t *lo = json_object();
+			json_object_set_new(lo, "line", json_integer(l->line));
+			json_object_set_new(lo, "text", sv_jstrn(f->text + l->start, cut ? SV_LINE_TEXT : n));
+			json_object_set_new(lo, "match", json_pack("[II]",
+			                                           (json_int_t)(l->match_start - l->start),
+			                                           (json_int_t)(l->match_end - l->start)));
+			if (cut)
+				json_object_set_new(lo, "cut", json_true());
+			json_array_append_new(lines, lo);
+		}
+		json_object_set_new(o, "lines", lines);
+	}
+	if (f->fresh_from_disk)
+		json_object_set_new(o, "changed_since_indexing", json_true());
+	json_array_append_new(a->files, o);
+	a->nfiles++;
+	return 0;
+}
+
+json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
+{
+	static const char *const known[] = { "pattern", "literal", "ignore_case", "word", "paths",
+	                                     "glob", "lang", "max_count", "files_only", "count_only",
+	                                     "boolean", "limit", NULL };
+	if (!json_is_object(args)) {
+		sv_err_set(e, 400, "the request must be a JSON object");
+		return NULL;
+	}
+	if (sv_only_known(args, known, e))
+		return NULL;
+	const char *pattern = NULL, *glob = NULL, *lang = NULL;
+	int literal = 0, icase = 0, word = 0, files_only = 0, count_only = 0, boolean = 0;
+	long long max_count = 20, limit = 100;
+	if (sv_arg_str(args, "pattern", &pattern, SV_CAP_QUERY, e) < 0 ||
+	    sv_arg_bool(args, "literal", &literal, e) < 0 || sv_arg_bool(args, "ignore_case", &icase, e) < 0 ||
+	    sv_arg_bool(args, "word", &word, e) < 0 || sv_arg_str(args, "glob", &glob, 1024, e) < 0 ||
+	    sv_arg_str(args, "lang", &lang, 64, e) < 0 ||
+	    sv_arg_int(args, "max_count", 0, SV_GREP_MAX_COUNT, &max_count, e) < 0 ||
+	    sv_arg_bool(args, "files_only", &files_only, e) < 0 ||
+	    sv_arg_bool(args, "count_only", &count_only, e) < 0 ||
+	    sv_arg_bool(args, "boolean", &boolean, e) < 0 || sv_arg_int(args, "limit", 1, SV_GREP_MAX_FILES, &limit, e) < 0)
+		return NULL;
+	if (!pattern) {
+		sv_err_set(e, 400, "\"pattern\" is required");
+		return NULL;
+	}
+	const char *paths[SV_MAX_PATHS];
+	size_t np = 0;
+	json_t *pj = json_object_get(args, "paths");
+	if (pj && !json_is_null(pj)) {
+		size_t i;
+		json_t *v;
+		if (!json_is_array(pj) || json_array_size(pj) > SV_MAX_PATHS) {
+			sv_err_set(e, 400, "\"paths\" must be an array of at most %d strings", SV_MAX_PATHS);
+			return NULL;
+		}
+		json_array_foreach(pj, i, v) {
+			if (!json_is_string(v) || json_string_length(v) > 4096 ||
+			    strlen(json_string_value(v)) != json_string_length(v)) {
+				sv_err_set(e, 400, "\"paths\" must be an array of strings");
+				return NULL;
+			}
+			paths[np++] = json_string_value(v);
+		}
+	}
+	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+	go.literal = literal;
+	go.caseless = icase;
+	go.word = word;
+	go.glob = glob;
+	go.lang = lang;
+	go.prefixes = np ? paths : NULL;
+	go.n_prefixes = np;
+	go.max_count = (uint32_t)max_count;
+	go.files_only = files_only;
+	go.count_only = count_only && !files_only;
+	go.boolean = boolean;
+	go.threads = 4;   /* many requests share the CPUs */
+	grep_acc a = { json_array(), (size_t)limit, 0, 0, 0, files_only, go.count_only, 0 };
+	double tl = sv_options(s)->request_timeout;
+	if (tl > 0)
+		a.deadline = sv_now() + tl;
+	fathom_index *ix = sv_reader(s, e);
+	if (!ix) {
+		json_decref(a.files);
+		return NULL;
+	}
+	fathom_grep_stats st = FATHOM_GREP_STATS_INIT;
+	int rc = fathom_grep(ix, pattern, &go, grep_cb, &a, &st);
+	sv_reader_put(s, ix);
+	if (rc == FATHOM_EINTERRUPTED && a.truncated)
+		rc = 0;
+	if (rc) {
+		json_decref(a.files);
+		sv_err_api(e, rc, "grep");
+		return NULL;
+	}
+	json_t *out = json_object();
+	json_object_set_new(out, "pattern", sv_jstr(pattern));
+	json_object_set_new(out, "files", a.files);
+	json_object_set_new(out, "count", json_integer((json_int_t)a.nfiles));
+	json_object_set_new(out, "truncated", json_boolean(a.truncated));
+	if (a.timed_out)
+		json_object_set_new(out, "timed_out", json_true());
+	json_object_set_new(out, "stats", json_pack("{s:I,s:I,s:I,s:b}", "files", (json_int_t)st.files,
+	                                            "read", (json_int_t)st.candidates, "changed",
+	                                            (json_int_t)st.changed, "planned", st.planned));
+	return out;
+}
+
+/* ---- documents ---------------------------------------------------------------------- */
+
+json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, json_t *count,
+                  sv_err *e)
+{
+	const char *key = id && *id ? id : path;
+	if (!key || !*key) {
+		sv_err_set(e, 400, "an \"id\" or a \"path\" is required");
+		return NULL;
+	}
+	long long f = 1, c = 0;
+	if ((from && !json_is_null(from) &&
+	     (!json_is_integer(from) || (f = json_integer_value(from)) < 1 || f > UINT32_MAX)) ||
+	    (count && !json_is_null(count) &&
+	     (!json_is_integer(count) || (c = json_integer_value(count)) < 0 || c > UINT32_MAX))) {
+		sv_err_set(e, 400, "\"from\" must be a line number from 1, \"count\" a number of lines");
+		return NULL;
+	}
+	fathom_index *ix = sv_reader(s, e);
+	if (!ix)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	/* only what the index holds: an id or path is looked up, never opened */
+	int rc = fathom_get(&text, &len, ix, key, (uint32_t)f, (uint32_t)c);
+	sv_reader_put(s, ix);
+	if (rc) {
+		sv_err_api(e, rc, key);
+		return NULL;
+	}
+	json_t *out = json_pack("{s:o,s:I}", "id", sv_jstr(key), "from", (json_int_t)f);
+	if (c)
+		json_object_set_new(out, "count", json_integer(c));
+	json_object_set_new(out, "text", sv_jstrn(text, len));
+	fathom_free(text);
+	return out;
+}
+
+typedef struct src_acc {
+	json_t *roots;
+	uint64_t docs, chunks, bytes;
+} src_acc;
+
+static int src_cb(void *ctx, const char *id, const char *path, uint64_t size, uint32_t n_chunks)
+{
+	src_acc *a = ctx;
+	const char *p = path && *path ? path : id;
+	const char *slash = strchr(p + (*p == '/'), '/');
+	char top[256];
+	size_t n = slash ? (size_t)(slash - p) : 0;
+	if (!path || !*path)
+		snprintf(top, sizeof top, "(documents)");
+	else if (n == 0 || n >= sizeof top)
+		snprintf(top, sizeof top, ".");
+	else
+		snprintf(top, sizeof top, "%.*s", (int)n, p);
+	json_t *r = json_object_get(a->roots, top);
+	if (!r) {
+		r = json_pack("{s:I,s:I}", "documents", (json_int_t)0, "chunks", (json_int_t)0);
+		json_object_set_new(a->roots, top, r);
+	}
+	json_object_set_new(r, "documents",
+	                    json_integer(json_integer_value(json_object_get(r, "documents")) + 1));
+	json_object_set_new(r, "chunks", json_integer(json_integer_value(json_object_get(r, "chunks")) +
+	                                              (json_int_t)n_chunks));
+	a->docs++;
+	a->chunks += n_chunks;
+	a->bytes += size;
+	return 0;
+}
+
+/* metadata: {"library": {"fastapi": 12}, "lang": {"c": 3}} */
+static int meta_cb(void *ctx, const char *key, const char *value, uint64_t docs)
+{
+	json_t *m = ctx, *k = json_object_get(m, key);
+	if (!k) {
+		if (json_object_size(m) >= 256)
+			return 0;   /* a bounded answer: the first 256 keys */
+		json_object_set_new(m, key, k = json_object());
+	}
+	if (json_object_size(k) < 1000)
+		json_object_set_new(k, value, json_integer((json_int_t)docs));
+	return 0;
+}
+
+json_t *sv_do_sources(sv_state *s, sv_err *e)
+{
+	fathom_index *ix = sv_reader(s, e);
+	if (!ix)
+		return NULL;
+	src_acc a = { json_object(), 0, 0, 0 };
+	json_t *meta = json_object();
+	int rc = fathom_list_docs(ix, src_cb, &a);
+	if (!rc)
+		rc = fathom_list_meta(ix, meta_cb, meta);
+	const char *root = fathom_root(ix);
+	json_t *out = NULL;
+	if (rc) {
+		sv_err_api(e, rc, "listing documents");
+		json_decref(a.roots);
+		json_decref(meta);
+	} else {
+		out = json_pack("{s:o,s:I,s:I,s:I,s:o,s:o}", "root", sv_jstr(root), "documents",
+		                (json_int_t)a.docs, "chunks", (json_int_t)a.chunks, "bytes",
+		                (json_int_t)a.bytes, "folders", a.roots, "metadata", meta);
+	}
+	sv_reader_put(s, ix);
+	return out;
+}
+
+/* ---- the routes ---------------------------------------------------------------------- */
+
+json_t *sv_op_search(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	return sv_do_search(s, rq->args, e);
+}
+
+json_t *sv_op_grep(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	return sv_do_grep(s, rq->args, e);
+}
+
+json_t *sv_op_sources(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	(void)rq;
+	return sv_do_sources(s, e);
+}
+
+json_t *sv_op_stats(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	(void)rq;
+	fathom_index *ix = sv_reader(s, e);
+	if (!ix)
+		return NULL;
+	fathom_stats st = FATHOM_STATS_INIT;
+	int rc = fathom_stats_get(&st, ix);
+	sv_reader_put(s, ix);
+	if (rc) {
+		sv_err_api(e, rc, "stats");
+		return NULL;
+	}
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:s,s:b}", "generation",
+	                 (json_int_t)st.generation, "documents", (json_int_t)st.docs, "chunks",
+	                 (json_int_t)st.chunks, "deleted_chunks", (json_int_t)st.deleted_chunks, "terms",
+	                 (json_int_t)st.terms, "segments", (int)st.segments, "bytes",
+	                 (json_int_t)st.bytes_total, "grep_files", (json_int_t)st.grep_files,
+	                 "bytes_trigrams", (json_int_t)st.bytes_trigrams, "stem_language",
+	                 st.stem_language, "writable", sv_writable(s));
+}
+
+/* GET /get?path=|id=&from=&count=, GET /documents/{id}?from=&count= */
+json_t *sv_op_get(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	const char *qs = rq->qs, *doc_id = rq->tail;
+	int bad = 0;
+	char *p = doc_id ? NULL : sv_qs_get(qs, "path", &bad), *id = doc_id ? NULL : sv_qs_get(qs, "id", &bad);
+	json_t *from = sv_qs_int(qs, "from", &bad), *count = sv_qs_int(qs, "count", &bad), *res = NULL;
+	if (bad)
+		sv_err_set(e, 400, "malformed query string (path, id, from, count)");
+	else
+		res = sv_do_get(s, doc_id ? doc_id : id, p, from, count, e);
+	fathom_free(p);
+	fathom_free(id);
+	json_decref(from);
+	json_decref(count);
+	return res;
+}
+
+json_t *sv_op_health(sv_state *s, const sv_req *rq, sv_err *e)
+{
+	(void)rq;
+	fathom_index *ix = sv_reader_get(s);
+	if (!ix) {
+		sv_err_set(e, 503, "the index cannot be opened");
+		return NULL;
+	}
+	json_t *res = json_pack("{s:s,s:I,s:b}", "status", "ok", "generation",
+	                        (json_int_t)fathom_generation(ix), "writable", sv_writable(s));
+	sv_reader_put(s, ix);
+	return res;
+}
