@@ -328,6 +328,11 @@ typedef int (*fathom_chunk_cb)(void *ctx, const fathom_chunk_info *c);
 int fathom_chunk_paths(const char *const *paths, size_t n_paths,
                        const fathom_ingest_opts *opts, fathom_chunk_cb cb, void *ctx);
 
+/* Is name (a folder's name, not a path) one fathom_index_paths never
+ * enters: a version-control folder (.git, .hg, .svn, ...)? For a watcher
+ * that must skip what the walker skips. 1 or 0. */
+int fathom_skips_folder(const char *name);
+
 /* Tombstone a document (all its chunks). FATHOM_ENOTFOUND if absent. */
 int fathom_delete_doc(fathom_index *ix, const char *id);
 

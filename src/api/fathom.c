@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "ingest/ingest.h"
 #include "query/query.h"
 
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts)
@@ -401,4 +402,9 @@ int fathom_rollback(fathom_index *fx)
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	return ix_rollback(fx->ix);
+}
+
+int fathom_skips_folder(const char *name)
+{
+	return name && walk_is_vcs_dir(name);
 }

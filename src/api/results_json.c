@@ -51,16 +51,20 @@ static void put_str(fbuf *b, const char *s)
 }
 
 /* The shortest decimal that reads back as the same double (15 digits
- * usually do; 17 always do). JSON has no NaN or infinity: 0. */
+ * usually do; 17 always do), always with a point or an exponent so that
+ * a typed reader sees a real ("0.0", not "0"). JSON has no NaN or
+ * infinity: 0.0. */
 static void put_num(fbuf *b, double v)
 {
-	char t[40];
+	char t[48];
 	if (!isfinite(v))
 		v = 0;
 	snprintf(t, sizeof t, "%.15g", v);
 	if (strtod(t, NULL) != v)
 		snprintf(t, sizeof t, "%.17g", v);
 	fbuf_puts(b, t);
+	if (!strpbrk(t, ".e"))
+		fbuf_puts(b, ".0");
 }
 
 static void put_key(fbuf *b, const char *key, int first)

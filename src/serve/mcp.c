@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/serve.h"
+#include "serve/serve_int.h"
 
 /* Protocol versions we speak; the first is ours. */
 static const char *const versions[] = { SV_MCP_PROTOCOL, "2025-03-26", "2024-11-05", NULL };
@@ -30,6 +30,18 @@ static const char instructions[] =
 static json_t *prop(const char *type, const char *desc)
 {
 	return json_pack("{s:s,s:s}", "type", type, "description", desc);
+}
+
+/* An integer property bounded as the operation bounds it: the library's
+ * limit (fathom_limit), lowered to the daemon's cap. */
+static json_t *prop_limit(const char *desc_fmt, int which, long long cap, long long dflt)
+{
+	long long lo, hi;
+	char desc[256];
+	sv_limit(which, cap, &lo, &hi);
+	snprintf(desc, sizeof desc, desc_fmt, lo, hi, dflt);
+	return json_pack("{s:s,s:s,s:I,s:I}", "type", "integer", "description", desc, "minimum",
+	                 (json_int_t)lo, "maximum", (json_int_t)hi);
 }
 
 static json_t *tool(const char *name, const char *title, const char *desc, json_t *props,
@@ -58,7 +70,9 @@ static json_t *tools_list(void)
 		"What to find. Words are all required; \"a phrase\" exactly; a OR b; -word excludes; "
 		"(a OR b) c groups; title:word or path:word limits a field; library:NAME and "
 		"version:V filter metadata. Identifiers such as TC-1001 or AuthService match exactly."));
-	json_object_set_new(p, "k", prop("integer", "How many results (1 to 1000, default 10)."));
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	json_object_set_new(p, "k", prop_limit("How many results (%lld to %lld, default %lld).",
+	                                       FATHOM_LIMIT_K, SV_CAP_K, so.k));
 	json_object_set_new(p, "mode", prop("string",
 		"auto (default: short queries need every word, long ones rank any), all, or any."));
 	json_object_set_new(p, "filters", prop("object",

@@ -1,17 +1,27 @@
 /*
  * serve.h — the search daemon and the MCP server. A client of the public
- * API like the CLI: nothing here sees how the index is laid out.
+ * API like the CLI: it includes fathom.h and nothing else of the library,
+ * so nothing here sees how the index is laid out.
  *
- *   state.c     the shared state: read-only handles, one per request in
- *               flight, moved to each new commit; the one writer
- *   handlers.c  the JSON API: (method, target, body) -> (status, JSON),
- *               with no HTTP in it, so the MCP tools and the fuzz target
- *               call it as the daemon does
- *   mcp.c       JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp)
- *   metrics.c   counters and latency histograms, Prometheus text
- *   http.c      libmicrohttpd: limits, token, Host/Origin checks, signals
- *   watch.c     inotify: re-index what changed (index --watch, serve --watch)
+ *   state.c         the shared state: read-only handles, one per request
+ *                   in flight, moved to each new commit; the one writer
+ *   router.c        the JSON API's entry, sv_handle(): (method, target,
+ *                   body) -> (status, JSON) through a table of routes, with
+ *                   no HTTP in it, so the MCP tools and the fuzz target call
+ *                   it as the daemon does
+ *   query_string.c  percent-decoding, query-string members
+ *   json.c          errors, replies, typed request members, request handles
+ *   search_ops.c    search, grep, get, sources, stats, health (search
+ *                   results through the library's fathom_results_json)
+ *   ingest_ops.c    documents, index, optimize, delete; the ingest options
+ *   glossary_ops.c  the glossary and the identifier vocabulary
+ *   mcp.c           JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp)
+ *   metrics.c       counters and latency histograms, Prometheus text
+ *   http.c          libmicrohttpd: limits, token, Host/Origin checks, signals
+ *   watch.c         inotify: re-index what changed (index --watch, serve --watch)
  *
+ * This header is what the CLI uses (fathom serve, fathom mcp, index
+ * --watch); serve_int.h is what the files above share.
  * docs/API.md describes the API; docs/openapi.json is its schema.
  *
  * Memory comes from the library's allocator (fathom_malloc, fathom_free;
@@ -75,7 +85,7 @@ double sv_now(void);              /* seconds, monotonic */
 double sv_started(const sv_state *s);
 double sv_last_commit(const sv_state *s);   /* unix time; 0: none since start */
 
-/* ---- the JSON API (handlers.c) ---------------------------------------------- */
+/* ---- the JSON API (router.c, *_ops.c) ------------------------------------------ */
 
 typedef struct sv_reply {
 	int status;                  /* HTTP status */

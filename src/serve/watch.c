@@ -3,9 +3,9 @@
  *
  * Every folder under the watched paths gets a watch (inotify watches one
  * folder, not a tree); a folder created later gets one as its creation is
- * seen. Version-control folders (the walker's list, walk_is_vcs_dir) and
- * the index's own folder are never watched: the index's own commits would otherwise wake the watcher
- * forever.
+ * seen. Version-control folders (those the walker skips: fathom_skips_folder)
+ * and the index's own folder are never watched: the index's own commits
+ * would otherwise wake the watcher forever.
  *
  * Changes are debounced: the first event opens a batch, and the batch is
  * applied when the tree has been quiet for `debounce` seconds, or `max_wait`
@@ -31,7 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ingest/ingest.h"
 #include "serve/serve.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
@@ -98,7 +97,7 @@ static int add_tree(sv_watch *w, const char *dir, int depth)
 	struct dirent *e;
 	int rc = 0;
 	while (!rc && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || walk_is_vcs_dir(e->d_name))
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 || fathom_skips_folder(e->d_name))
 			continue;
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
@@ -204,7 +203,7 @@ static size_t drain(sv_watch *w)
 				}
 				continue;
 			}
-			if (ev->len && walk_is_vcs_dir(ev->name))
+			if (ev->len && fathom_skips_folder(ev->name))
 				continue;
 			if (dir && ev->len && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
 				char sub[PATH_MAX];

@@ -1,0 +1,242 @@
+/*
+ * test_api.c — the public API's one-of-each pieces: fathom_limit() and the
+ * checks it publishes (a bound accepted, one past it refused, for search
+ * and ingest options alike), and fathom_results_json(), the one
+ * serializer: its shape read back with jansson, invalid UTF-8 repaired,
+ * and every allocation failing in turn.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fathom.h"
+#include "test.h"
+#include "util/util.h"
+
+static const char *docs =
+	"{\"id\":\"a\",\"title\":\"Session tokens\",\"url\":\"https://x/a\",\"tags\":[\"auth\"],"
+	"\"body\":\"The login service validates session tokens. TC-1001 covers expiry.\"}\n"
+	"{\"id\":\"b\",\"title\":\"Ops\",\"body\":\"Rotate the session key \\u00e9 daily.\"}\n"
+	"{\"id\":\"c\\u00ff\",\"body\":\"nothing to see\"}\n";
+
+static fathom_index *make_index(char **dir)
+{
+	*dir = test_tmpdir("api");
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	fathom_index *ix = NULL;
+	CHECK_OK(fathom_open(&ix, *dir, &oo));
+	if (!ix)
+		exit(2);
+	fathom_ingest_stats st;
+	CHECK_OK(fathom_add_jsonl_mem(ix, docs, strlen(docs), "docs", NULL, &st));
+	CHECK_OK(fathom_commit(ix));
+	return ix;
+}
+
+static void test_limits_published(void)
+{
+	for (int id = FATHOM_LIMIT_K; id <= FATHOM_LIMIT_META_BYTES; id++) {
+		double lo = -1, hi = -1;
+		CHECK_OK(fathom_limit(id, &lo, &hi));
+		CHECK(lo >= 0 && lo <= hi);
+	}
+	double lo, hi;
+	CHECK_EQ(fathom_limit(0, &lo, &hi), FATHOM_EINVAL);
+	CHECK_EQ(fathom_limit(9999, NULL, NULL), FATHOM_EINVAL);
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_K, NULL, &hi));
+	CHECK(hi >= 1000);
+}
+
+/* A bound the library publishes is the bound it checks: the maximum
+ * passes, one past it is FATHOM_EINVAL. */
+static void test_limits_are_the_checks(void)
+{
+	char *dir;
+	fathom_index *ix = make_index(&dir);
+	double lo, hi;
+	fathom_results *r = NULL;
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_K, &lo, &hi));
+	so.k = (uint32_t)hi;
+	CHECK_OK(fathom_search(&r, ix, "session", &so));
+	fathom_results_free(r);
+	so.k = (uint32_t)hi + 1;
+	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.k = (uint32_t)lo - 1;
+	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.k = 10;
+
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_K1, &lo, &hi));
+	so.k1 = (float)hi;
+	CHECK_OK(fathom_search(&r, ix, "session", &so));
+	fathom_results_free(r);
+	so.k1 = (float)hi * 1.01f;
+	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.k1 = 1.2f;
+
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_BONUS, &lo, &hi));
+	so.phrase_bonus = (float)lo * 0.99f;
+	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.phrase_bonus = 1.25f;
+
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_TIME_LIMIT, &lo, &hi));
+	so.time_limit = hi * 2;
+	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.time_limit = 0;
+
+	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
+	fathom_ingest_stats st;
+	const char *one = "{\"id\":\"z\",\"body\":\"zebra\"}\n";
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_CHUNK_TARGET, &lo, &hi));
+	io.chunk_target = (uint32_t)lo - 1;
+	CHECK_EQ(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st), FATHOM_EINVAL);
+	io.chunk_target = (uint32_t)lo;
+	CHECK_OK(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st));
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_CHUNK_MAX, &lo, &hi));
+	io.chunk_target = 1500;
+	io.chunk_max = (uint32_t)hi + 1;
+	CHECK_EQ(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st), FATHOM_EINVAL);
+	io.chunk_max = 6000;
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_IDENT_MAX, &lo, &hi));
+	io.ident_max = (uint32_t)hi + 1;
+	CHECK_EQ(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st), FATHOM_EINVAL);
+	io.ident_max = 50;
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_META, &lo, &hi));
+	const char **meta = calloc((size_t)hi + 1, sizeof *meta);
+	for (size_t i = 0; i <= (size_t)hi; i++)
+		meta[i] = "k=v";
+	io.meta = meta;
+	io.n_meta = (size_t)hi;
+	CHECK_OK(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st));
+	io.n_meta = (size_t)hi + 1;
+	CHECK_EQ(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st), FATHOM_EINVAL);
+	free(meta);
+	CHECK_OK(fathom_rollback(ix));
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static json_t *search_json(fathom_index *ix, const char *q, const char *echo, char **text)
+{
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, q, NULL));
+	fathom_json_opts jo = FATHOM_JSON_OPTS_INIT;
+	jo.query = echo;
+	size_t len = 0;
+	*text = NULL;
+	CHECK_OK(fathom_results_json(text, &len, r, &jo));
+	fathom_results_free(r);
+	CHECK(*text && strlen(*text) == len);
+	json_error_t je;
+	json_t *j = *text ? json_loadb(*text, len, JSON_REJECT_DUPLICATES, &je) : NULL;
+	CHECK(j != NULL);
+	return j;
+}
+
+static void test_results_json_shape(void)
+{
+	char *dir, *text;
+	fathom_index *ix = make_index(&dir);
+	json_t *j = search_json(ix, "session tokens", "session tokens", &text);
+	CHECK_STR(json_string_value(json_object_get(j, "query")), "session tokens");
+	CHECK_EQ(json_integer_value(json_object_get(j, "count")), 1);
+	CHECK(json_object_get(j, "why") == NULL);
+	json_t *h = json_array_get(json_object_get(j, "results"), 0);
+	CHECK_EQ(json_integer_value(json_object_get(h, "rank")), 1);
+	CHECK_STR(json_string_value(json_object_get(h, "id")), "a");
+	CHECK_STR(json_string_value(json_object_get(h, "url")), "https://x/a");
+	CHECK_EQ(json_integer_value(json_object_get(h, "chunk")), 0);
+	CHECK(json_is_array(json_object_get(h, "bytes")));
+	CHECK(json_is_array(json_object_get(h, "lines")));
+	json_t *parts = json_object_get(h, "score_parts");
+	const char *fields[] = { "path", "title", "headings", "tags", "body", "bonus" };
+	for (size_t i = 0; i < 6; i++)
+		CHECK(json_is_real(json_object_get(parts, fields[i])));   /* "0.0", never "0" */
+	CHECK(json_real_value(json_object_get(parts, "body")) > 0);
+	CHECK(json_is_real(json_object_get(h, "score")));
+	CHECK(json_array_size(json_object_get(json_object_get(h, "matched"), "body")) >= 1);
+	CHECK(json_array_size(json_object_get(h, "highlights")) >= 1);
+	json_t *rc = json_object_get(j, "receipt");
+	CHECK(json_is_string(json_object_get(rc, "parsed")));
+	CHECK_EQ(json_array_size(json_object_get(rc, "terms")), 2);
+	CHECK(json_is_array(json_object_get(rc, "identifiers")));
+	CHECK(json_is_array(json_object_get(rc, "glossary")));
+	json_decref(j);
+	fathom_free(text);
+
+	/* no query echoed; an empty answer says why */
+	j = search_json(ix, "kubernetes", NULL, &text);
+	CHECK(json_object_get(j, "query") == NULL);
+	CHECK_EQ(json_integer_value(json_object_get(j, "count")), 0);
+	CHECK(strstr(json_string_value(json_object_get(j, "why")), "kubernetes") != NULL);
+	json_decref(j);
+	fathom_free(text);
+
+	/* bytes that are not UTF-8 (a query echoed as given) become U+FFFD */
+	j = search_json(ix, "nothing", "nothing \xff\xfe see", &text);
+	CHECK_STR(json_string_value(json_object_get(j, "query")), "nothing \xef\xbf\xbd\xef\xbf\xbd see");
+	json_decref(j);
+	fathom_free(text);
+
+	/* bad arguments */
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "session", NULL));
+	fathom_json_opts bad = FATHOM_JSON_OPTS_INIT;
+	bad.version = 99;
+	CHECK_EQ(fathom_results_json(&text, NULL, r, &bad), FATHOM_EINVAL);
+	CHECK(text == NULL);
+	CHECK_EQ(fathom_results_json(&text, NULL, NULL, NULL), FATHOM_EINVAL);
+	CHECK_EQ(fathom_results_json(NULL, NULL, r, NULL), FATHOM_EINVAL);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* Every allocation failing in turn: FATHOM_ENOMEM and nothing returned,
+ * or the whole text, identical to an unhindered run. */
+static void test_results_json_alloc_failures(void)
+{
+	char *dir, *want = NULL;
+	fathom_index *ix = make_index(&dir);
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "session", NULL));
+	CHECK_OK(fathom_results_json(&want, NULL, r, NULL));
+	int saw_ok = 0, saw_enomem = 0;
+	for (long n = 0; n < 200 && !saw_ok; n++) {
+		char *got = (char *)1;
+		fa_alloc_fail_after(n);
+		int rc = fathom_results_json(&got, NULL, r, NULL);
+		fa_alloc_fail_after(-1);
+		CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+		if (rc == 0) {
+			saw_ok = 1;
+			CHECK_STR(got, want);
+		} else {
+			saw_enomem = 1;
+			CHECK(got == NULL);
+		}
+		if (rc == 0)
+			fathom_free(got);
+	}
+	CHECK(saw_ok && saw_enomem);
+	fathom_free(want);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	RUN(test_limits_published);
+	RUN(test_limits_are_the_checks);
+	RUN(test_results_json_shape);
+	RUN(test_results_json_alloc_failures);
+	return TEST_DONE();
+}
