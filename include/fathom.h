@@ -76,7 +76,8 @@ enum fathom_limit_id {
 	FATHOM_LIMIT_IDENT_MIN_LEN = 12, /* ident_min_len (0: the default) */
 	FATHOM_LIMIT_IDENT_MAX = 13,     /* ident_max (0: the default) */
 	FATHOM_LIMIT_META = 14,          /* n_meta: "key=value" tags per ingest */
-	FATHOM_LIMIT_META_BYTES = 15     /* the length of one "key=value" tag */
+	FATHOM_LIMIT_META_BYTES = 15,    /* the length of one "key=value" tag */
+	FATHOM_LIMIT_GLOSSARY_TERMS = 16 /* terms in one glossary group */
 };
 
 /* The smallest and largest value the library accepts for one limit, each

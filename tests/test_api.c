@@ -38,7 +38,7 @@ static fathom_index *make_index(char **dir)
 
 static void test_limits_published(void)
 {
-	for (int id = FATHOM_LIMIT_K; id <= FATHOM_LIMIT_META_BYTES; id++) {
+	for (int id = FATHOM_LIMIT_K; id <= FATHOM_LIMIT_GLOSSARY_TERMS; id++) {
 		double lo = -1, hi = -1;
 		CHECK_OK(fathom_limit(id, &lo, &hi));
 		CHECK(lo >= 0 && lo <= hi);
@@ -116,6 +116,22 @@ static void test_limits_are_the_checks(void)
 	CHECK_EQ(fathom_add_jsonl_mem(ix, one, strlen(one), "x", &io, &st), FATHOM_EINVAL);
 	free(meta);
 	CHECK_OK(fathom_rollback(ix));
+
+	CHECK_OK(fathom_limit(FATHOM_LIMIT_GLOSSARY_TERMS, &lo, &hi));
+	char (*words)[24] = calloc((size_t)hi + 1, sizeof *words);
+	const char **terms = calloc((size_t)hi + 1, sizeof *terms);
+	for (size_t i = 0; i <= (size_t)hi; i++) {
+		/* plain words: "w0" would be a code identifier, protected */
+		snprintf(words[i], sizeof words[i], "word%c%c", 'a' + (int)(i / 26), 'a' + (int)(i % 26));
+		terms[i] = words[i];
+	}
+	uint32_t group = 0;
+	CHECK(fathom_glossary_add(ix, terms, (size_t)hi + 1, &group) != 0);
+	CHECK(fathom_glossary_add(ix, terms, (size_t)lo - 1, &group) != 0);
+	CHECK_OK(fathom_glossary_add(ix, terms, (size_t)hi, &group));
+	CHECK_OK(fathom_rollback(ix));
+	free(terms);
+	free(words);
 	fathom_close(ix);
 	test_rmrf(dir);
 	free(dir);

@@ -10,6 +10,8 @@
 
 #include "serve/serve_int.h"
 
+#define SV_GLOSS_ROOM 64         /* room for FATHOM_LIMIT_GLOSSARY_TERMS */
+
 static int gloss_cb(void *ctx, const fathom_gloss_item *it)
 {
 	json_t *a = ctx;
@@ -116,11 +118,15 @@ json_t *sv_op_glossary_post(sv_state *s, const sv_req *rq, sv_err *e)
 		return sv_commit_done(s, w, out, e);
 	}
 	json_t *tj = json_is_object(args) ? json_object_get(args, "terms") : NULL;
-	if (!json_is_array(tj) || json_array_size(tj) < 2 || json_array_size(tj) > 64) {
-		sv_err_set(e, 400, "\"terms\" must be an array of 2 to 64 strings");
+	long long lo, hi;
+	sv_limit(FATHOM_LIMIT_GLOSSARY_TERMS, SV_GLOSS_ROOM, &lo, &hi);
+	if (!json_is_array(tj) || json_array_size(tj) < (size_t)lo || json_array_size(tj) > (size_t)hi) {
+		/* too many is the library's ETOOBIG: 413 */
+		sv_err_set(e, json_array_size(tj) > (size_t)hi ? 413 : 400,
+		           "\"terms\" must be an array of %lld to %lld strings", lo, hi);
 		return NULL;
 	}
-	const char *terms[64];
+	const char *terms[SV_GLOSS_ROOM];
 	size_t i;
 	json_t *v;
 	json_array_foreach(tj, i, v) {
