@@ -32,14 +32,13 @@ static json_t *prop(const char *type, const char *desc)
 	return json_pack("{s:s,s:s}", "type", type, "description", desc);
 }
 
-/* An integer property bounded as the operation bounds it: the library's
- * limit (fathom_limit), lowered to the daemon's cap. */
-static json_t *prop_limit(const char *desc_fmt, int which, long long cap, long long dflt)
+/* An integer property bounded as the operation bounds it (what, then
+ * "(LO to HI, default D)" and any note), never a copy of the numbers. */
+static json_t *prop_range(const char *what, long long lo, long long hi, long long dflt,
+                          const char *note)
 {
-	long long lo, hi;
 	char desc[256];
-	sv_limit(which, cap, &lo, &hi);
-	snprintf(desc, sizeof desc, desc_fmt, lo, hi, dflt);
+	snprintf(desc, sizeof desc, "%s (%lld to %lld, default %lld%s).", what, lo, hi, dflt, note);
 	return json_pack("{s:s,s:s,s:I,s:I}", "type", "integer", "description", desc, "minimum",
 	                 (json_int_t)lo, "maximum", (json_int_t)hi);
 }
@@ -71,8 +70,9 @@ static json_t *tools_list(void)
 		"(a OR b) c groups; title:word or path:word limits a field; library:NAME and "
 		"version:V filter metadata. Identifiers such as TC-1001 or AuthService match exactly."));
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
-	json_object_set_new(p, "k", prop_limit("How many results (%lld to %lld, default %lld).",
-	                                       FATHOM_LIMIT_K, SV_CAP_K, so.k));
+	long long kmin, kmax;   /* the library's k, lowered to the daemon's cap */
+	sv_limit(FATHOM_LIMIT_K, SV_CAP_K, &kmin, &kmax);
+	json_object_set_new(p, "k", prop_range("How many results", kmin, kmax, so.k, ""));
 	json_object_set_new(p, "mode", prop("string",
 		"auto (default: short queries need every word, long ones rank any), all, or any."));
 	json_object_set_new(p, "filters", prop("object",
@@ -103,8 +103,10 @@ static json_t *tools_list(void)
 	json_object_set_new(p, "paths", prop("array", "Only files under these folders or paths."));
 	json_object_set_new(p, "glob", prop("string", "Only paths (or file names) matching this glob."));
 	json_object_set_new(p, "lang", prop("string", "Only files of this language."));
-	json_object_set_new(p, "max_count", prop("integer", "Lines per file (default 20; 0: all)."));
-	json_object_set_new(p, "limit", prop("integer", "Files at most (default 100)."));
+	json_object_set_new(p, "max_count", prop_range("Lines per file", 0, SV_GREP_MAX_COUNT,
+	                                               SV_GREP_COUNT, "; 0: all"));
+	json_object_set_new(p, "limit", prop_range("Files at most", 1, SV_GREP_MAX_FILES,
+	                                           SV_GREP_FILES, ""));
 	json_object_set_new(p, "files_only", prop("boolean", "Only the paths of matching files."));
 	json_object_set_new(p, "boolean", prop("boolean",
 		"The pattern is a boolean query: error AND handler, lock OR mutex, -test, file:\\.c$, lang:go."));

@@ -14,8 +14,6 @@
 #define SV_MAX_FILTERS 16
 #define SV_MAX_PATHS 64
 #define SV_LINE_TEXT 1024       /* bytes of a grep line returned */
-#define SV_GREP_MAX_COUNT 100000   /* lines per file */
-#define SV_GREP_MAX_FILES 10000
 
 /* ---- search -------------------------------------------------------------------- */
 
@@ -216,7 +214,7 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 		return NULL;
 	const char *pattern = NULL, *glob = NULL, *lang = NULL;
 	int literal = 0, icase = 0, word = 0, files_only = 0, count_only = 0, boolean = 0;
-	long long max_count = 20, limit = 100;
+	long long max_count = SV_GREP_COUNT, limit = SV_GREP_FILES;
 	if (sv_arg_str(args, "pattern", &pattern, SV_CAP_QUERY, e) < 0 ||
 	    sv_arg_bool(args, "literal", &literal, e) < 0 || sv_arg_bool(args, "ignore_case", &icase, e) < 0 ||
 	    sv_arg_bool(args, "word", &word, e) < 0 || sv_arg_str(args, "glob", &glob, 1024, e) < 0 ||

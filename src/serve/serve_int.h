@@ -40,6 +40,11 @@ typedef json_t *(*sv_op)(sv_state *s, const sv_req *rq, sv_err *e);
 #define SV_CAP_K 1000            /* results per search */
 #define SV_CAP_QUERY 4096        /* bytes of a query or a grep pattern */
 #define SV_CAP_SNIPPET 4096      /* snippet_bytes */
+/* grep's own: the library bounds neither */
+#define SV_GREP_COUNT 20         /* lines per file, by default (0: all) */
+#define SV_GREP_MAX_COUNT 100000
+#define SV_GREP_FILES 100        /* files returned, by default */
+#define SV_GREP_MAX_FILES 10000
 
 /* The range the daemon accepts for a FATHOM_LIMIT_*: the library's bounds,
  * the maximum lowered to cap (0: no cap of its own). lo or hi may be NULL. */
