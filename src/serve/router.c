@@ -14,9 +14,6 @@
 
 enum { M_GET = 1, M_POST = 2, M_DELETE = 4 };   /* HEAD is answered as GET */
 
-/* Replies that are not JSON objects from an operation. */
-typedef void (*sv_raw)(sv_state *s, const sv_req *rq, sv_reply *out);
-
 static void raw_metrics(sv_state *s, const sv_req *rq, sv_reply *out)
 {
 	(void)rq;
@@ -46,7 +43,7 @@ static const struct route {
 } routes[] = {
 	{ "/health", M_GET, SV_EP_HEALTH, 0, sv_op_health, NULL },
 	{ "/stats", M_GET, SV_EP_STATS, 0, sv_op_stats, NULL },
-	{ "/search", M_POST, SV_EP_SEARCH, 1, sv_op_search, NULL },
+	{ "/search", M_POST, SV_EP_SEARCH, 1, NULL, sv_raw_search },
 	{ "/grep", M_POST, SV_EP_GREP, 1, sv_op_grep, NULL },
 	{ "/get", M_GET, SV_EP_GET, 0, sv_op_get, NULL },
 	{ "/documents", M_POST, SV_EP_ADD, 0, sv_op_add, NULL },   /* JSON lines */
@@ -122,18 +119,23 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		}
 	}
 	json_t *res = NULL;
-	if (hit && hit->raw) {
-		hit->raw(s, &rq, out);
-		fathom_free(path);
-		return;
-	}
+	int replied = 0;
 	if (!known)
 		sv_err_set(&e, 404, "no such endpoint: %.200s (docs/API.md lists them)", path);
 	else if (!hit)
 		sv_err_set(&e, 405, "%s is not allowed on %.200s", method, path);
-	else if (!hit->json_body || (rq.args = sv_parse_body(body, len, &e)) != NULL)
-		res = hit->op(s, &rq, &e);
+	else if (!hit->json_body || (rq.args = sv_parse_body(body, len, &e)) != NULL) {
+		if (hit->raw) {
+			int ep = out->endpoint;
+			hit->raw(s, &rq, out);
+			out->endpoint = ep;
+			replied = 1;
+		} else {
+			res = hit->op(s, &rq, &e);
+		}
+	}
 	json_decref(rq.args);
-	sv_reply_result(out, res, &e);
+	if (!replied)
+		sv_reply_result(out, res, &e);
 	fathom_free(path);
 }

@@ -17,18 +17,24 @@
 
 /* ---- search -------------------------------------------------------------------- */
 
-/* "explain" is accepted and changes nothing: every result carries its
- * score_parts and matched terms (the one serializer's shape). */
-json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
+/* One search: args checked, the query run on a reader, and the results as
+ * the library's one serializer writes them (*text, freed with fathom_free;
+ * the same bytes as `fathom search --json`), with what only the daemon
+ * knows: the generation searched and the time taken. 0, or -1 with e set.
+ * "explain" is accepted and changes nothing: every result carries its
+ * score_parts and matched terms. */
+static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t *tlen,
+                       uint64_t *generation, double *took_ms)
 {
+	*text = NULL;
 	static const char *const known[] = { "query", "k", "mode", "filters", "path", "lang",
 	                                     "explain", "snippet_bytes", NULL };
 	if (!json_is_object(args)) {
 		sv_err_set(e, 400, "the request must be a JSON object");
-		return NULL;
+		return -1;
 	}
 	if (sv_only_known(args, known, e))
-		return NULL;
+		return -1;
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *query = NULL, *mode = NULL, *path = NULL, *lang = NULL;
 	long long k = so.k, snip = so.snippet_bytes, kmin, kmax, smin, smax, qmax;
@@ -41,10 +47,10 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 	    sv_arg_str(args, "path", &path, 1024, e) < 0 || sv_arg_str(args, "lang", &lang, 64, e) < 0 ||
 	    sv_arg_bool(args, "explain", &explain, e) < 0 ||
 	    sv_arg_int(args, "snippet_bytes", smin, smax, &snip, e) < 0)
-		return NULL;
+		return -1;
 	if (!query) {
 		sv_err_set(e, 400, "\"query\" is required");
-		return NULL;
+		return -1;
 	}
 	so.k = (uint32_t)k;
 	so.snippet_bytes = (uint32_t)snip;
@@ -61,7 +67,7 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 		else {
 			sv_err_set(e, 400, "\"mode\" must be auto, all or any (keyword search; vector modes "
 			                "come with the vector issue)");
-			return NULL;
+			return -1;
 		}
 	}
 	/* filters: {"library":"fastapi"} or ["library=fastapi"] */
@@ -115,40 +121,83 @@ json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
 	double t0 = sv_now();
 	fathom_results *r = NULL;
 	int rc = fathom_search(&r, ix, query, &so);
-	double took = sv_now() - t0;
+	*took_ms = (sv_now() - t0) * 1000;
 	if (rc) {
 		sv_err_api(e, rc, "search");
 		sv_reader_put(s, ix);
 		goto bad;
 	}
-	/* the library's one serializer (as `fathom search --json`), and what
-	 * only the daemon knows: the generation searched and the time taken */
 	fathom_json_opts jo = FATHOM_JSON_OPTS_INIT;
 	jo.query = query;
-	char *text = NULL;
-	size_t tlen = 0;
-	json_t *out = NULL;
-	rc = fathom_results_json(&text, &tlen, r, &jo);
+	rc = fathom_results_json(text, tlen, r, &jo);
 	if (rc)
 		sv_err_api(e, rc, "search");
-	else if ((out = json_loadb(text, tlen, 0, NULL)) != NULL) {
-		json_object_set_new(out, "generation", json_integer((json_int_t)fathom_generation(ix)));
-		json_object_set_new(out, "took_ms", json_real(took * 1000));
-	}
-	fathom_free(text);
+	*generation = fathom_generation(ix);
 	fathom_results_free(r);
 	sv_reader_put(s, ix);
-	if (!out)
+	if (rc)
 		goto bad;
 	for (size_t i = 0; i < nf; i++)
 		fathom_free(fbuf[i]);
-	return out;
+	return 0;
 bad:
 	for (size_t i = 0; i < nf; i++)
 		fathom_free(fbuf[i]);
 	if (!e->status)
 		sv_err_set(e, 500, "out of memory");
-	return NULL;
+	return -1;
+}
+
+/* The MCP tool's search: the serializer's object, read back, with the
+ * daemon's members. */
+json_t *sv_do_search(sv_state *s, json_t *args, sv_err *e)
+{
+	char *text;
+	size_t len;
+	uint64_t gen;
+	double took;
+	if (search_text(s, args, e, &text, &len, &gen, &took))
+		return NULL;
+	json_t *out = json_loadb(text, len, 0, NULL);
+	fathom_free(text);
+	if (!out) {
+		sv_err_set(e, 500, "out of memory");
+		return NULL;
+	}
+	json_object_set_new(out, "generation", json_integer((json_int_t)gen));
+	json_object_set_new(out, "took_ms", json_real(took));
+	return out;
+}
+
+/* POST /search: the serializer's text as it is, the daemon's members
+ * spliced in before its closing brace; reading it back into a jansson tree
+ * and writing it out again cost as much as the serializing itself. */
+void sv_raw_search(sv_state *s, const sv_req *rq, sv_reply *out)
+{
+	sv_err e = { 0, "" };
+	char *text;
+	size_t len;
+	uint64_t gen;
+	double took;
+	if (search_text(s, rq->args, &e, &text, &len, &gen, &took)) {
+		sv_reply_err(out, &e);
+		return;
+	}
+	char tail[96];
+	int n = snprintf(tail, sizeof tail, ",\"generation\":%llu,\"took_ms\":%.3f}\n",
+	                 (unsigned long long)gen, took);
+	char *body = len && text[len - 1] == '}' ? fathom_malloc(len + (size_t)n) : NULL;
+	if (body) {
+		memcpy(body, text, len - 1);
+		memcpy(body + len - 1, tail, (size_t)n + 1);
+		out->status = 200;
+		out->ctype = "application/json";
+		out->body = body;
+		out->len = len - 1 + (size_t)n;
+	} else {
+		sv_reply_error(out, 500, "out of memory");
+	}
+	fathom_free(text);
 }
 
 /* ---- grep ------------------------------------------------------------------------- */
@@ -403,11 +452,6 @@ json_t *sv_do_sources(sv_state *s, sv_err *e)
 }
 
 /* ---- the routes ---------------------------------------------------------------------- */
-
-json_t *sv_op_search(sv_state *s, const sv_req *rq, sv_err *e)
-{
-	return sv_do_search(s, rq->args, e);
-}
 
 json_t *sv_op_grep(sv_state *s, const sv_req *rq, sv_err *e)
 {

@@ -31,7 +31,10 @@ typedef struct sv_req {
 	json_t *args;            /* the body as JSON, for routes that take JSON */
 } sv_req;
 
+/* An operation: a JSON result, or NULL with e set; the router replies. */
 typedef json_t *(*sv_op)(sv_state *s, const sv_req *rq, sv_err *e);
+/* One that writes its reply itself (a body that is no jansson tree). */
+typedef void (*sv_raw)(sv_state *s, const sv_req *rq, sv_reply *out);
 
 /* ---- limits ------------------------------------------------------------------ */
 
@@ -97,7 +100,7 @@ json_t *sv_qs_int(const char *qs, const char *key, int *bad);
 /* ---- the operations behind the routes ------------------------------------------ */
 
 /* search_ops.c */
-json_t *sv_op_search(sv_state *s, const sv_req *rq, sv_err *e);
+void sv_raw_search(sv_state *s, const sv_req *rq, sv_reply *out);
 json_t *sv_op_grep(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_get(sv_state *s, const sv_req *rq, sv_err *e);   /* ?path=|id=, or the tail */
 json_t *sv_op_sources(sv_state *s, const sv_req *rq, sv_err *e);
