@@ -22,7 +22,6 @@ int cli_parse_float(const char *s, double lo, double hi, double *out);
  * parsed within them. */
 void cli_limit(int which, double *lo, double *hi);
 int cli_parse_limit(const char *s, int which, uint64_t *out);
-int cli_parse_limitf(const char *s, int which, double *out);
 void cli_json_str(FILE *f, const char *s, size_t n);
 void cli_json_cstr(FILE *f, const char *s);
 const char *cli_default_index(void);

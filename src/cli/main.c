@@ -88,13 +88,6 @@ int cli_parse_limit(const char *s, int which, uint64_t *out)
 	return cli_parse_u64(s, (uint64_t)lo, (uint64_t)hi, out);
 }
 
-int cli_parse_limitf(const char *s, int which, double *out)
-{
-	double lo, hi;
-	cli_limit(which, &lo, &hi);
-	return cli_parse_float(s, lo, hi, out);
-}
-
 /* ---- JSON output ---------------------------------------------------------- */
 
 void cli_json_str(FILE *f, const char *s, size_t n)
