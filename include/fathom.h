@@ -549,6 +549,7 @@ typedef struct fathom_json_opts {
 
 #define FATHOM_JSON_OPTS_VERSION 1
 #define FATHOM_JSON_OPTS_INIT { FATHOM_JSON_OPTS_VERSION, NULL }
+int fathom_json_opts_init(fathom_json_opts *opts, unsigned version);
 
 int fathom_results_json(char **out, size_t *len, const fathom_results *r,
                         const fathom_json_opts *opts);

@@ -30,7 +30,7 @@ static fathom_index *make_index(char **dir)
 	CHECK_OK(fathom_open(&ix, *dir, &oo));
 	if (!ix)
 		exit(2);
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	CHECK_OK(fathom_add_jsonl_mem(ix, docs, strlen(docs), "docs", NULL, &st));
 	CHECK_OK(fathom_commit(ix));
 	return ix;
@@ -89,7 +89,7 @@ static void test_limits_are_the_checks(void)
 	so.time_limit = 0;
 
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
-	fathom_ingest_stats st;
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	const char *one = "{\"id\":\"z\",\"body\":\"zebra\"}\n";
 	CHECK_OK(fathom_limit(FATHOM_LIMIT_CHUNK_TARGET, &lo, &hi));
 	io.chunk_target = (uint32_t)lo - 1;
@@ -202,7 +202,10 @@ static void test_results_json_shape(void)
 	/* bad arguments */
 	fathom_results *r = NULL;
 	CHECK_OK(fathom_search(&r, ix, "session", NULL));
-	fathom_json_opts bad = FATHOM_JSON_OPTS_INIT;
+	fathom_json_opts bad;
+	CHECK_OK(fathom_json_opts_init(&bad, FATHOM_JSON_OPTS_VERSION));
+	CHECK(bad.version == FATHOM_JSON_OPTS_VERSION && bad.query == NULL);
+	CHECK_EQ(fathom_json_opts_init(&bad, FATHOM_JSON_OPTS_VERSION + 1), FATHOM_EINVAL);
 	bad.version = 99;
 	CHECK_EQ(fathom_results_json(&text, NULL, r, &bad), FATHOM_EINVAL);
 	CHECK(text == NULL);

@@ -200,9 +200,9 @@ int fathom_results_json(char **out, size_t *len, const fathom_results *r,
 		return fa_err(FATHOM_EINVAL, "no results");
 	if (!opts)
 		opts = &def;
-	if (opts->version != FATHOM_JSON_OPTS_VERSION)
-		return fa_err(FATHOM_EINVAL, "fathom_json_opts version %u, expected %u", opts->version,
-		              FATHOM_JSON_OPTS_VERSION);
+	int rc = fa_struct_check(FA_JSON_OPTS, opts);
+	if (rc)
+		return rc;
 	fbuf b;
 	fbuf_init(&b, 0);
 	size_t n = fathom_results_count(r);
@@ -227,7 +227,7 @@ int fathom_results_json(char **out, size_t *len, const fathom_results *r,
 	put_receipt(&b, r);
 	fbuf_putc(&b, '}');
 	if (b.err) {   /* fa_err has said why (out of memory) */
-		int rc = b.err;
+		rc = b.err;
 		fbuf_free(&b);
 		return rc;
 	}

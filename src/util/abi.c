@@ -46,6 +46,8 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	[FA_STATS] = { "fathom_stats", FATHOM_STATS_VERSION, { 0, sizeof(fathom_stats) } },
 	[FA_GREP_STATS] = { "fathom_grep_stats", FATHOM_GREP_STATS_VERSION,
 	                    { 0, sizeof(fathom_grep_stats) } },
+	[FA_JSON_OPTS] = { "fathom_json_opts", FATHOM_JSON_OPTS_VERSION,
+	                   { 0, sizeof(fathom_json_opts) } },
 };
 
 /* A struct's new version needs its row here: the size of each older
@@ -59,6 +61,7 @@ _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: u
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
 _Static_assert(FATHOM_STATS_VERSION == 1, "a new fathom_stats version: update structs[]");
 _Static_assert(FATHOM_GREP_STATS_VERSION == 1, "a new fathom_grep_stats version: update structs[]");
+_Static_assert(FATHOM_JSON_OPTS_VERSION == 1, "a new fathom_json_opts version: update structs[]");
 
 /* The version is the first member of each. */
 _Static_assert(offsetof(fathom_open_opts, version) == 0, "version first");
@@ -68,6 +71,7 @@ _Static_assert(offsetof(fathom_grep_opts, version) == 0, "version first");
 _Static_assert(offsetof(fathom_ingest_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_grep_stats, version) == 0, "version first");
+_Static_assert(offsetof(fathom_json_opts, version) == 0, "version first");
 _Static_assert(FATHOM_SKIP_TOO_DEEP < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
 
 size_t fa_struct_size(int which, unsigned version)
@@ -153,4 +157,10 @@ int fathom_grep_stats_init(fathom_grep_stats *st, unsigned version)
 {
 	static const fathom_grep_stats tmpl = FATHOM_GREP_STATS_INIT;
 	return init_from(FA_GREP_STATS, st, version, &tmpl);
+}
+
+int fathom_json_opts_init(fathom_json_opts *opts, unsigned version)
+{
+	static const fathom_json_opts tmpl = FATHOM_JSON_OPTS_INIT;
+	return init_from(FA_JSON_OPTS, opts, version, &tmpl);
 }

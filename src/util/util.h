@@ -62,7 +62,7 @@ long fa_alloc_failed(void);
  * and copies out at the end (fa_struct_copy_out). */
 enum fa_struct {
 	FA_OPEN_OPTS, FA_INGEST_OPTS, FA_SEARCH_OPTS, FA_GREP_OPTS,
-	FA_INGEST_STATS, FA_STATS, FA_GREP_STATS, FA_NSTRUCTS
+	FA_INGEST_STATS, FA_STATS, FA_GREP_STATS, FA_JSON_OPTS, FA_NSTRUCTS
 };
 /* The size of version `version` of a struct; 0: a version not taken. */
 size_t fa_struct_size(int which, unsigned version);

@@ -37,12 +37,8 @@ objs=$(ls "$B"/src/cli/*.o "$B"/src/serve/*.o 2>/dev/null)
 nm -g --defined-only $objs | awk 'NF == 3 {print $3}' | sort -u > "$T/client_def"
 nm -u $objs | awk '{print $NF}' | sort -u > "$T/client_undef"
 nm -g --defined-only "$B/libfathom.a" 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u > "$T/lib_def"
-# TEMPORARY: serve/watch.c's walk_is_vcs_dir, until the branch that
-# replaces it with the public fathom_skips_folder() is merged; then delete
-# this line.
-known='^walk_is_vcs_dir$'
-comm -23 "$T/client_undef" "$T/client_def" | comm -12 - "$T/lib_def" | grep -v '^fathom_' |
-	grep -Ev "$known" > "$T/reach"
+comm -23 "$T/client_undef" "$T/client_def" | comm -12 - "$T/lib_def" | grep -v '^fathom_' \
+	> "$T/reach"
 if [ -s "$T/reach" ]; then
 	fail "src/cli or src/serve calls the library's internals: $(tr '\n' ' ' < "$T/reach")"
 	for s in $(cat "$T/reach"); do grep -ln "\\b$s\\b" src/cli/*.c src/serve/*.c | sed "s/^/    $s: /"; done
