@@ -175,6 +175,9 @@ static void test_results_json_shape(void)
 		CHECK(json_is_real(json_object_get(parts, fields[i])));   /* "0.0", never "0" */
 	CHECK(json_real_value(json_object_get(parts, "body")) > 0);
 	CHECK(json_is_real(json_object_get(h, "score")));
+	json_t *src = json_array_get(json_object_get(h, "sources"), 0);
+	CHECK_STR(json_string_value(json_object_get(src, "source")), "keyword");
+	CHECK_EQ(json_integer_value(json_object_get(src, "rank")), 1);
 	CHECK(json_array_size(json_object_get(json_object_get(h, "matched"), "body")) >= 1);
 	CHECK(json_array_size(json_object_get(h, "highlights")) >= 1);
 	json_t *rc = json_object_get(j, "receipt");

@@ -53,6 +53,7 @@ has() { # JQ_TEST what: on the last query's CLI output
 
 same "session tokens"
 has '.count >= 2 and (.results | all(.score_parts.body != null and .bytes != null and .chunk != null and has("url")))' "rich hits"
+has '.results | all(.sources[0].source == "keyword" and .sources[0].rank == .rank)' "each hit's sources"
 has '[.results[] | select(.id == "kb-7")][0].url == "https://example.com/kb/7"' "a hit's url"
 same "TC-1001"
 has '.receipt.identifiers[0].key == "tc-1001" and .receipt.identifiers[0].filter == true' "identifier receipt"
