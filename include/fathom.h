@@ -77,7 +77,9 @@ enum fathom_limit_id {
 	FATHOM_LIMIT_IDENT_MAX = 13,     /* ident_max (0: the default) */
 	FATHOM_LIMIT_META = 14,          /* n_meta: "key=value" tags per ingest */
 	FATHOM_LIMIT_META_BYTES = 15,    /* the length of one "key=value" tag */
-	FATHOM_LIMIT_GLOSSARY_TERMS = 16 /* terms in one glossary group */
+	FATHOM_LIMIT_GLOSSARY_TERMS = 16,/* terms in one glossary group */
+	FATHOM_LIMIT_THREADS = 17        /* fathom_ingest_opts.threads (0: one per
+	                                  * CPU; more are clamped to the maximum) */
 };
 
 /* The smallest and largest value the library accepts for one limit, each

@@ -38,7 +38,7 @@ static fathom_index *make_index(char **dir)
 
 static void test_limits_published(void)
 {
-	for (int id = FATHOM_LIMIT_K; id <= FATHOM_LIMIT_GLOSSARY_TERMS; id++) {
+	for (int id = FATHOM_LIMIT_K; id <= FATHOM_LIMIT_THREADS; id++) {
 		double lo = -1, hi = -1;
 		CHECK_OK(fathom_limit(id, &lo, &hi));
 		CHECK(lo >= 0 && lo <= hi);

@@ -2,11 +2,12 @@
  * limits.c — fathom_limit(): the bounds the library enforces, published
  * so that clients read them instead of restating them. Each entry names
  * the constant its one check uses (query.h for search, api.h for ingest,
- * glossary.h for the glossary).
+ * glossary.h for the glossary, pool.h for threads).
  */
 #include "api/api.h"
 #include "query/glossary.h"
 #include "query/query.h"
+#include "util/pool.h"
 
 int fathom_limit(int which, double *min, double *max)
 {
@@ -30,6 +31,7 @@ int fathom_limit(int which, double *min, double *max)
 		{ FATHOM_LIMIT_META, 0, API_MAX_META },
 		{ FATHOM_LIMIT_META_BYTES, 3, API_MAX_META_BYTES },
 		{ FATHOM_LIMIT_GLOSSARY_TERMS, 2, Q_GLOSS_MAX_TERMS },
+		{ FATHOM_LIMIT_THREADS, 0, FA_POOL_MAX_THREADS },
 	};
 	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
 		if (limits[i].id != which)

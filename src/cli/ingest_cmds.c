@@ -210,8 +210,9 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 			a->ci.io.ident_max = (uint32_t)v;
 			break;
 		case OPT_THREADS:
-			if (cli_parse_u64(optarg, 1, 64, &v))
-				return cli_usage_error("--threads wants 1 to 64, got '%s'", optarg);
+			cli_limit(FATHOM_LIMIT_THREADS, &lo, &hi);
+			if (cli_parse_u64(optarg, 1, (uint64_t)hi, &v))
+				return cli_usage_error("--threads wants 1 to %g, got '%s'", hi, optarg);
 			a->ci.io.threads = (unsigned)v;
 			break;
 		case OPT_CTARGET:
