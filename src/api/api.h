@@ -1,6 +1,8 @@
 /*
- * api.h — what the public handle holds. Only src/api and the query module
- * see this; clients see an opaque fathom_index.
+ * api.h — what the public handle holds, and the bounds of the ingest
+ * options. Only src/api sees this: it unwraps the handle and hands the
+ * internal index (index/index.h) to the query and grep modules; clients
+ * see an opaque fathom_index.
  */
 #ifndef FATHOM_API_H
 #define FATHOM_API_H

@@ -1,7 +1,9 @@
 /*
- * ingest.c — the ingest entry points of the public API. It joins the tree
- * walker and the JSONL reader (src/ingest) to the chunker (src/text) and the
- * index writer (src/index), and decides what is new, changed or gone.
+ * ingest.c — the ingest run behind the public API's entry points, which
+ * are in ingest_files.c (the tree walk) and ingest_jsonl.c (JSON lines).
+ * Ingest joins the tree walker and the JSONL reader (src/ingest) to the
+ * chunker (src/text) and the index writer (src/index), and decides what is
+ * new, changed or gone.
  *
  * Ingest is an ordered pipeline on the library's thread pool (util/pool.h)
  * over batches of documents (ingest_batch): the calling thread produces a
@@ -24,9 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api/api.h"
-#include "ingest/ingest.h"
-#include "util/pool.h"
+#include "api/ingest_int.h"
 
 const char *fathom_skip_reason_name(int reason)
 {
@@ -45,118 +45,7 @@ const char *fathom_skip_reason_name(int reason)
 	}
 }
 
-/* ---- batches ----------------------------------------------------------------- */
-
-/* One document of a batch, from its source to its analysis. produce (the
- * calling thread) says what it is; work (any thread) reads, repairs,
- * chunks and analyses it; emit (the calling thread, in order) hands it to
- * the writer and reports it. */
-enum item_kind {
-	IT_FILE,       /* a file to read */
-	IT_DUP,        /* a file reached a second time through another root */
-	IT_SAME,       /* a file whose size and mtime match the index */
-	IT_LINE,       /* a JSON line */
-	IT_BAD_LINE    /* a line over the length limit */
-};
-
-/* Analyse, chunk and add one document. text need not be valid UTF-8. */
-typedef struct doc_src {
-	const char *key, *path, *title, *url;
-	const char *const *tags;
-	size_t n_tags;
-	const char *const *meta;
-	size_t n_meta;
-	const char *text;
-	size_t len;
-	uint64_t size;
-	int64_t mtime_ns;
-	uint64_t hash;
-	int is_file;          /* from the tree walk: goes in the trigram index */
-} doc_src;
-
-typedef struct ingest_item {
-	int kind;             /* enum item_kind */
-	/* files (produce) */
-	const struct file_ent *ent;
-	ix_doc_state old;     /* what the index has under its key, when known */
-	int known, upgrade, grep_only;
-	/* JSON lines (produce) */
-	size_t line_off, line_len; /* in the batch's lines */
-	uint64_t line_no;
-	char idbuf[32];
-	void *root;           /* the parsed JSON, which jd points into */
-	/* work */
-	int rc;               /* an error: the run stops at this item */
-	char *errmsg;         /* its message (work runs on another thread) */
-	int skip;             /* a skip reason, 0 for none */
-	int drop;             /* skipped, and a known document leaves the index */
-	int same;             /* the content hash matches the index */
-	int add;              /* a document to add */
-	char *data;           /* the file's bytes */
-	size_t len;
-	uint64_t bytes;       /* bytes read, for the stats */
-	const char *bad;      /* a bad line: why */
-	doc_src src;
-	fbuf text;            /* the repaired text */
-	const char *title, *lang;
-	int doc_kind;
-	size_t n_invalid;
-	ix_chunk_in *chunks;
-	size_t n_chunks, cap_chunks;
-	ix_doc_in in;         /* what the writer gets (meta set by emit) */
-	uint32_t handle;      /* the document in the batch's analysis */
-} ingest_item;
-
-/* ingest_batch: the unit of parallel ingest. A batch is a run of documents
- * (files of a walk, or JSON lines) in input order, with their repaired text,
- * their chunks (byte ranges, lines, heading trails) and the analysis of
- * their fields (ix_analysis: terms and positions, each term once); a
- * worker fills it, then the writer appends it whole. It is also the unit an
- * embedder will consume: every chunk's text is item.text[chunk.byte_start,
- * chunk.byte_end). */
-typedef struct ingest_batch {
-	ingest_item *items;
-	size_t n, cap;
-	uint64_t bytes;       /* input bytes in the batch (for its size) */
-	fbuf lines;           /* JSON lines, back to back */
-	fa_arena mem;         /* titles, heading trails, parsed JSON strings */
-	ix_analysis *an;      /* NULL when nothing is analysed (fathom_chunk_paths) */
-} ingest_batch;
-
-/* A batch ends at this many documents or input bytes, whichever comes
- * first: enough to amortise the hand-over, small enough that a window of
- * them stays a few MiB. */
-#define BATCH_DOCS 64
-#define BATCH_BYTES ((uint64_t)512 << 10)
-/* Batches in flight per worker thread. */
-#define BATCHES_PER_THREAD 4
-
-/* State shared by one ingest call. */
-typedef struct ingest_run {
-	fathom_index *fx;
-	const fathom_ingest_opts *opts;
-	fathom_ingest_stats *st;
-	double t0, last_progress;
-	uint64_t bytes_total;
-	const char **meta;    /* run meta + document meta */
-	size_t cap_meta;
-	int stop;             /* a callback asked to stop */
-	fathom_ingest_opts own_opts;   /* the defaults, when the caller gave none */
-	fathom_ingest_stats own_stats; /* the counts, of the current version */
-	fathom_ingest_stats *out_stats; /* the caller's, filled from own_stats as
-	                                 * far as its version goes; or NULL */
-	fathom_chunk_cb chunk_cb; /* set: fathom_chunk_paths, nothing is indexed */
-	void *chunk_ctx;
-	/* the pipeline */
-	fa_pool *pool;
-	text_analyzer **ans;  /* one per worker ([0] is fx->an without workers) */
-	size_t n_ans;
-	int own_ans;          /* ans[] were made for this run */
-	ingest_batch *batches; /* the ring of slots */
-	size_t window;
-} ingest_run;
-
-static void skip(ingest_run *r, const char *path, int reason)
+void ingest_skip(ingest_run *r, const char *path, int reason)
 {
 	r->st->files_skipped++;
 	if (reason > 0 && reason < (int)FA_ARRAY_LEN(r->st->skipped_by_reason))
@@ -165,7 +54,7 @@ static void skip(ingest_run *r, const char *path, int reason)
 		r->opts->on_skip(r->opts->cb_ctx, path, reason);
 }
 
-static int progress(ingest_run *r, int force)
+int ingest_progress(ingest_run *r, int force)
 {
 	if (!r->opts->progress)
 		return 0;
@@ -216,7 +105,7 @@ static int collect_chunk(void *ctx, const text_chunk *c)
 	return 0;
 }
 
-static int check_meta(const char *kv)
+int ingest_check_meta(const char *kv)
 {
 	const char *eq = kv ? strchr(kv, '=') : NULL;
 	if (!eq || eq == kv)
@@ -238,7 +127,7 @@ static int check_opts(const fathom_ingest_opts *o)
 	if (o->n_meta > API_MAX_META)
 		return fa_err(FATHOM_EINVAL, "at most %u metadata tags", API_MAX_META);
 	for (size_t i = 0; i < o->n_meta; i++) {
-		if (check_meta(o->meta[i]))
+		if (ingest_check_meta(o->meta[i]))
 			return FATHOM_EINVAL;
 		if (strlen(o->meta[i]) > API_MAX_META_BYTES)
 			return fa_err(FATHOM_EINVAL, "metadata \"%.64s...\" is longer than %u bytes",
@@ -281,7 +170,7 @@ static int prepare_doc(ingest_run *r, ingest_batch *b, ingest_item *it)
 }
 
 /* Prepare the item's document and, when indexing, analyse it. */
-static int analyse_item(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
+int ingest_analyse_item(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
 {
 	int rc = prepare_doc(r, b, it);
 	if (rc)
@@ -314,7 +203,7 @@ static int analyse_item(ingest_run *r, ingest_batch *b, ingest_item *it, text_an
 }
 
 /* Hand an analysed item to the writer (or its chunks to the chunk callback). */
-static int add_item(ingest_run *r, ingest_batch *b, ingest_item *it)
+int ingest_add_item(ingest_run *r, ingest_batch *b, ingest_item *it)
 {
 	const fathom_ingest_opts *o = r->opts;
 	const doc_src *d = &it->src;
@@ -353,7 +242,7 @@ static int add_item(ingest_run *r, ingest_batch *b, ingest_item *it)
 }
 
 /* Free what an item holds beyond its reusable buffers. */
-static void item_clear(ingest_item *it)
+void ingest_item_clear(ingest_item *it)
 {
 	fa_free(it->data);
 	it->data = NULL;
@@ -361,10 +250,10 @@ static void item_clear(ingest_item *it)
 	it->root = NULL;
 }
 
-static void batch_reset(ingest_batch *b)
+void ingest_batch_reset(ingest_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		item_clear(&b->items[i]);
+		ingest_item_clear(&b->items[i]);
 	b->n = 0;
 	b->bytes = 0;
 	fbuf_reset(&b->lines);
@@ -373,9 +262,9 @@ static void batch_reset(ingest_batch *b)
 		ix_analysis_reset(b->an);
 }
 
-static void batch_free(ingest_batch *b)
+void ingest_batch_free(ingest_batch *b)
 {
-	batch_reset(b);
+	ingest_batch_reset(b);
 	for (size_t i = 0; i < b->cap; i++) {
 		fbuf_free(&b->items[i].text);
 		fa_free(b->items[i].chunks);
@@ -387,7 +276,7 @@ static void batch_free(ingest_batch *b)
 }
 
 /* A fresh item at the end of the batch (its buffers kept from last time). */
-static ingest_item *batch_push(ingest_batch *b, int kind)
+ingest_item *ingest_batch_push(ingest_batch *b, int kind)
 {
 	if (b->n == b->cap) {
 		size_t old = b->cap;
@@ -409,27 +298,27 @@ static ingest_item *batch_push(ingest_batch *b, int kind)
 	return it;
 }
 
-static int batch_full(const ingest_batch *b)
+int ingest_batch_full(const ingest_batch *b)
 {
 	return b->n >= BATCH_DOCS || b->bytes >= BATCH_BYTES;
 }
 
 /* An error in work is kept with its message, for emit to raise in order. */
-static void item_fail(ingest_batch *b, ingest_item *it, int rc)
+void ingest_item_fail(ingest_batch *b, ingest_item *it, int rc)
 {
 	it->rc = rc;
 	const char *m = fathom_errmsg();
 	it->errmsg = fa_arena_strndup(&b->mem, m, strlen(m));
 }
 
-static int item_error(const ingest_item *it)
+int ingest_item_error(const ingest_item *it)
 {
 	return it->errmsg ? fa_err(it->rc, "%s", it->errmsg) : it->rc;
 }
 
 /* Start a run. opts and st may be NULL (defaults; no stats wanted). The run
  * counts in its own stats (r->st) and copies them to st at the end. */
-static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *opts,
+int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *opts,
                     fathom_ingest_stats *st)
 {
 	fathom_ingest_opts def = FATHOM_INGEST_OPTS_INIT;
@@ -472,7 +361,7 @@ static int run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	return 0;
 }
 
-static int batch_init(ingest_run *r, ingest_batch *b)
+int ingest_batch_init(ingest_run *r, ingest_batch *b)
 {
 	memset(b, 0, sizeof *b);
 	fbuf_init(&b->lines, 0);
@@ -497,7 +386,7 @@ static int run_start_pool(ingest_run *r)
 	if (!r->ans || !r->batches)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	for (size_t i = 0; i < r->window; i++)
-		if ((rc = batch_init(r, &r->batches[i])) != 0)
+		if ((rc = ingest_batch_init(r, &r->batches[i])) != 0)
 			return rc;
 	if (!r->fx)
 		return 0;   /* fathom_chunk_paths: nothing to analyse */
@@ -514,17 +403,17 @@ static int run_start_pool(ingest_run *r)
 }
 
 /* Run an ordered pipeline over the ring of batches. */
-static int run_pipeline(ingest_run *r, const fa_pipeline *fns, void *ctx)
+int ingest_run_pipeline(ingest_run *r, const fa_pipeline *fns, void *ctx)
 {
 	int rc = r->pool ? 0 : run_start_pool(r);
 	if (!rc)
 		rc = fa_pool_run(r->pool, r->window, fns, ctx);
 	for (size_t i = 0; i < r->window; i++)
-		batch_reset(&r->batches[i]);   /* what was produced and never emitted */
+		ingest_batch_reset(&r->batches[i]);   /* what was produced and never emitted */
 	return rc;
 }
 
-static void run_free(ingest_run *r)
+void ingest_run_free(ingest_run *r)
 {
 	r->st->elapsed_sec = fa_now() - r->t0;
 	if (r->out_stats)
@@ -532,661 +421,11 @@ static void run_free(ingest_run *r)
 	fa_free(r->meta);
 	if (r->batches)
 		for (size_t i = 0; i < r->window; i++)
-			batch_free(&r->batches[i]);
+			ingest_batch_free(&r->batches[i]);
 	fa_free(r->batches);
 	if (r->own_ans)
 		for (size_t i = 0; i < r->n_ans; i++)
 			text_analyzer_free(r->ans[i]);
 	fa_free(r->ans);
 	fa_pool_free(r->pool);
-}
-
-/* ---- files ------------------------------------------------------------------ */
-
-typedef struct file_ent {
-	char *path;           /* as walked, from the current folder */
-	char *key;            /* in the index: relative to its root folder */
-	uint64_t size;
-	int64_t mtime_ns;
-} file_ent;
-
-typedef struct walk_ctx {
-	ingest_run *r;
-	file_ent *ents;
-	size_t n, cap;
-	fa_arena names;
-	const char *rebase;   /* prefix of relative keys ("": none) */
-} walk_ctx;
-
-/* "./a/b" -> "a/b"; "a//b" -> "a/b"; "a/" -> "a". In place. */
-static void normalize_path(char *p)
-{
-	char *w = p;
-	const char *s = p;
-	while (s[0] == '.' && s[1] == '/' && s[2])
-		s += 2;
-	for (; *s; s++) {
-		if (*s == '/' && w > p && w[-1] == '/')
-			continue;
-		*w++ = *s;
-	}
-	while (w > p + 1 && w[-1] == '/')
-		w--;
-	*w = '\0';
-}
-
-/* The key of a path walked from the current folder: the path resolved
- * against rebase when relative. In names. */
-static char *rebased(fa_arena *names, const char *rebase, const char *path)
-{
-	if (!*rebase || path[0] == '/')
-		return fa_arena_strndup(names, path, strlen(path));
-	char *k = fa_path_resolve(rebase, path);
-	char *out = k ? fa_arena_strndup(names, k, strlen(k)) : NULL;
-	fa_free(k);
-	return out;
-}
-
-static int on_file(void *ctx, const walk_entry *e)
-{
-	walk_ctx *w = ctx;
-	if (fa_grow((void **)&w->ents, &w->cap, w->n + 1, sizeof *w->ents))
-		return FATHOM_ENOMEM;
-	char *p = fa_arena_strndup(&w->names, e->path, strlen(e->path));
-	if (!p)
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	normalize_path(p);
-	char *k = *w->rebase ? rebased(&w->names, w->rebase, p) : p;
-	if (!k)
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	w->ents[w->n].path = p;
-	w->ents[w->n].key = k;
-	w->ents[w->n].size = e->size;
-	w->ents[w->n].mtime_ns = e->mtime_ns;
-	w->n++;
-	w->r->bytes_total += e->size;
-	return 0;
-}
-
-static void on_walk_skip(void *ctx, const char *path, int reason)
-{
-	walk_ctx *w = ctx;
-	skip(w->r, path, reason);
-}
-
-/* produce: what to do with one walked file, decided on the calling thread
- * (the index is looked up there). */
-static int plan_file(ingest_run *r, ingest_batch *b, const file_ent *e, fa_strmap *seen)
-{
-	const fathom_ingest_opts *o = r->opts;
-	int is_new;
-	if (!fa_strmap_upsert(seen, e->key, strlen(e->key), &is_new))
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	ingest_item *it = batch_push(b, IT_FILE);
-	if (!it)
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	it->ent = e;
-	if (!is_new) {
-		it->kind = IT_DUP;   /* the same file reached through two roots */
-		return 0;
-	}
-	/* Over the full-text size cap (or all of them, grep_only): for grep alone. */
-	it->grep_only = r->fx && (o->grep_only || (o->max_file_size && e->size > o->max_file_size));
-	int rc = r->fx ? ix_doc_lookup(r->fx->ix, e->key, &it->old) : FATHOM_ENOTFOUND;
-	if (rc && rc != FATHOM_ENOTFOUND)
-		return rc;
-	it->known = rc == 0;
-	/* A document indexed for grep alone that may now be indexed in full
-	 * is read again; a full one serves grep as well and stays. */
-	it->upgrade = it->known && it->old.grep_only && !it->grep_only;
-	if (it->known && !it->upgrade && it->old.size == e->size && it->old.mtime_ns == e->mtime_ns) {
-		it->kind = IT_SAME;
-		return 0;
-	}
-	b->bytes += e->size;
-	return 0;
-}
-
-/* work: read, check and analyse one file. Skips and unchanged contents are
- * recorded for emit to report. */
-static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
-{
-	const fathom_ingest_opts *o = r->opts;
-	const file_ent *e = it->ent;
-	uint64_t cap = it->grep_only ? FA_MAX(o->grep_max_file_size, o->max_file_size) : o->max_file_size;
-	int rc = fa_read_file(&it->data, &it->len, e->path, cap ? cap : SIZE_MAX);
-	if (rc == FATHOM_ETOOBIG) {
-		it->skip = FATHOM_SKIP_TOO_BIG;
-		it->drop = 1;
-		return 0;
-	}
-	if (rc) {
-		it->skip = FATHOM_SKIP_UNREADABLE;
-		return 0;
-	}
-	it->bytes = it->len;
-	if (walk_looks_binary((const unsigned char *)it->data, it->len)) {
-		/* A file that turned binary leaves the index. */
-		it->skip = FATHOM_SKIP_BINARY;
-		it->drop = 1;
-		return 0;
-	}
-	uint64_t h = fa_hash64(it->data, it->len, 0);
-	if (it->known && !it->upgrade && it->old.content_hash == h && it->old.size == it->len) {
-		it->same = 1;
-		return 0;
-	}
-	if (it->grep_only) {
-		/* For grep alone: its bytes go to the trigram index, the document
-		 * records its path, language, size and mtime, and no text or
-		 * chunks are stored (fathom grep reads files from disk). */
-		const char *lang = "text";
-		int kind = text_detect_kind(e->key, &lang);
-		const char *base = strrchr(e->key, '/');
-		it->in = (ix_doc_in){
-			.key = e->key, .path = e->key, .title = base ? base + 1 : e->key, .url = "",
-			.lang = lang, .kind = (uint8_t)kind, .size = it->len, .mtime_ns = e->mtime_ns,
-			.content_hash = h, .text = "", .text_len = 0, .trigrams = 1, .grep_only = 1,
-			.raw = it->data, .raw_len = it->len,
-		};
-		it->add = 1;
-		return ix_analyse_doc(b->an, an, &it->in, &it->handle);
-	}
-	it->src = (doc_src){
-		.key = e->key, .path = e->key, .text = it->data, .len = it->len,
-		.size = it->len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
-	};
-	return analyse_item(r, b, it, an);
-}
-
-/* emit: report one file and hand it to the writer, as a sequential run
- * would have at this point. */
-static int emit_file(ingest_run *r, ingest_batch *b, ingest_item *it)
-{
-	const file_ent *e = it->ent;
-	r->st->files_seen++;
-	if (it->kind == IT_DUP)
-		return 0;
-	if (it->kind == IT_SAME) {
-		r->st->files_unchanged++;
-		return 0;
-	}
-	if (it->rc)
-		return item_error(it);
-	if (it->skip == FATHOM_SKIP_UNREADABLE || it->skip == FATHOM_SKIP_TOO_BIG) {
-		skip(r, e->path, it->skip);
-		return it->drop && it->known ? ix_delete_doc(r->fx->ix, e->key) : 0;
-	}
-	r->st->bytes_read += it->bytes;
-	if (it->skip) {
-		skip(r, e->path, it->skip);
-		return it->drop && it->known ? ix_delete_doc(r->fx->ix, e->key) : 0;
-	}
-	if (it->same) {
-		r->st->files_unchanged++;
-		return 0;
-	}
-	int rc = add_item(r, b, it);
-	if (!rc) {
-		r->st->files_indexed++;
-		if (it->grep_only)
-			r->st->files_grep_only++;
-	}
-	return rc;
-}
-
-typedef struct files_ctx {
-	ingest_run *r;
-	const walk_ctx *w;
-	fa_strmap *seen;
-	size_t next;          /* the next walked file to produce */
-} files_ctx;
-
-static int files_produce(void *ctx, size_t slot)
-{
-	files_ctx *fc = ctx;
-	ingest_batch *b = &fc->r->batches[slot];
-	batch_reset(b);
-	while (fc->next < fc->w->n && !batch_full(b)) {
-		int rc = plan_file(fc->r, b, &fc->w->ents[fc->next++], fc->seen);
-		if (rc)
-			return rc;
-	}
-	return b->n > 0;
-}
-
-static int files_work(void *ctx, unsigned worker, size_t slot)
-{
-	files_ctx *fc = ctx;
-	ingest_batch *b = &fc->r->batches[slot];
-	for (size_t i = 0; i < b->n; i++) {
-		ingest_item *it = &b->items[i];
-		if (it->kind != IT_FILE)
-			continue;
-		int rc = read_file(fc->r, b, it, fc->r->ans[worker]);
-		if (rc) {
-			item_fail(b, it, rc);
-			break;   /* the run stops there */
-		}
-	}
-	return 0;
-}
-
-static int files_emit(void *ctx, size_t slot)
-{
-	files_ctx *fc = ctx;
-	ingest_batch *b = &fc->r->batches[slot];
-	for (size_t i = 0; i < b->n; i++) {
-		int rc = emit_file(fc->r, b, &b->items[i]);
-		item_clear(&b->items[i]);
-		if (!rc)
-			rc = progress(fc->r, 0);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-typedef struct gone_ctx {
-	ingest_run *r;
-	char **roots;
-	size_t n_roots;
-	const fa_strmap *seen;
-	char **gone;
-	size_t n_gone, cap_gone;
-	fa_arena *names;
-} gone_ctx;
-
-static int under_root(const char *key, const char *root)
-{
-	size_t n = strlen(root);
-	if (n == 0 || strcmp(root, ".") == 0)
-		return key[0] != '/';
-	if (strcmp(root, "/") == 0)
-		return key[0] == '/';
-	return strncmp(key, root, n) == 0 && (key[n] == '\0' || key[n] == '/');
-}
-
-static int find_gone(void *ctx, const char *key)
-{
-	gone_ctx *g = ctx;
-	if (fa_strmap_find(g->seen, key, strlen(key)))
-		return 0;
-	int under = 0;
-	for (size_t i = 0; i < g->n_roots && !under; i++)
-		under = under_root(key, g->roots[i]);
-	if (!under)
-		return 0;
-	/* Only documents that came from files (they have an mtime); JSONL
-	 * documents whose id looks like a path are left alone. */
-	ix_doc_state ds;
-	if (ix_doc_lookup(g->r->fx->ix, key, &ds) != 0 || ds.mtime_ns == 0)
-		return 0;
-	if (fa_grow((void **)&g->gone, &g->cap_gone, g->n_gone + 1, sizeof *g->gone))
-		return FATHOM_ENOMEM;
-	g->gone[g->n_gone] = fa_arena_strndup(g->names, key, strlen(key));
-	if (!g->gone[g->n_gone])
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	g->n_gone++;
-	return 0;
-}
-
-/* How keys of relative paths walked from here are rooted. The first
- * indexing of relative paths records the current folder as the index's
- * root; later runs from elsewhere prefix their relative paths so keys stay
- * relative to it: *rebase "sub/dir" from a subfolder, the absolute current
- * folder from outside it, NULL from the root itself. */
-static int key_rebase(fathom_index *fx, const char *const *paths, size_t n_paths, char **rebase)
-{
-	*rebase = NULL;
-	int relative = 0;
-	for (size_t i = 0; i < n_paths; i++)
-		relative |= paths[i][0] != '/';
-	if (!relative)
-		return 0;
-	char cwd[4096];
-	if (!getcwd(cwd, sizeof cwd))
-		return fa_err(FATHOM_EIO, "cannot tell the current folder: %s", strerror(errno));
-	const char *root = ix_root(fx->ix);
-	if (!*root)
-		return ix_set_root(fx->ix, cwd);
-	if (strcmp(root, cwd) == 0)
-		return 0;
-	size_t rl = strlen(root);
-	if (strcmp(root, "/") == 0)
-		*rebase = fa_strdup(cwd + 1);
-	else if (strncmp(cwd, root, rl) == 0 && cwd[rl] == '/')
-		*rebase = fa_strdup(cwd + rl + 1);
-	else
-		*rebase = fa_strdup(cwd);
-	return *rebase ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
-}
-
-static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_paths,
-                           const fathom_ingest_opts *opts, fathom_ingest_stats *st,
-                           fathom_chunk_cb chunk_cb, void *chunk_ctx)
-{
-	ingest_run r;
-	int rc = run_init(&r, fx, opts, st);
-	if (rc)
-		return rc;
-	opts = r.opts;
-	st = r.st;
-	r.chunk_cb = chunk_cb;
-	r.chunk_ctx = chunk_ctx;
-	walk_ctx w = { .r = &r, .rebase = "" };
-	fa_arena_init(&w.names, 256 * 1024, 0);
-	char *rebase = NULL;
-	fa_strmap seen;
-	fa_strmap_init(&seen);
-	char **roots = fa_calloc(n_paths ? n_paths : 1, sizeof *roots);
-	gone_ctx g = { .r = &r, .roots = roots, .n_roots = n_paths, .seen = &seen, .names = &w.names };
-	if (!roots) {
-		rc = fa_err(FATHOM_ENOMEM, "out of memory");
-		goto cleanup;
-	}
-
-	/* 0. Where relative keys are rooted: the index's root folder. */
-	if (fx && (rc = key_rebase(fx, paths, n_paths, &rebase)) != 0)
-		goto cleanup;
-	if (rebase)
-		w.rebase = rebase;
-	/* Files over the full-text cap are still walked when grep takes them. */
-	uint64_t walk_max = opts->max_file_size;
-	if (fx && walk_max && opts->grep_max_file_size)
-		walk_max = FA_MAX(walk_max, opts->grep_max_file_size);
-
-	/* 1. Walk: list the candidate files (so progress can show an ETA). */
-	for (size_t i = 0; i < n_paths && !rc; i++) {
-		char *given = fa_arena_strndup(&w.names, paths[i], strlen(paths[i]));
-		if (!given) {
-			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-			break;
-		}
-		normalize_path(given);
-		roots[i] = *w.rebase ? rebased(&w.names, w.rebase, given) : given;
-		if (!roots[i]) {
-			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-			break;
-		}
-		walk_opts wo = {
-			.follow_symlinks = opts->follow_symlinks,
-			.use_gitignore = opts->use_gitignore,
-			.max_file_size = walk_max,
-			.on_file = on_file,
-			.on_skip = on_walk_skip,
-			.ctx = &w,
-		};
-		/* never the index's own folder, when it lies inside the tree */
-		struct stat ist;
-		if (fx && stat(ix_dir(fx->ix), &ist) == 0) {
-			wo.has_skip_dir = 1;
-			wo.skip_dev = (uint64_t)ist.st_dev;
-			wo.skip_ino = (uint64_t)ist.st_ino;
-		}
-		rc = walk_tree(paths[i], &wo);
-		if (rc)
-			rc = fa_err_wrap(rc, "%s", paths[i]);
-	}
-	/* 2. Read what changed and index it: batches of files read and
-	 * analysed on the pool's threads, appended in walk order. */
-	if (!rc) {
-		files_ctx fc = { &r, &w, &seen, 0 };
-		const fa_pipeline fns = { files_produce, files_work, files_emit };
-		rc = run_pipeline(&r, &fns, &fc);
-	}
-	/* 3. Remove documents whose files are gone. */
-	if (!rc && fx && opts->remove_missing) {
-		rc = ix_foreach_live_key(fx->ix, find_gone, &g);
-		for (size_t i = 0; i < g.n_gone && !rc; i++) {
-			rc = ix_delete_doc(fx->ix, g.gone[i]);
-			if (!rc)
-				st->files_deleted++;
-		}
-	}
-	if (!rc)
-		rc = progress(&r, 1);
-cleanup:
-	fa_free(rebase);
-	fa_free(g.gone);
-	fa_free(roots);
-	fa_free(w.ents);
-	fa_arena_free(&w.names);
-	fa_strmap_free(&seen);
-	run_free(&r);
-	return rc;
-}
-
-int fathom_index_paths(fathom_index *fx, const char *const *paths, size_t n_paths,
-                       const fathom_ingest_opts *opts, fathom_ingest_stats *st)
-{
-	if (!fx)
-		return fa_err(FATHOM_EINVAL, "no index");
-	return walk_and_ingest(fx, paths, n_paths, opts, st, NULL, NULL);
-}
-
-int fathom_chunk_paths(const char *const *paths, size_t n_paths,
-                       const fathom_ingest_opts *opts, fathom_chunk_cb cb, void *ctx)
-{
-	if (!cb)
-		return fa_err(FATHOM_EINVAL, "no chunk callback");
-	return walk_and_ingest(NULL, paths, n_paths, opts, NULL, cb, ctx);
-}
-
-/* ---- JSON lines and single documents ------------------------------------------ */
-
-typedef struct lines_ctx {
-	ingest_run *r;
-	jsonl_reader *rd;
-	const char *file;
-	size_t max_line;
-} lines_ctx;
-
-static int lines_produce(void *ctx, size_t slot)
-{
-	lines_ctx *lc = ctx;
-	ingest_batch *b = &lc->r->batches[slot];
-	batch_reset(b);
-	while (!batch_full(b)) {
-		const char *p;
-		size_t n;
-		uint64_t line_no;
-		int rc = jsonl_reader_next(lc->rd, &p, &n, &line_no);
-		if (rc <= 0) {
-			if (rc < 0)
-				return rc;
-			break;
-		}
-		ingest_item *it = batch_push(b, p ? IT_LINE : IT_BAD_LINE);
-		if (!it)
-			return fa_err(FATHOM_ENOMEM, "out of memory");
-		it->line_no = line_no;
-		if (p) {
-			it->line_off = b->lines.len;
-			it->line_len = n;
-			b->bytes += n;
-			if ((rc = fbuf_append(&b->lines, p, n)) != 0)
-				return rc;
-		}
-	}
-	return b->n > 0;
-}
-
-/* work: parse and analyse one JSON line. */
-static int parse_line(ingest_run *r, ingest_batch *b, ingest_item *it, size_t max_line,
-                      text_analyzer *an)
-{
-	char msg[JSONL_MSG_MAX];
-	if (it->kind == IT_BAD_LINE) {
-		snprintf(msg, sizeof msg, "line longer than %zu bytes", max_line);
-	} else {
-		jsonl_doc jd;
-		int rc = jsonl_parse_doc(&jd, &it->root, (const char *)b->lines.data + it->line_off,
-		                         it->line_len, it->line_no, &b->mem, it->idbuf,
-		                         sizeof it->idbuf, msg);
-		if (rc == 0) {
-			it->bytes = jd.body_len;
-			it->src = (doc_src){
-				.key = jd.id, .path = jd.path, .title = jd.title, .url = jd.url,
-				.tags = jd.tags, .n_tags = jd.n_tags, .meta = jd.meta, .n_meta = jd.n_meta,
-				.text = jd.body, .len = jd.body_len, .size = jd.body_len,
-				.hash = fa_hash64(jd.body, jd.body_len, 0),
-			};
-			return analyse_item(r, b, it, an);
-		}
-		if (rc != FATHOM_ESYNTAX)
-			return rc;
-	}
-	it->bad = fa_arena_strndup(&b->mem, msg, strlen(msg));
-	return it->bad ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
-}
-
-static int lines_work(void *ctx, unsigned worker, size_t slot)
-{
-	lines_ctx *lc = ctx;
-	ingest_batch *b = &lc->r->batches[slot];
-	for (size_t i = 0; i < b->n; i++) {
-		ingest_item *it = &b->items[i];
-		int rc = parse_line(lc->r, b, it, lc->max_line, lc->r->ans[worker]);
-		if (rc) {
-			item_fail(b, it, rc);
-			break;
-		}
-	}
-	return 0;
-}
-
-static int lines_emit(void *ctx, size_t slot)
-{
-	lines_ctx *lc = ctx;
-	ingest_run *r = lc->r;
-	ingest_batch *b = &r->batches[slot];
-	for (size_t i = 0; i < b->n; i++) {
-		ingest_item *it = &b->items[i];
-		if (it->rc)
-			return item_error(it);
-		if (it->bad) {
-			char where[1200];
-			snprintf(where, sizeof where, "%s:%llu: %s", lc->file,
-			         (unsigned long long)it->line_no, it->bad);
-			skip(r, where, FATHOM_SKIP_BAD_RECORD);
-			continue;
-		}
-		r->st->files_seen++;
-		r->st->bytes_read += it->bytes;
-		int rc = add_item(r, b, it);
-		item_clear(it);
-		if (!rc)
-			rc = progress(r, 0);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* JSON lines from an open stream (size: its length for progress, or 0):
- * batches of lines parsed and analysed on the pool's threads, appended in
- * line order. */
-static int add_jsonl_stream(fathom_index *fx, FILE *f, const char *name, uint64_t size,
-                            const fathom_ingest_opts *opts, fathom_ingest_stats *st)
-{
-	ingest_run r;
-	int rc = run_init(&r, fx, opts, st);
-	if (rc)
-		return rc;
-	r.bytes_total = size;
-	lines_ctx lc = { &r, NULL, name, 0 };
-	if ((rc = jsonl_reader_new(&lc.rd, f, 0, NULL)) == 0) {
-		lc.max_line = JSONL_DEFAULT_MAX_LINE;
-		const fa_pipeline fns = { lines_produce, lines_work, lines_emit };
-		rc = run_pipeline(&r, &fns, &lc);
-	}
-	if (!rc)
-		rc = progress(&r, 1);
-	jsonl_reader_free(lc.rd);
-	run_free(&r);
-	return rc;
-}
-
-int fathom_add_jsonl(fathom_index *fx, const char *path, const fathom_ingest_opts *opts,
-                     fathom_ingest_stats *st)
-{
-	fa_err_clear();
-	if (!path)
-		return fa_err(FATHOM_EINVAL, "no path");
-	if (strcmp(path, "-") == 0)
-		return add_jsonl_stream(fx, stdin, "<stdin>", 0, opts, st);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO, "%s: %s", path,
-		              strerror(errno));
-	uint64_t size = 0;
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long sz = ftell(f);
-		size = sz > 0 ? (uint64_t)sz : 0;
-		fseek(f, 0, SEEK_SET);
-	}
-	int rc = add_jsonl_stream(fx, f, path, size, opts, st);
-	fclose(f);
-	return rc;
-}
-
-int fathom_add_jsonl_mem(fathom_index *fx, const char *data, size_t len, const char *name,
-                         const fathom_ingest_opts *opts, fathom_ingest_stats *st)
-{
-	fa_err_clear();
-	if (!data && len)
-		return fa_err(FATHOM_EINVAL, "no data");
-	if (len == 0) {   /* nothing to add */
-		fathom_ingest_stats none = FATHOM_INGEST_STATS_INIT;
-		int rc = st ? fa_struct_check(FA_INGEST_STATS, st) : 0;
-		if (st && !rc)
-			fa_struct_copy_out(FA_INGEST_STATS, st, &none);
-		return rc;
-	}
-	FILE *f = fmemopen((void *)(uintptr_t)data, len, "rb");
-	if (!f)
-		return fa_err(FATHOM_ENOMEM, "fmemopen: %s", strerror(errno));
-	int rc = add_jsonl_stream(fx, f, name ? name : "<memory>", len, opts, st);
-	fclose(f);
-	return rc;
-}
-
-int fathom_add_doc(fathom_index *fx, const fathom_doc *doc, const fathom_ingest_opts *opts)
-{
-	ingest_run r;
-	int rc = run_init(&r, fx, opts, NULL);
-	if (rc)
-		return rc;
-	if (!doc || !doc->id || !*doc->id) {
-		run_free(&r);
-		return fa_err(FATHOM_EINVAL, "a document needs an id");
-	}
-	for (size_t i = 0; i < doc->n_meta && !rc; i++)
-		rc = check_meta(doc->meta[i]);
-	/* One document: a batch of one, on this thread. */
-	ingest_batch b;
-	if (!rc)
-		rc = batch_init(&r, &b);
-	if (!rc) {
-		ingest_item *it = batch_push(&b, IT_LINE);
-		const char *body = doc->body ? doc->body : "";
-		size_t len = doc->body ? doc->body_len : 0;
-		if (!it) {
-			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-		} else {
-			it->src = (doc_src){
-				.key = doc->id, .path = doc->path, .title = doc->title, .url = doc->url,
-				.tags = doc->tags, .n_tags = doc->n_tags, .meta = doc->meta,
-				.n_meta = doc->n_meta, .text = body, .len = len, .size = len,
-				.hash = fa_hash64(body, len, 0),
-			};
-			rc = analyse_item(&r, &b, it, fx->an);
-			if (!rc)
-				rc = add_item(&r, &b, it);
-		}
-		batch_free(&b);
-	}
-	run_free(&r);
-	return rc;
 }
