@@ -42,15 +42,23 @@ rm -f "$res"/*.jsonl
 # --- harnesses -------------------------------------------------------------
 cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wvla)
-read -r -a xapian_cflags <<< "$(pkg-config --cflags xapian-core)"
-read -r -a xapian_libs <<< "$(pkg-config --libs xapian-core)"
 say "building the peer harnesses"
 cc "${cflags[@]}" -c -o "$bin/harness.o" "$here/peers/harness.c"
-cc "${cflags[@]}" -o "$bin/fts5_bench" "$here/peers/fts5_bench.c" "$bin/harness.o" -lsqlite3 -ljansson
-g++ -std=c++17 -O2 -Wall -Wextra -Werror -Wshadow "${xapian_cflags[@]}" \
-	-o "$bin/xapian_bench" "$here/peers/xapian_bench.cc" "$bin/harness.o" "${xapian_libs[@]}" -ljansson
-cc "${cflags[@]}" -I"$(pg_config --includedir)" -o "$bin/pg_bench" "$here/peers/pg_bench.c" \
-	"$bin/harness.o" -lpq -ljansson
+# only the harnesses of the engines asked for: a machine without Xapian or
+# PostgreSQL's headers can still compare with FTS5
+if has fts5; then
+	cc "${cflags[@]}" -o "$bin/fts5_bench" "$here/peers/fts5_bench.c" "$bin/harness.o" -lsqlite3 -ljansson
+fi
+if has xapian; then
+	read -r -a xapian_cflags <<< "$(pkg-config --cflags xapian-core)"
+	read -r -a xapian_libs <<< "$(pkg-config --libs xapian-core)"
+	g++ -std=c++17 -O2 -Wall -Wextra -Werror -Wshadow "${xapian_cflags[@]}" \
+		-o "$bin/xapian_bench" "$here/peers/xapian_bench.cc" "$bin/harness.o" "${xapian_libs[@]}" -ljansson
+fi
+if has postgres; then
+	cc "${cflags[@]}" -I"$(pg_config --includedir)" -o "$bin/pg_bench" "$here/peers/pg_bench.c" \
+		"$bin/harness.o" -lpq -ljansson
+fi
 
 if has fathom && [ ! -x "$FATHOM" ]; then
 	echo "bench: $FATHOM missing: run make first (or set FATHOM=)" >&2
