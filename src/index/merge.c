@@ -27,7 +27,47 @@ typedef struct merge_in {
 	int has_term;
 } merge_in;
 
-static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, fbuf *strs)
+/* The inputs' text is read in windows of whole runs of frames, not one
+ * document at a time: a document is much smaller than a frame, and reading
+ * each alone decompressed every frame once per document in it. Documents
+ * lie in the raw stream in order, so one window serves many. */
+#define MERGE_TEXT_WINDOW ((uint64_t)1 << 20)
+
+typedef struct text_window {
+	fbuf buf;
+	uint64_t start;          /* raw offset of buf's first byte */
+} text_window;
+
+/* Document d's text, pointing into the window (valid until the next call). */
+static int doc_text(const ix_segment *s, uint32_t d, text_window *tw, const char **text,
+                    uint64_t *len)
+{
+	const unsigned char *r;
+	int rc = seg_doc_rec(s, d, &r);
+	if (rc)
+		return rc;
+	uint64_t off = fa_load64(r), n = fa_load32(r + 48);
+	*text = "";
+	*len = 0;
+	if (n == 0)
+		return 0;
+	if (off < tw->start || off - tw->start > tw->buf.len || n > tw->buf.len - (off - tw->start)) {
+		uint64_t want = n;
+		if (off <= s->raw_text && n <= s->raw_text - off)
+			want = FA_MAX(n, FA_MIN(MERGE_TEXT_WINDOW, s->raw_text - off));
+		fbuf_reset(&tw->buf);
+		tw->start = off;
+		if ((rc = ix_ds_read(s, off, want, &tw->buf)) != 0) {
+			fbuf_reset(&tw->buf);
+			return rc;
+		}
+	}
+	*text = (const char *)tw->buf.data + (off - tw->start);
+	*len = n;
+	return 0;
+}
+
+static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs)
 {
 	const ix_segment *s = m->s;
 	for (uint32_t c = 0; c < s->nchunks; c++)
@@ -53,13 +93,14 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, fbuf *text, 
 		fbuf_append(strs, rest, (size_t)(q - rest));
 		if (strs->err)
 			return strs->err;
-		fbuf_reset(text);
-		if ((rc = seg_doc_text(s, d, 0, di.text_len, text)) != 0)
+		const char *text;
+		uint64_t text_len;
+		if ((rc = doc_text(s, d, tw, &text, &text_len)) != 0)
 			return rc;
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
 		                   di.trigrams, di.grep_only };
 		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
-		                     (const char *)text->data, text->len, NULL, 0);
+		                     text, text_len, NULL, 0);
 		if (rc)
 			return rc;
 		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {
@@ -224,8 +265,9 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	uint32_t *pos[FATHOM_NFIELDS] = { NULL };
 	ix_segw *w = NULL;
 	char *path = NULL;
-	fbuf text, strs;
-	fbuf_init(&text, 0);
+	text_window tw = { .start = 0 };
+	fbuf strs;
+	fbuf_init(&tw.buf, 0);
 	fbuf_init(&strs, 0);
 	int rc = 0;
 	if (!m || !p) {
@@ -269,8 +311,11 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	if ((rc = train_text(w, m, n)) != 0)
 		goto cleanup;
 	uint32_t next_chunk = 0;
-	for (size_t k = 0; k < n && !rc; k++)
-		rc = copy_docs(w, &m[k], &next_chunk, &text, &strs);
+	for (size_t k = 0; k < n && !rc; k++) {
+		fbuf_reset(&tw.buf);
+		tw.start = 0;
+		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs);
+	}
 	if (rc)
 		goto cleanup;
 	if (ix_segw_ndocs(w) == 0)
@@ -321,7 +366,7 @@ cleanup:
 	}
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		fa_free(pos[f]);
-	fbuf_free(&text);
+	fbuf_free(&tw.buf);
 	fbuf_free(&strs);
 	fa_free(m);
 	fa_free(p);
