@@ -377,23 +377,33 @@ static void test_stop_commits_nothing(void)
 	}
 }
 
+/* n documents of 60 random words (of vocab) each, then `last` (or nothing),
+ * ids prefix0..; the JSON lines' length, or 0 past cap. */
+static size_t random_docs(char *lines, size_t cap, const char *prefix, int ndocs, unsigned vocab,
+                          const char *last, unsigned *x)
+{
+	size_t n = 0;
+	for (int d = 0; d < ndocs && n < cap - 4096; d++) {
+		n += (size_t)snprintf(lines + n, cap - n, "{\"id\":\"%s%d\",\"body\":\"", prefix, d);
+		for (int w = 0; w < 60; w++) {
+			*x = *x * 1103515245u + 12345u;
+			n += (size_t)snprintf(lines + n, cap - n, "w%u ", (*x >> 16) % vocab);
+		}
+		n += (size_t)snprintf(lines + n, cap - n, "%s\"}\n", last);
+	}
+	return n;
+}
+
 /* The document store's frames compressed on 1 or 3 threads: the same bytes,
  * past the training window (frames in batches) and within it. */
 static void test_docstore_threads(void)
 {
-	size_t cap = 4u << 20, n = 0;
+	size_t cap = 4u << 20;
 	char *lines = malloc(cap);
 	if (!lines)
 		return;
 	unsigned x = 12345;
-	for (int d = 0; d < 3000 && n < cap - 4096; d++) {
-		n += (size_t)snprintf(lines + n, cap - n, "{\"id\":\"d%d\",\"body\":\"", d);
-		for (int w = 0; w < 60; w++) {
-			x = x * 1103515245u + 12345u;
-			n += (size_t)snprintf(lines + n, cap - n, "w%u ", (x >> 16) % 5000);
-		}
-		n += (size_t)snprintf(lines + n, cap - n, "\"}\n");
-	}
+	size_t n = random_docs(lines, cap, "d", 3000, 5000, "", &x);
 	ix_ds_set_train_window(256u << 10);
 	for (unsigned t = 1; t <= 3; t += 2) {
 		ix_ds_set_threads(t);
@@ -413,6 +423,48 @@ static void test_docstore_threads(void)
 	char a[300], b[300];
 	snprintf(a, sizeof a, "%s/dx1", root);
 	snprintf(b, sizeof b, "%s/dx3", root);
+	check_same_dirs(a, b);
+	free(lines);
+}
+
+/* A merge (optimize) of three segments with deleted documents, its
+ * postings encoded on 1 or 3 threads: the same bytes. Enough terms and
+ * postings for many batches, and terms long enough for many blocks. */
+static void test_merge_threads(void)
+{
+	size_t cap = 2u << 20;
+	char *lines = malloc(cap);
+	if (!lines)
+		return;
+	for (unsigned t = 1; t <= 3; t += 2) {
+		ix_ds_set_threads(t);
+		char dir[300];
+		snprintf(dir, sizeof dir, "%s/mx%u", root, t);
+		fathom_index *ix = open_ix(dir);
+		if (!ix)
+			break;
+		unsigned x = 777;
+		for (int part = 0; part < 3; part++) {
+			char prefix[16];
+			snprintf(prefix, sizeof prefix, "p%dd", part);
+			size_t n = random_docs(lines, cap, prefix, 1000, 7000, "common", &x);
+			fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+			CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
+			CHECK_OK(fathom_commit(ix));
+		}
+		for (int d = 0; d < 1000; d += 7) {
+			char id[32];
+			snprintf(id, sizeof id, "p1d%d", d);
+			CHECK_OK(fathom_delete_doc(ix, id));
+		}
+		CHECK_OK(fathom_commit(ix));
+		CHECK_OK(fathom_optimize(ix));
+		fathom_close(ix);
+	}
+	ix_ds_set_threads(0);
+	char a[300], b[300];
+	snprintf(a, sizeof a, "%s/mx1", root);
+	snprintf(b, sizeof b, "%s/mx3", root);
 	check_same_dirs(a, b);
 	free(lines);
 }
@@ -451,6 +503,7 @@ int main(void)
 	RUN(test_chunk_paths_same_whatever_threads);
 	RUN(test_stop_commits_nothing);
 	RUN(test_docstore_threads);
+	RUN(test_merge_threads);
 	RUN(test_old_opts_versions);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);

@@ -127,6 +127,12 @@ void ix_ds_set_threads(unsigned n)
 	ds_threads = n;
 }
 
+unsigned ix_ds_thread_count(void)
+{
+	unsigned n = ds_threads;
+	return n ? n : fa_cpu_count(0);
+}
+
 /* A zstd context with the writer's level and dictionary. */
 static int new_cctx(const ix_ds_writer *w, ZSTD_CCtx **out)
 {
@@ -210,7 +216,7 @@ static void threads_free(ix_ds_threads *t)
  * CPU or ix_ds_set_threads(1). */
 static int threads_start(ix_ds_writer *w)
 {
-	unsigned n = ds_threads ? ds_threads : fa_cpu_count(0);
+	unsigned n = ix_ds_thread_count();
 	if (n < 2 || w->threads)
 		return 0;
 	ix_ds_threads *t = fa_calloc(1, sizeof *t);

@@ -358,9 +358,12 @@ int ix_ds_train(ix_ds_writer *w, const unsigned char *samples, const size_t *siz
 #define IX_DS_SAMPLE_PIECE IX_FRAME_RAW_DICT
 #define IX_DS_SAMPLE_MAX ((size_t)2 << 20)
 int ix_ds_wants_dict(uint64_t raw_estimate);
-/* Threads compressing frames (0: one per CPU, the default; 1: the writer's
- * own). The bytes written are the same whatever the count. */
+/* Threads compressing frames and merging postings (0: one per CPU, the
+ * default; 1: the writer's own). The bytes written are the same whatever
+ * the count. */
 void ix_ds_set_threads(unsigned n);
+/* The count that setting gives: at least 1. */
+unsigned ix_ds_thread_count(void);
 /* Test hook: the training window of writers made from now on (0: the
  * default, 16 MiB), so tests reach the window-full path with little text.
  * Not thread-safe. */
@@ -404,6 +407,42 @@ int ix_segw_train_text(ix_segw *w, const unsigned char *samples, const size_t *s
 /* Create the file now (merges call it early so the document store streams
  * to disk instead of collecting in memory). */
 int ix_segw_open_file(ix_segw *w, const char *path);
+/* One term's postings encoded apart from the writer (a merge encodes terms
+ * on worker threads): begin with the writer's chunk records
+ * (ix_segw_chunk_recs, read-only while terms are written), a posting at a
+ * time, end, then ix_segw_term_put on the writer's thread, in term order.
+ * The bytes are those ix_segw_term_begin/posting/term_end write. Errors
+ * are returned (the writer is not told until ix_segw_term_put). */
+typedef struct ix_term_enc {
+	const unsigned char *chunks;
+	uint32_t nchunks;
+	uint32_t df, last_doc;
+	ix_block_in blk;
+	uint32_t *bpos;
+	size_t nbpos, bpos_cap;
+	ix_bound bbound, tbound;
+	fbuf tdir, tblocks, tpos;
+	uint64_t dir_len;            /* bytes of tdir written: 0 for one block */
+} ix_term_enc;
+void ix_term_enc_init(ix_term_enc *e);
+void ix_term_enc_free(ix_term_enc *e);
+void ix_term_enc_begin(ix_term_enc *e, const unsigned char *chunks, uint32_t nchunks);
+int ix_term_enc_posting(ix_term_enc *e, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
+                        const uint32_t *const pos[FATHOM_NFIELDS]);
+int ix_term_enc_end(ix_term_enc *e);
+/* An ended term's bytes (views into e, or into a copy of them). */
+typedef struct ix_term_bytes {
+	uint32_t df;                 /* 0: every posting was deleted, the term goes */
+	ix_bound bound;
+	const unsigned char *dir, *blocks, *pos;
+	size_t dir_len, blocks_len, pos_len;
+} ix_term_bytes;
+void ix_term_enc_bytes(const ix_term_enc *e, ix_term_bytes *out);
+/* End the documents (they are written out) before terms come. */
+int ix_segw_start_terms(ix_segw *w);
+const unsigned char *ix_segw_chunk_recs(const ix_segw *w);
+/* An ended term (no postings: nothing is written), in term order. */
+int ix_segw_term_put(ix_segw *w, const char *term, size_t len, const ix_term_bytes *b);
 int ix_segw_term_begin(ix_segw *w, const char *term, size_t len);
 /* pos[f] holds tf[f] positions, ascending. */
 int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],

@@ -11,11 +11,19 @@
  *
  * The text is recompressed, with a dictionary trained anew for the merged
  * segment from samples spread evenly over all the inputs (a writer left to
- * itself would train on the first 16 MiB, which is one input).
+ * itself would train on the first 16 MiB, which is one input); the writer
+ * compresses its frames on its threads.
+ *
+ * The postings are merged on a pool (ix_ds_thread_count threads): the
+ * calling thread walks the dictionaries and hands out batches of terms,
+ * each with where every input holds it; a worker reads, maps and encodes
+ * a batch's terms (ix_term_enc); the calling thread appends the batches'
+ * terms in order. So the bytes are those one thread writes.
  */
 #include <stdio.h>
 
 #include "index/index_int.h"
+#include "util/pool.h"
 
 typedef struct merge_in {
 	const ix_segment *s;
@@ -161,9 +169,10 @@ static int train_text(ix_segw *w, const merge_in *m, size_t n)
 	return rc;
 }
 
-static int copy_postings(ix_segw *w, merge_in *m, ix_postings *p, uint32_t *pos[FATHOM_NFIELDS])
+static int copy_postings(ix_term_enc *e, const merge_in *m, const ix_term_info *ti,
+                         ix_postings *p, uint32_t *pos[FATHOM_NFIELDS])
 {
-	int rc = ix_post_open(p, m->s, &m->it.ti);
+	int rc = ix_post_open(p, m->s, ti);
 	while (!rc && p->doc != IX_END) {
 		uint32_t nc = m->map[p->doc];
 		if (nc != IX_END) {
@@ -180,7 +189,7 @@ static int copy_postings(ix_segw *w, merge_in *m, ix_postings *p, uint32_t *pos[
 				cpos[f] = pos[f];
 			}
 			if (!rc)
-				rc = ix_segw_posting(w, nc, tf, cpos);
+				rc = ix_term_enc_posting(e, nc, tf, cpos);
 		}
 		if (!rc)
 			rc = ix_post_next(p);
@@ -203,9 +212,212 @@ static int term_less(const merge_in *a, const merge_in *b)
 	return c < 0 || (c == 0 && a->it.len < b->it.len);
 }
 
-static int term_eq(const merge_in *a, const merge_in *b)
+/* ---- postings, merged on the pool ----------------------------------------- */
+
+/* A batch ends at whichever comes first; a window of batches is in flight. */
+#define MERGE_BATCH_TERMS 1024
+#define MERGE_BATCH_POSTINGS 65536
+
+typedef struct mt_src {
+	size_t k;                /* the input */
+	ix_term_info ti;         /* the term there */
+} mt_src;
+
+typedef struct mt_term {
+	unsigned char term[IX_MAX_TERM];
+	size_t len;
+	size_t src, nsrc;        /* its inputs, in the slot's srcs */
+	/* The encoded term (worker): bytes in the slot's out. */
+	uint32_t df;
+	ix_bound bound;
+	size_t dir_at, dir_len, blocks_at, blocks_len, pos_at, pos_len;
+} mt_term;
+
+typedef struct mt_slot {
+	mt_term *terms;          /* MERGE_BATCH_TERMS */
+	size_t nterms;
+	mt_src *srcs;
+	size_t nsrcs, srcs_cap;
+	fbuf out;
+} mt_slot;
+
+typedef struct mt_worker {
+	ix_term_enc enc;
+	ix_postings *p;
+	uint32_t *pos[FATHOM_NFIELDS];
+} mt_worker;
+
+typedef struct mt_ctx {
+	ix_segw *w;
+	merge_in *m;
+	size_t n;
+	const unsigned char *chunks;
+	uint32_t nchunks;
+	mt_slot *slots;
+	size_t window;
+	mt_worker *workers;
+	size_t nworkers;
+} mt_ctx;
+
+/* The next batch of terms in byte order, each with the inputs holding it. */
+static int mt_produce(void *ctx, size_t slot)
 {
-	return a->it.len == b->it.len && memcmp(a->it.term, b->it.term, a->it.len) == 0;
+	mt_ctx *c = ctx;
+	mt_slot *sl = &c->slots[slot];
+	merge_in *m = c->m;
+	sl->nterms = 0;
+	sl->nsrcs = 0;
+	uint64_t postings = 0;
+	while (sl->nterms < MERGE_BATCH_TERMS && postings < MERGE_BATCH_POSTINGS) {
+		merge_in *min = NULL;
+		for (size_t k = 0; k < c->n; k++)
+			if (m[k].has_term && (!min || term_less(&m[k], min)))
+				min = &m[k];
+		if (!min)
+			break;
+		mt_term *t = &sl->terms[sl->nterms++];
+		t->len = min->it.len;
+		memcpy(t->term, min->it.term, t->len);
+		t->src = sl->nsrcs;
+		for (size_t k = 0; k < c->n; k++) {
+			if (!m[k].has_term || m[k].it.len != t->len || memcmp(m[k].it.term, t->term, t->len))
+				continue;
+			if (sl->nsrcs == sl->srcs_cap &&
+			    fa_grow((void **)&sl->srcs, &sl->srcs_cap, sl->nsrcs + 1, sizeof *sl->srcs))
+				return fa_err(FATHOM_ENOMEM, "out of memory");
+			sl->srcs[sl->nsrcs].k = k;
+			sl->srcs[sl->nsrcs].ti = m[k].it.ti;
+			sl->nsrcs++;
+			postings += m[k].it.ti.df;
+			int rc = advance_term(&m[k]);
+			if (rc)
+				return rc;
+		}
+		t->nsrc = sl->nsrcs - t->src;
+	}
+	return sl->nterms > 0;
+}
+
+/* Read, map and encode the batch's terms. */
+static int mt_work(void *ctx, unsigned worker, size_t slot)
+{
+	mt_ctx *c = ctx;
+	mt_slot *sl = &c->slots[slot];
+	mt_worker *x = &c->workers[worker];
+	fbuf_reset(&sl->out);
+	for (size_t i = 0; i < sl->nterms; i++) {
+		mt_term *t = &sl->terms[i];
+		ix_term_enc_begin(&x->enc, c->chunks, c->nchunks);
+		int rc = 0;
+		for (size_t j = 0; j < t->nsrc && !rc; j++) {
+			const mt_src *src = &sl->srcs[t->src + j];
+			rc = copy_postings(&x->enc, &c->m[src->k], &src->ti, x->p, x->pos);
+		}
+		if (!rc)
+			rc = ix_term_enc_end(&x->enc);
+		if (rc)
+			return rc;
+		ix_term_bytes b;
+		ix_term_enc_bytes(&x->enc, &b);
+		t->df = b.df;
+		t->bound = b.bound;
+		t->dir_at = sl->out.len;
+		t->dir_len = b.dir_len;
+		fbuf_append(&sl->out, b.dir, b.dir_len);
+		t->blocks_at = sl->out.len;
+		t->blocks_len = b.blocks_len;
+		fbuf_append(&sl->out, b.blocks, b.blocks_len);
+		t->pos_at = sl->out.len;
+		t->pos_len = b.pos_len;
+		fbuf_append(&sl->out, b.pos, b.pos_len);
+		if (sl->out.err)
+			return sl->out.err;
+	}
+	return 0;
+}
+
+/* The batch's terms to the segment, in order. */
+static int mt_emit(void *ctx, size_t slot)
+{
+	mt_ctx *c = ctx;
+	mt_slot *sl = &c->slots[slot];
+	for (size_t i = 0; i < sl->nterms; i++) {
+		const mt_term *t = &sl->terms[i];
+		const unsigned char *o = sl->out.data;
+		ix_term_bytes b = { t->df, t->bound, o + t->dir_at, o + t->blocks_at, o + t->pos_at,
+		                    t->dir_len, t->blocks_len, t->pos_len };
+		int rc = ix_segw_term_put(c->w, (const char *)t->term, t->len, &b);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void mt_free(mt_ctx *c)
+{
+	for (size_t i = 0; c->slots && i < c->window; i++) {
+		fa_free(c->slots[i].terms);
+		fa_free(c->slots[i].srcs);
+		fbuf_free(&c->slots[i].out);
+	}
+	for (size_t i = 0; c->workers && i < c->nworkers; i++) {
+		ix_term_enc_free(&c->workers[i].enc);
+		fa_free(c->workers[i].p);
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			fa_free(c->workers[i].pos[f]);
+	}
+	fa_free(c->slots);
+	fa_free(c->workers);
+}
+
+static int merge_postings(ix_segw *w, merge_in *m, size_t n)
+{
+	int rc = 0, any = 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		rc = ix_term_iter_seek(&m[k].it, m[k].s, 0);
+		if (!rc)
+			rc = advance_term(&m[k]);
+		any |= m[k].has_term;
+	}
+	if (rc || !any)
+		return rc;
+	if ((rc = ix_segw_start_terms(w)) != 0)
+		return rc;
+	unsigned want = ix_ds_thread_count();
+	fa_pool *pool = NULL;
+	if ((rc = fa_pool_new(&pool, want > 1 ? FA_MIN(want, FA_POOL_MAX_THREADS) : 0)) != 0)
+		return rc;
+	unsigned nt = fa_pool_threads(pool);
+	mt_ctx c = { .w = w, .m = m, .n = n, .chunks = ix_segw_chunk_recs(w),
+	             .nchunks = ix_segw_nchunks(w) };
+	c.nworkers = nt ? nt : 1;
+	c.window = nt ? (size_t)nt * 4 : 1;
+	c.slots = fa_calloc(c.window, sizeof *c.slots);
+	c.workers = fa_calloc(c.nworkers, sizeof *c.workers);
+	if (!c.slots || !c.workers)
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t i = 0; c.slots && i < c.window; i++)
+		fbuf_init(&c.slots[i].out, 0);
+	for (size_t i = 0; c.workers && i < c.nworkers; i++)
+		ix_term_enc_init(&c.workers[i].enc);
+	for (size_t i = 0; !rc && i < c.window; i++)
+		if (!(c.slots[i].terms = fa_malloc(MERGE_BATCH_TERMS * sizeof *c.slots[i].terms)))
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < c.nworkers; i++) {
+		mt_worker *x = &c.workers[i];
+		if (!(x->p = fa_malloc(sizeof *x->p)))
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+		for (int f = 0; f < FATHOM_NFIELDS && !rc; f++)
+			if (!(x->pos[f] = fa_malloc(IX_MAX_TF * sizeof(uint32_t))))
+				rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	}
+	if (!rc) {
+		fa_pipeline fns = { mt_produce, mt_work, mt_emit };
+		rc = fa_pool_run(pool, c.window, &fns, &c);
+	}
+	fa_pool_free(pool);
+	mt_free(&c);
+	return rc;
 }
 
 /* The inputs' trigram lists, merged in trigram order, documents mapped and
@@ -261,8 +473,6 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	*out = NULL;
 	*file_len = 0;
 	merge_in *m = fa_calloc(n ? n : 1, sizeof *m);
-	ix_postings *p = fa_malloc(sizeof *p);
-	uint32_t *pos[FATHOM_NFIELDS] = { NULL };
 	ix_segw *w = NULL;
 	char *path = NULL;
 	text_window tw = { .start = 0 };
@@ -270,7 +480,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	fbuf_init(&tw.buf, 0);
 	fbuf_init(&strs, 0);
 	int rc = 0;
-	if (!m || !p) {
+	if (!m) {
 		rc = fa_err(FATHOM_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -292,11 +502,6 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 			goto cleanup;
 		}
 	}
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		if (!(pos[f] = fa_malloc(IX_MAX_TF * sizeof(uint32_t)))) {
-			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-			goto cleanup;
-		}
 
 	uint32_t id = ix_next_seg_id(ix);
 	char name[64];
@@ -321,34 +526,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	if (ix_segw_ndocs(w) == 0)
 		goto cleanup;   /* nothing live: no segment */
 
-	for (size_t k = 0; k < n && !rc; k++) {
-		rc = ix_term_iter_seek(&m[k].it, m[k].s, 0);
-		if (!rc)
-			rc = advance_term(&m[k]);
-	}
-	while (!rc) {
-		merge_in *min = NULL;
-		for (size_t k = 0; k < n; k++)
-			if (m[k].has_term && (!min || term_less(&m[k], min)))
-				min = &m[k];
-		if (!min)
-			break;
-		unsigned char term[IX_MAX_TERM];
-		size_t tl = min->it.len;
-		memcpy(term, min->it.term, tl);
-		if ((rc = ix_segw_term_begin(w, (const char *)term, tl)) != 0)
-			break;
-		merge_in key = *min;
-		for (size_t k = 0; k < n && !rc; k++) {
-			if (!m[k].has_term || !term_eq(&m[k], &key))
-				continue;
-			rc = copy_postings(w, &m[k], p, pos);
-			if (!rc)
-				rc = advance_term(&m[k]);
-		}
-		if (!rc)
-			rc = ix_segw_term_end(w);
-	}
+	rc = merge_postings(w, m, n);
 	if (!rc)
 		rc = merge_trigrams(w, m, n);
 	if (!rc)
@@ -364,12 +542,9 @@ cleanup:
 		fa_free(m[k].map);
 		fa_free(m[k].doc_map);
 	}
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		fa_free(pos[f]);
 	fbuf_free(&tw.buf);
 	fbuf_free(&strs);
 	fa_free(m);
-	fa_free(p);
 	fa_free(path);
 	return rc;
 }

@@ -131,12 +131,7 @@ struct ix_segw {
 	unsigned char term[IX_MAX_TERM];
 	size_t term_len;
 	int in_term;
-	uint32_t df, last_doc;
-	ix_block_in blk;
-	uint32_t *bpos;
-	size_t nbpos, bpos_cap;
-	ix_bound bbound, tbound;
-	fbuf tdir, tblocks, tpos;
+	ix_term_enc enc;
 };
 
 static int sw_fail(ix_segw *w, int rc)
@@ -181,8 +176,7 @@ int ix_segw_new(ix_segw **out, uint32_t id)
 	w->id = id;
 	w->fd = -1;
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
-	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
-	                 &w->tblocks, &w->tpos, &w->tri_idx };
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tri_idx };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_init(bufs[i], 0);
 	w->tri_collect = 1;
@@ -193,8 +187,7 @@ int ix_segw_new(ix_segw **out, uint32_t id)
 		fa_free(w);
 		return rc;
 	}
-	w->blk.prev_doc = UINT32_MAX;
-	w->last_doc = UINT32_MAX;
+	ix_term_enc_init(&w->enc);
 	*out = w;
 	return 0;
 }
@@ -209,8 +202,7 @@ void ix_segw_free(ix_segw *w)
 			unlink(w->path);
 	}
 	fbuf *bufs[] = { &w->docs, &w->doc_strs, &w->chunks, &w->chunk_strs, &w->out,
-	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tdir,
-	                 &w->tblocks, &w->tpos, &w->tri_idx };
+	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tri_idx };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_free(bufs[i]);
 	fa_free(w->tri_pairs);
@@ -221,7 +213,7 @@ void ix_segw_free(ix_segw *w)
 	fa_free(w->extra_data);
 	ix_ds_free(&w->ds);
 	fa_free(w->keys);
-	fa_free(w->bpos);
+	ix_term_enc_free(&w->enc);
 	fa_free(w->path);
 	fa_free(w);
 }
@@ -689,7 +681,162 @@ static int start_terms(ix_segw *w)
 
 /* ---- terms ---------------------------------------------------------------- */
 
-int ix_segw_term_begin(ix_segw *w, const char *term, size_t len)
+/* ---- one term's postings (ix_term_enc) -------------------------------------------- */
+
+void ix_term_enc_init(ix_term_enc *e)
+{
+	memset(e, 0, sizeof *e);
+	fbuf_init(&e->tdir, 0);
+	fbuf_init(&e->tblocks, 0);
+	fbuf_init(&e->tpos, 0);
+	e->blk.prev_doc = UINT32_MAX;
+	e->last_doc = UINT32_MAX;
+}
+
+void ix_term_enc_free(ix_term_enc *e)
+{
+	fbuf_free(&e->tdir);
+	fbuf_free(&e->tblocks);
+	fbuf_free(&e->tpos);
+	fa_free(e->bpos);
+	e->bpos = NULL;
+	e->bpos_cap = 0;
+}
+
+void ix_term_enc_begin(ix_term_enc *e, const unsigned char *chunks, uint32_t nchunks)
+{
+	e->chunks = chunks;
+	e->nchunks = nchunks;
+	e->df = 0;
+	e->last_doc = UINT32_MAX;
+	e->blk.n = 0;
+	e->blk.prev_doc = UINT32_MAX;
+	e->nbpos = 0;
+	e->dir_len = 0;
+	bound_reset(&e->bbound);
+	bound_reset(&e->tbound);
+	fbuf_reset(&e->tdir);
+	fbuf_reset(&e->tblocks);
+	fbuf_reset(&e->tpos);
+}
+
+static int flush_block(ix_term_enc *e)
+{
+	uint64_t boff = e->tblocks.len, poff = e->tpos.len;
+	if (boff > UINT32_MAX || poff > UINT32_MAX)
+		return fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB");
+	int rc = ix_block_encode(&e->tblocks, &e->blk);
+	if (!rc)
+		rc = ix_pos_encode(&e->tpos, e->bpos, e->nbpos);
+	if (rc)
+		return rc;
+	bound_close(&e->bbound);
+	unsigned char r[IX_DIR_REC];
+	fa_store32(r + 0, e->blk.docs[e->blk.n - 1]);
+	fa_store32(r + 4, (uint32_t)boff);
+	fa_store32(r + 8, (uint32_t)poff);
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		r[12 + 2 * f] = (unsigned char)e->bbound.max_tf[f];
+		r[13 + 2 * f] = (unsigned char)(e->bbound.max_tf[f] >> 8);
+		r[22 + 2 * f] = (unsigned char)e->bbound.min_len[f];
+		r[23 + 2 * f] = (unsigned char)(e->bbound.min_len[f] >> 8);
+	}
+	if ((rc = fbuf_append(&e->tdir, r, sizeof r)) != 0)
+		return rc;
+	e->blk.prev_doc = e->blk.docs[e->blk.n - 1];
+	e->blk.n = 0;
+	e->nbpos = 0;
+	bound_reset(&e->bbound);
+	return 0;
+}
+
+int ix_term_enc_posting(ix_term_enc *e, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
+                        const uint32_t *const pos[FATHOM_NFIELDS])
+{
+	if (chunk >= e->nchunks || (e->last_doc != UINT32_MAX && chunk <= e->last_doc))
+		return fa_err(FATHOM_EINVAL, "segment writer: posting %u out of order", chunk);
+	size_t ntf = 0;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		ntf += tf[f];
+	if (ntf == 0)
+		return fa_err(FATHOM_EINVAL, "segment writer: empty posting");
+	size_t need;
+	if (fa_add(e->nbpos, ntf, &need))
+		return fa_err(FATHOM_ENOMEM, "too many positions");
+	int rc = fa_grow((void **)&e->bpos, &e->bpos_cap, need, sizeof *e->bpos);
+	if (rc)
+		return rc;
+	const unsigned char *cr = e->chunks + (size_t)chunk * IX_CHUNK_REC;
+	uint32_t i = e->blk.n;
+	e->blk.docs[i] = chunk;
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		e->blk.tf[f][i] = tf[f];
+		if (!tf[f])
+			continue;
+		uint16_t flen = fa_load16(cr + 28 + 2 * f);
+		if (tf[f] > e->bbound.max_tf[f])
+			e->bbound.max_tf[f] = tf[f];
+		if (flen < e->bbound.min_len[f])
+			e->bbound.min_len[f] = flen;
+		if (tf[f] > e->tbound.max_tf[f])
+			e->tbound.max_tf[f] = tf[f];
+		if (flen < e->tbound.min_len[f])
+			e->tbound.min_len[f] = flen;
+		uint32_t prev = 0;
+		for (uint32_t k = 0; k < tf[f]; k++) {
+			if (pos[f][k] < prev)
+				return fa_err(FATHOM_EINVAL, "segment writer: positions out of order");
+			e->bpos[e->nbpos++] = pos[f][k] - prev;
+			prev = pos[f][k];
+		}
+	}
+	e->blk.n++;
+	e->df++;
+	e->last_doc = chunk;
+	if (e->blk.n == IX_BLOCK)
+		return flush_block(e);
+	return 0;
+}
+
+int ix_term_enc_end(ix_term_enc *e)
+{
+	if (e->df == 0)
+		return 0;
+	int rc;
+	if (e->blk.n && (rc = flush_block(e)) != 0)
+		return rc;
+	bound_close(&e->tbound);
+	uint64_t nblocks = e->tdir.len / IX_DIR_REC;
+	e->dir_len = nblocks > 1 ? e->tdir.len : 0;
+	if (nblocks > 1) {
+		/* Block offsets were relative to the first block; the directory
+		 * comes first. */
+		for (uint64_t b = 0; b < nblocks; b++) {
+			unsigned char *r = e->tdir.data + b * IX_DIR_REC;
+			uint64_t v = fa_load32(r + 4) + e->dir_len;
+			if (v > UINT32_MAX)
+				return fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB");
+			fa_store32(r + 4, (uint32_t)v);
+		}
+	}
+	return 0;
+}
+
+void ix_term_enc_bytes(const ix_term_enc *e, ix_term_bytes *out)
+{
+	out->df = e->df;
+	out->bound = e->tbound;
+	out->dir = e->tdir.data;
+	out->dir_len = (size_t)e->dir_len;
+	out->blocks = e->tblocks.data;
+	out->blocks_len = e->tblocks.len;
+	out->pos = e->tpos.data;
+	out->pos_len = e->tpos.len;
+}
+
+/* ---- terms ------------------------------------------------------------------------ */
+
+int ix_segw_start_terms(ix_segw *w)
 {
 	if (w->err)
 		return w->err;
@@ -697,6 +844,13 @@ int ix_segw_term_begin(ix_segw *w, const char *term, size_t len)
 		return w->err;
 	if (w->state != SW_TERMS || w->in_term)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: term out of place"));
+	return 0;
+}
+
+static int check_term(ix_segw *w, const char *term, size_t len)
+{
+	if (ix_segw_start_terms(w))
+		return w->err;
 	if (len == 0 || len > IX_MAX_TERM)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: term of %zu bytes", len));
 	if (w->nterms) {
@@ -705,49 +859,22 @@ int ix_segw_term_begin(ix_segw *w, const char *term, size_t len)
 		if (c < 0 || (c == 0 && len <= w->prev_len))
 			return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: terms out of order"));
 	}
-	memcpy(w->term, term, len);
-	w->term_len = len;
-	w->in_term = 1;
-	w->df = 0;
-	w->last_doc = UINT32_MAX;
-	w->blk.n = 0;
-	w->blk.prev_doc = UINT32_MAX;
-	w->nbpos = 0;
-	bound_reset(&w->bbound);
-	bound_reset(&w->tbound);
-	fbuf_reset(&w->tdir);
-	fbuf_reset(&w->tblocks);
-	fbuf_reset(&w->tpos);
 	return 0;
 }
 
-static int flush_block(ix_segw *w)
+const unsigned char *ix_segw_chunk_recs(const ix_segw *w)
 {
-	uint64_t boff = w->tblocks.len, poff = w->tpos.len;
-	if (boff > UINT32_MAX || poff > UINT32_MAX)
-		return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB"));
-	int rc = ix_block_encode(&w->tblocks, &w->blk);
-	if (!rc)
-		rc = ix_pos_encode(&w->tpos, w->bpos, w->nbpos);
-	if (rc)
-		return sw_fail(w, rc);
-	bound_close(&w->bbound);
-	unsigned char r[IX_DIR_REC];
-	fa_store32(r + 0, w->blk.docs[w->blk.n - 1]);
-	fa_store32(r + 4, (uint32_t)boff);
-	fa_store32(r + 8, (uint32_t)poff);
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		r[12 + 2 * f] = (unsigned char)w->bbound.max_tf[f];
-		r[13 + 2 * f] = (unsigned char)(w->bbound.max_tf[f] >> 8);
-		r[22 + 2 * f] = (unsigned char)w->bbound.min_len[f];
-		r[23 + 2 * f] = (unsigned char)(w->bbound.min_len[f] >> 8);
-	}
-	if ((rc = fbuf_append(&w->tdir, r, sizeof r)) != 0)
-		return sw_fail(w, rc);
-	w->blk.prev_doc = w->blk.docs[w->blk.n - 1];
-	w->blk.n = 0;
-	w->nbpos = 0;
-	bound_reset(&w->bbound);
+	return w->chunks.data;
+}
+
+int ix_segw_term_begin(ix_segw *w, const char *term, size_t len)
+{
+	if (check_term(w, term, len))
+		return w->err;
+	memcpy(w->term, term, len);
+	w->term_len = len;
+	w->in_term = 1;
+	ix_term_enc_begin(&w->enc, w->chunks.data, ix_segw_nchunks(w));
 	return 0;
 }
 
@@ -758,55 +885,16 @@ int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS
 		return w->err;
 	if (!w->in_term)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: posting outside a term"));
-	if (chunk >= ix_segw_nchunks(w) || (w->last_doc != UINT32_MAX && chunk <= w->last_doc))
-		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: posting %u out of order", chunk));
-	size_t ntf = 0;
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		ntf += tf[f];
-	if (ntf == 0)
-		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: empty posting"));
-	size_t need;
-	if (fa_add(w->nbpos, ntf, &need))
-		return sw_fail(w, fa_err(FATHOM_ENOMEM, "too many positions"));
-	int rc = fa_grow((void **)&w->bpos, &w->bpos_cap, need, sizeof *w->bpos);
-	if (rc)
-		return sw_fail(w, rc);
-	const unsigned char *cr = w->chunks.data + (size_t)chunk * IX_CHUNK_REC;
-	uint32_t i = w->blk.n;
-	w->blk.docs[i] = chunk;
-	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		w->blk.tf[f][i] = tf[f];
-		if (!tf[f])
-			continue;
-		uint16_t flen = fa_load16(cr + 28 + 2 * f);
-		if (tf[f] > w->bbound.max_tf[f])
-			w->bbound.max_tf[f] = tf[f];
-		if (flen < w->bbound.min_len[f])
-			w->bbound.min_len[f] = flen;
-		if (tf[f] > w->tbound.max_tf[f])
-			w->tbound.max_tf[f] = tf[f];
-		if (flen < w->tbound.min_len[f])
-			w->tbound.min_len[f] = flen;
-		uint32_t prev = 0;
-		for (uint32_t k = 0; k < tf[f]; k++) {
-			if (pos[f][k] < prev)
-				return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: positions out of order"));
-			w->bpos[w->nbpos++] = pos[f][k] - prev;
-			prev = pos[f][k];
-		}
-	}
-	w->blk.n++;
-	w->df++;
-	w->last_doc = chunk;
-	if (w->blk.n == IX_BLOCK)
-		return flush_block(w);
-	return 0;
+	int rc = ix_term_enc_posting(&w->enc, chunk, tf, pos);
+	return rc ? sw_fail(w, rc) : 0;
 }
 
 static void put_varint(fbuf *b, uint64_t v)
 {
 	fbuf_put_varint(b, v);
 }
+
+static int put_term(ix_segw *w, const ix_term_bytes *e);
 
 int ix_segw_term_end(ix_segw *w)
 {
@@ -815,30 +903,37 @@ int ix_segw_term_end(ix_segw *w)
 	if (!w->in_term)
 		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: no term to end"));
 	w->in_term = 0;
-	if (w->df == 0)
-		return 0;   /* every posting was deleted: the term goes */
-	if (w->blk.n && flush_block(w))
+	int rc = ix_term_enc_end(&w->enc);
+	if (rc)
+		return sw_fail(w, rc);
+	ix_term_bytes b;
+	ix_term_enc_bytes(&w->enc, &b);
+	return put_term(w, &b);
+}
+
+int ix_segw_term_put(ix_segw *w, const char *term, size_t len, const ix_term_bytes *b)
+{
+	if (check_term(w, term, len))
 		return w->err;
-	bound_close(&w->tbound);
-	uint64_t nblocks = w->tdir.len / IX_DIR_REC;
-	uint64_t post_off = w->off, dir_len = nblocks > 1 ? w->tdir.len : 0;
-	if (nblocks > 1) {
-		/* Block offsets were relative to the first block; the directory
-		 * comes first. */
-		for (uint64_t b = 0; b < nblocks; b++) {
-			unsigned char *r = w->tdir.data + b * IX_DIR_REC;
-			uint64_t v = fa_load32(r + 4) + dir_len;
-			if (v > UINT32_MAX)
-				return sw_fail(w, fa_err(FATHOM_ETOOBIG, "segment writer: term postings over 4 GiB"));
-			fa_store32(r + 4, (uint32_t)v);
-		}
-		out_write(w, w->tdir.data, w->tdir.len);
-	}
-	out_write(w, w->tblocks.data, w->tblocks.len);
-	out_write(w, w->tpos.data, w->tpos.len);
+	memcpy(w->term, term, len);
+	w->term_len = len;
+	return put_term(w, b);
+}
+
+/* The ended term e, named by w->term: its postings to the file, its entry
+ * to the dictionary. A term left with no postings goes. */
+static int put_term(ix_segw *w, const ix_term_bytes *e)
+{
+	if (e->df == 0)
+		return 0;   /* every posting was deleted: the term goes */
+	uint64_t post_off = w->off, dir_len = e->dir_len;
+	if (dir_len)
+		out_write(w, e->dir, e->dir_len);
+	out_write(w, e->blocks, e->blocks_len);
+	out_write(w, e->pos, e->pos_len);
 	if (w->err)
 		return w->err;
-	uint64_t post_len = dir_len + w->tblocks.len, pos_len = w->tpos.len;
+	uint64_t post_len = dir_len + e->blocks_len, pos_len = e->pos_len;
 	w->post_bytes += post_len;
 	w->pos_bytes += pos_len;
 
@@ -869,15 +964,15 @@ int ix_segw_term_end(ix_segw *w)
 	fbuf_append(d, w->term + shared, suffix);
 	unsigned mask = 0;
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		mask |= (w->tbound.max_tf[f] ? 1u : 0u) << f;
-	put_varint(d, (uint64_t)w->df << FATHOM_NFIELDS | mask);
+		mask |= (e->bound.max_tf[f] ? 1u : 0u) << f;
+	put_varint(d, (uint64_t)e->df << FATHOM_NFIELDS | mask);
 	put_varint(d, post_len);
 	put_varint(d, pos_len);
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
 		if (!(mask & (1u << f)))
 			continue;
-		put_varint(d, w->tbound.max_tf[f]);
-		fbuf_putc(d, (int)ix_len_code(w->tbound.min_len[f]));
+		put_varint(d, e->bound.max_tf[f]);
+		fbuf_putc(d, (int)ix_len_code(e->bound.min_len[f]));
 	}
 	int rc = d->err ? d->err : w->didx.err ? w->didx.err : w->didx_strs.err;
 	if (rc)
