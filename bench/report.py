@@ -58,10 +58,11 @@ def normalise(rows):
                 "p50_ms": t.get("p50_ms"), "p99_ms": t.get("p99_ms"),
                 "mean_ms": t.get("mean_ms"), "queries": t.get("queries"),
                 "answered": t.get("answered"), "chunks": st.get("chunks"),
+                "peak_kb": r.get("peak_kb"),
             }
         else:
             fig = {k: r.get(k) for k in ("build_s", "index_bytes", "p50_ms", "p99_ms",
-                                         "mean_ms", "queries", "answered", "chunks")}
+                                         "mean_ms", "queries", "answered", "chunks", "peak_kb")}
         fig["text_bytes"] = text_bytes
         # a row that reused an index built by another row has no build figures
         if not fig["build_s"]:
@@ -83,7 +84,7 @@ def num(v, fmt="{:.2f}"):
 
 
 def table(figs, ndcg):
-    head = ["engine", "index build s", "MB/s", "index MB", "index / raw text",
+    head = ["engine", "index build s", "MB/s", "peak MB", "index MB", "index / raw text",
             "p50 ms", "p99 ms", "mean ms", "answered"]
     if ndcg:
         head += ["nDCG@10", "recall@100"]
@@ -91,7 +92,9 @@ def table(figs, ndcg):
     for label in sorted(figs, key=lambda l: ORDER.index(l) if l in ORDER else 99):
         f = figs[label]
         answered = "–" if f["queries"] is None else f"{f['answered']}/{f['queries']}"
+        pk = f.get("peak_kb")
         cells = [NAMES.get(label, label), num(f["build_s"], "{:.1f}"), num(f["mb_per_s"]),
+                 num(pk / 1024 if pk is not None and pk >= 0 else None, "{:.0f}"),
                  num(None if f["index_bytes"] is None or f["index_bytes"] < 0
                      else f["index_bytes"] / 1e6, "{:.1f}"),
                  num(f["size_ratio"]), num(f["p50_ms"], "{:.3f}"),
@@ -190,7 +193,10 @@ def main():
         md.append(f"## {CORPORA[corpus]}")
         md.append("")
         md.append(f"{chunks:,} chunks, {text_bytes / 1e6:.1f} MB of text (title + text, "
-                  "the numerator of MB/s and the denominator of index / raw text).")
+                  "the numerator of MB/s and the denominator of index / raw text). "
+                  "Peak MB: the largest resident set (GNU time) of fathom's build "
+                  "processes (add, optimize; the pages of the segments they map "
+                  "count) and of each peer's harness (its build and its queries).")
         md.append("")
         md.extend(table(figs, ndcg if corpus == "scifact" else None))
         md.append("")

@@ -35,6 +35,8 @@ started=$(date +%s)
 say() { printf '%s [%4ds] %s\n' "bench" "$(($(date +%s) - started))" "$*" >&2; }
 has() { case " $ENGINES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 now() { date +%s.%N; }
+# peak FILE...: the largest of the peak resident sets (KiB) GNU time wrote
+peak() { cat "$@" 2>/dev/null | awk 'BEGIN { m = -1 } $1 ~ /^[0-9]+$/ && $1 > m { m = $1 } END { print m }'; }
 
 mkdir -p "$bin" "$res" "$here/results"
 rm -f "$res"/*.jsonl
@@ -84,8 +86,10 @@ run_peer() {
 	if [ -n "$chunks" ]; then set -- "$@" --chunks "$chunks"; fi
 	if [ -n "$runfile" ]; then set -- "$@" --run "$runfile" --run-k 100 --tag "$label"; fi
 	say "$corpus: $label"
-	line=$("$prog" "$@" 2>"$dir/$label.log") || { cat "$dir/$label.log" >&2; exit 1; }
-	echo "{\"corpus\":\"$corpus\",\"label\":\"$label\",${line#\{}" >> "$res/$corpus.jsonl"
+	line=$(/usr/bin/time -f %M -o "$dir/$label.peak" "$prog" "$@" 2>"$dir/$label.log") ||
+		{ cat "$dir/$label.log" >&2; exit 1; }
+	# peak_kb: the harness's largest resident set (its build and its queries)
+	echo "{\"corpus\":\"$corpus\",\"label\":\"$label\",\"peak_kb\":$(peak "$dir/$label.peak"),${line#\{}" >> "$res/$corpus.jsonl"
 }
 
 # run_fathom CORPUS CHUNKS QUERIES MATCH [RUNFILE]
@@ -96,7 +100,8 @@ run_fathom() {
 	rm -rf "$ix"
 	t0=$(now)
 	# the build ends with one segment, as FTS5's ends with its 'optimize'
-	{ "$FATHOM" add --index "$ix" --jsonl "$chunks" && "$FATHOM" optimize --index "$ix"; } \
+	{ /usr/bin/time -f %M -o "$dir/fathom-add.peak" "$FATHOM" add --index "$ix" --jsonl "$chunks" &&
+	  /usr/bin/time -f %M -o "$dir/fathom-optimize.peak" "$FATHOM" optimize --index "$ix"; } \
 		> "$dir/fathom-add.log" 2>&1 || { cat "$dir/fathom-add.log" >&2; exit 1; }
 	t1=$(now)
 	bytes=$(du -sb "$ix" 2>/dev/null | cut -f1)
@@ -113,8 +118,9 @@ run_fathom() {
 		"$FATHOM" search --index "$ix" -k 100 --match "$match" --batch "$queries" \
 			--run "$runfile" > /dev/null 2>> "$dir/fathom-search.log"
 	fi
-	printf '{"corpus":"%s","label":"fathom","engine":"fathom","build_s":%s,"index_bytes":%s,"match":"%s","k":10,"timing":%s,"stats":%s}\n' \
-		"$corpus" "$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")" "${bytes:--1}" "$match" "${timing:-null}" "${stats:-null}" \
+	printf '{"corpus":"%s","label":"fathom","engine":"fathom","build_s":%s,"index_bytes":%s,"peak_kb":%s,"match":"%s","k":10,"timing":%s,"stats":%s}\n' \
+		"$corpus" "$(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }")" "${bytes:--1}" \
+		"$(peak "$dir/fathom-add.peak" "$dir/fathom-optimize.peak")" "$match" "${timing:-null}" "${stats:-null}" \
 		>> "$res/$corpus.jsonl"
 }
 
