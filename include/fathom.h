@@ -52,7 +52,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define FATHOM_VERSION_STRING "0.1.0"
+#define FATHOM_VERSION_STRING "0.2.0"   /* 0.2: fathom_hit's new layout */
 
 /* ---------------------------------------------------------------------------
  * Limits: the bounds the library enforces on options and inputs, published

@@ -1584,7 +1584,7 @@ static void test_payloads(void)
 	kv[m.nkv + 1].body = (unsigned char *)fa_strdup("opaque body");
 	kv[m.nkv + 1].body_len = 11;
 	m.nkv += 2;
-	CHECK_OK(ix_manifest_write(&m, dir));
+	CHECK_OK(ix_manifest_write(&m, dir, NULL));
 	ix_manifest_free(&m);
 	CHECK_OK(ix_open(&w, dir, IX_WRITE, NULL));
 	if (!w)
@@ -1627,6 +1627,34 @@ static void test_payloads(void)
 	CHECK_EQ(ix_open(&r, dir, IX_READONLY, NULL), FATHOM_ECORRUPT);
 	CHECK(strstr(fathom_errmsg(), name) != NULL);
 	fa_free(fp);
+done:
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* A full manifest: a key staged anew replaces its entry, so it commits;
+ * one key more does not. */
+static void test_payloads_full(void)
+{
+	char *dir = tmp_index("ixfull");
+	ix_index *w;
+	CHECK_OK(ix_open(&w, dir, IX_CREATE, NULL));
+	if (!w)
+		goto done;
+	for (unsigned i = 0; i < IX_KV_MAX; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "full%u", i);
+		CHECK_OK(ix_stage_value(w, key, "v", 1));
+	}
+	CHECK_OK(ix_commit(w));
+	CHECK_OK(ix_stage_value(w, "full7", "again", 5));
+	CHECK_OK(ix_commit(w));
+	CHECK(value_is(w, "full7", "again"));
+	CHECK_OK(ix_stage_value(w, "one.more", "v", 1));
+	CHECK_EQ(ix_commit(w), FATHOM_ETOOBIG);
+	CHECK_OK(ix_rollback(w));
+	CHECK_OK(ix_verify(w));
+	ix_close(w);
 done:
 	test_rmrf(dir);
 	free(dir);
@@ -1821,6 +1849,7 @@ int main(void)
 	RUN(test_format_v6);
 	RUN(test_section_directory);
 	RUN(test_payloads);
+	RUN(test_payloads_full);
 	RUN(test_term_hash);
 	text_analyzer_free(an);
 	return TEST_DONE();

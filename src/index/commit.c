@@ -253,8 +253,9 @@ static int commit_write_manifest(ix_index *ix, commit_ctx *c)
 	c->nm.nsegs = (uint32_t)ix->nw;
 	c->nm.kv = kv;
 	c->nm.nkv = nkv;
-	int rc = ix_manifest_write(&c->nm, ix->dir);
-	c->written = rc == 0;
+	int renamed = 0;
+	int rc = ix_manifest_write(&c->nm, ix->dir, &renamed);
+	c->written = renamed;
 	return rc;
 }
 
@@ -349,8 +350,15 @@ int ix_commit(ix_index *ix)
 		goto done;
 	if ((rc = ix_payloads_write(ix, c.gen, &c.nm.kv, &c.nm.nkv)) != 0 ||
 	    (rc = commit_write_tombstones(ix, &c)) != 0 ||
-	    (rc = commit_write_manifest(ix, &c)) != 0)
+	    (rc = commit_write_manifest(ix, &c)) != 0) {
+		/* The new manifest took the old one's place and only the fsync
+		 * of the folder failed: readers see the commit, so the writer
+		 * moves to it too (the error is still returned); what it
+		 * replaced is left for the next writer to tidy. */
+		if (c.written)
+			commit_advance(ix, &c);
 		goto done;
+	}
 	commit_tidy(ix, &c);
 	commit_advance(ix, &c);
 done:

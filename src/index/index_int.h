@@ -516,7 +516,9 @@ typedef struct ix_manifest {
 } ix_manifest;
 
 int ix_manifest_read(ix_manifest *m, const char *dir);
-int ix_manifest_write(const ix_manifest *m, const char *dir);
+/* *renamed (may be NULL): the new MANIFEST is in place, even on an error
+ * (see fa_write_atomic_r). */
+int ix_manifest_write(const ix_manifest *m, const char *dir, int *renamed);
 void ix_manifest_free(ix_manifest *m);
 void ix_kv_free(ix_man_kv *kv, uint32_t n);
 /* A key a named value may have: [a-z0-9] then [a-z0-9._-], 1..64 bytes. */

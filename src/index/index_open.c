@@ -302,7 +302,7 @@ int ix_open(ix_index **out, const char *dir, unsigned flags, const char *stem_la
 			ix->man.version = IX_FORMAT_VERSION;
 			memcpy(ix->man.stem_lang, lang, strlen(lang) + 1);
 			ix->man.next_seg_id = 1;
-			rc = ix_manifest_write(&ix->man, dir);
+			rc = ix_manifest_write(&ix->man, dir, NULL);
 		}
 		if (rc)
 			goto fail;

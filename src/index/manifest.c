@@ -345,7 +345,7 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 	return rc;
 }
 
-int ix_manifest_write(const ix_manifest *m, const char *dir)
+int ix_manifest_write(const ix_manifest *m, const char *dir, int *renamed)
 {
 	size_t slen = strlen(m->stem_lang);
 	fbuf b;
@@ -388,8 +388,11 @@ int ix_manifest_write(const ix_manifest *m, const char *dir)
 		            b.len - kv_at, MAN_KV_MAX_BYTES);
 	if (!rc)
 		rc = fbuf_put_u32(&b, fa_crc32c(0, b.data, b.len));
+	int moved = 0;
 	if (!rc)
-		rc = fa_write_atomic(dir, "MANIFEST", b.data, b.len);
+		rc = fa_write_atomic_r(dir, "MANIFEST", b.data, b.len, &moved);
+	if (renamed)
+		*renamed = moved;
 	fbuf_free(&b);
 	return rc;
 }

@@ -209,7 +209,13 @@ int ix_payloads_write(ix_index *ix, uint64_t gen, ix_man_kv **kv_out, uint32_t *
 	*nkv_out = 0;
 	const ix_manifest *m = &ix->man;
 	size_t cap = (size_t)m->nkv + ix->nstaged;
-	if (cap > IX_KV_MAX)
+	/* the entries the new manifest will hold: a key staged anew replaces
+	 * its old entry, it does not add one */
+	size_t total = cap;
+	for (uint32_t i = 0; i < m->nkv; i++)
+		if (find(ix->staged, ix->nstaged, m->kv[i].key))
+			total--;
+	if (total > IX_KV_MAX)
 		return fa_err(FATHOM_ETOOBIG, "more than %u named payloads", IX_KV_MAX);
 	/* Room in the committed list for every staged payload, now: after the
 	 * manifest nothing may fail (ix_payloads_committed). */

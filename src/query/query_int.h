@@ -23,6 +23,11 @@
  *                 the query's receipt (why an empty answer is empty)
  *   lines.c       the receipts of a source that finds lines (fathom grep)
  *   results.c     the result set handed to the caller
+ * and the pieces the stages share: glossary.c (the alias groups and the
+ * curation queue, read from the index's payload), filter.c (metadata,
+ * path and language filters as per-segment bitmaps), match.c (the one
+ * score and match check of a chunk), score.c (BM25F), topk.c (the k best
+ * chunks).
  * Both retrieval paths call q_eval() (match.c), so a chunk gets the same
  * score, bit for bit, whichever path finds it.
  */

@@ -55,6 +55,11 @@ int q_rerank(q_pool *pool, ix_index *ix, const q_reranker *rr, const char *query
 	for (size_t i = 0; i < n && !rc; i++) {
 		ix_chunk_info ci;
 		rc = seg_chunk(ix_segment_at(ix, pool->v[i].seg), pool->v[i].chunk, &ci);
+		/* read no more than the prefix kept below (and the rest of a
+		 * character cut there) */
+		if (!rc && ci.byte_end > ci.byte_start &&
+		    ci.byte_end - ci.byte_start > (uint64_t)Q_RERANK_TEXT_MAX + 4)
+			ci.byte_end = ci.byte_start + Q_RERANK_TEXT_MAX + 4;
 		if (!rc)
 			rc = q_chunk_text(ix, pool->v[i].seg, &ci, &text);
 		if (!rc && text.err)

@@ -32,8 +32,6 @@ static int check_opts(const fathom_search_opts *o)
 		return fa_err(FATHOM_EINVAL, "k must be between 1 and %d", Q_MAX_K);
 	if (o->match < FATHOM_MATCH_AUTO || o->match > FATHOM_MATCH_ANY)
 		return fa_err(FATHOM_EINVAL, "unknown match mode %d", o->match);
-	if (!(o->time_limit >= 0 && o->time_limit <= Q_MAX_TIME_LIMIT))
-		return fa_err(FATHOM_EINVAL, "time_limit must be from 0 to %g seconds", Q_MAX_TIME_LIMIT);
 	if (!(o->k1 >= 0.0f && o->k1 <= Q_MAX_K1) || !(o->b >= 0.0f && o->b <= 1.0f))
 		return fa_err(FATHOM_EINVAL, "k1 must be in [0, %g] and b in [0, 1]", Q_MAX_K1);
 	if (o->n_field_weights > FATHOM_NFIELDS || (o->n_field_weights && !o->field_weights))

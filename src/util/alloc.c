@@ -13,17 +13,23 @@
 static atomic_long fail_countdown = -1;
 static atomic_long failed_count;
 
+/* The countdown moves by compare-and-swap: allocations on the pool's
+ * threads race, and two that both saw 1 must not take it to -1 (which
+ * would end the failing in the middle of a fault test). */
 static int should_fail(void)
 {
 	long n = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
-	if (FA_LIKELY(n < 0))
-		return 0;
-	if (n == 0) {
-		atomic_fetch_add_explicit(&failed_count, 1, memory_order_relaxed);
-		return 1;
+	for (;;) {
+		if (FA_LIKELY(n < 0))
+			return 0;
+		if (n == 0) {
+			atomic_fetch_add_explicit(&failed_count, 1, memory_order_relaxed);
+			return 1;
+		}
+		if (atomic_compare_exchange_weak_explicit(&fail_countdown, &n, n - 1,
+		                                          memory_order_relaxed, memory_order_relaxed))
+			return 0;
 	}
-	atomic_fetch_sub_explicit(&fail_countdown, 1, memory_order_relaxed);
-	return 0;
 }
 
 void fa_alloc_fail_after(long n)

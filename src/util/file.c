@@ -177,6 +177,14 @@ char *fa_path_join(const char *dir, const char *name)
 
 int fa_write_atomic(const char *dir, const char *name, const void *data, size_t len)
 {
+	int renamed;
+	return fa_write_atomic_r(dir, name, data, len, &renamed);
+}
+
+int fa_write_atomic_r(const char *dir, const char *name, const void *data, size_t len,
+                      int *renamed)
+{
+	*renamed = 0;
 	char *path = fa_path_join(dir, name);
 	size_t n = strlen(name);
 	char *tmpname = fa_malloc(n + 5);
@@ -198,9 +206,10 @@ int fa_write_atomic(const char *dir, const char *name, const void *data, size_t 
 	if (!rc && rename(tmp, path) != 0) {
 		rc = fa_err(FATHOM_EIO, "rename %s -> %s: %s", tmp, path, strerror(errno));
 		unlink(tmp);
-	}
-	if (!rc)
+	} else if (!rc) {
+		*renamed = 1;
 		rc = fa_fsync_dir(dir);
+	}
 	fa_free(tmp);
 	fa_free(path);
 	return rc;

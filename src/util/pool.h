@@ -2,7 +2,11 @@
  * pool.h — the library's one thread pool: a fixed set of worker threads
  * that run ordered pipelines. grep reads and matches files with it; ingest
  * reads, chunks and analyses batches of documents with it while one writer
- * builds segments; an embedder will consume the same batches.
+ * builds segments (an embedder will consume the same batches); the
+ * document store compresses its frames and the merge encodes postings on
+ * it. Each of these makes a pool for its call and frees it after (thread
+ * start-up is microseconds against their milliseconds); nothing caps the
+ * threads of concurrent calls in one process as a whole yet.
  *
  * An ordered pipeline has three steps over a ring of `window` slots that
  * the caller owns (its ctx holds an array of window slot structs):

@@ -247,6 +247,11 @@ int fa_read_file(char **out, size_t *len, const char *path, size_t max);
 /* Write data to dir/name atomically and durably: write dir/name.tmp, fsync,
  * rename over dir/name, fsync dir. */
 int fa_write_atomic(const char *dir, const char *name, const void *data, size_t len);
+/* The same, saying whether the new file took the old one's place (*renamed
+ * = 1): then a failure (the folder's fsync) leaves the new bytes visible,
+ * and a caller must not act as if the old ones were still there. */
+int fa_write_atomic_r(const char *dir, const char *name, const void *data, size_t len,
+                      int *renamed);
 /* Write a new file (must not exist) and fsync it; not yet renamed/visible. */
 int fa_write_file_sync(const char *path, const void *data, size_t len);
 int fa_fsync_dir(const char *dir);
