@@ -131,25 +131,26 @@ static int print_chunks(fathom_index *ix, const char *pattern, const fathom_grep
 		return 2;
 	}
 	size_t n = fathom_results_count(r);
+	if (json) {
+		/* the result set as fathom search --json writes it: one serializer */
+		char *text = NULL;
+		size_t len = 0;
+		rc = fathom_results_json(&text, &len, r, NULL);
+		if (!rc)
+			printf("%.*s\n", (int)len, text);
+		fathom_free(text);
+		fathom_results_free(r);
+		if (rc) {
+			cli_die_api(rc, "grep");
+			return 2;
+		}
+		return n ? 0 : 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
-		if (json) {
-			printf("{\"chunk_id\":%llu,\"doc_id\":", (unsigned long long)h->chunk_id);
-			cli_json_str(stdout, h->doc_id, strlen(h->doc_id));
-			fputs(",\"path\":", stdout);
-			cli_json_str(stdout, h->path, strlen(h->path));
-			printf(",\"lines\":[%u,%u],\"score\":%g,\"match_lines\":[", h->line_start,
-			       h->line_end, h->score);
-			for (uint32_t j = 0; j < h->n_match_lines; j++)
-				printf("%s%u", j ? "," : "", h->match_lines[j]);
-			fputs("],\"snippet\":", stdout);
-			cli_json_str(stdout, h->snippet, strlen(h->snippet));
-			fputs("}\n", stdout);
-		} else {
-			printf("%s:%u-%u\t%g matching line%s\tchunk %llu\t%s\n", h->path, h->line_start,
-			       h->line_end, h->score, h->score == 1 ? "" : "s",
-			       (unsigned long long)h->chunk_id, h->snippet);
-		}
+		printf("%s:%u-%u\t%g matching line%s\tchunk %llu\t%s\n", h->path, h->line_start,
+		       h->line_end, h->score, h->score == 1 ? "" : "s",
+		       (unsigned long long)h->chunk_id, h->snippet);
 	}
 	fathom_results_free(r);
 	return n ? 0 : 1;
