@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fathom.h"
+#include "api/api.h"
 #include "index/index_int.h"
 #include "test.h"
 
@@ -427,6 +428,52 @@ static void test_docstore_threads(void)
 	free(lines);
 }
 
+/* Flushes, their postings encoded on 1 or 3 threads: the same bytes. A
+ * flush budget small enough for a flush during the ingest besides the one
+ * at commit, many terms (batches cut by term count), and one term frequent
+ * enough that its occurrences pass a batch's byte limit (many blocks). */
+static void test_flush_threads(void)
+{
+	size_t cap = 16u << 20;
+	char *lines = malloc(cap);
+	if (!lines)
+		return;
+	char *big = malloc(600 * 4 + 1);
+	if (!big) {
+		free(lines);
+		return;
+	}
+	for (int i = 0; i < 600; i++)
+		memcpy(big + i * 4, "big ", 5);
+	unsigned x = 4242;
+	size_t n = random_docs(lines, cap, "f", 4000, 20000, big, &x);
+	for (unsigned t = 1; t <= 3; t += 2) {
+		ix_ds_set_threads(t);
+		char dir[300];
+		snprintf(dir, sizeof dir, "%s/flx%u", root, t);
+		fathom_index *ix = open_ix(dir);
+		if (!ix)
+			break;
+		ix_set_flush_budget(ix->ix, 16u << 20);
+		ix_set_merge_policy(ix->ix, 1000, 1.0);   /* keep the flushed segments */
+		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+		o.threads = 2;
+		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
+		CHECK_OK(fathom_commit(ix));
+		fathom_stats st = FATHOM_STATS_INIT;
+		CHECK_OK(fathom_stats_get(&st, ix));
+		CHECK(st.segments > 1);
+		fathom_close(ix);
+	}
+	ix_ds_set_threads(0);
+	char a[300], b[300];
+	snprintf(a, sizeof a, "%s/flx1", root);
+	snprintf(b, sizeof b, "%s/flx3", root);
+	check_same_dirs(a, b);
+	free(big);
+	free(lines);
+}
+
 /* A merge (optimize) of three segments with deleted documents, its
  * postings encoded on 1 or 3 threads: the same bytes. Enough terms and
  * postings for many batches, and terms long enough for many blocks. */
@@ -503,6 +550,7 @@ int main(void)
 	RUN(test_chunk_paths_same_whatever_threads);
 	RUN(test_stop_commits_nothing);
 	RUN(test_docstore_threads);
+	RUN(test_flush_threads);
 	RUN(test_merge_threads);
 	RUN(test_old_opts_versions);
 	char cmd[300];

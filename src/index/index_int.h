@@ -5,7 +5,8 @@
  * section directory and footer); segment_read.c, postings.c,
  * segment_write.c, docstore.c (segments); manifest.c (MANIFEST, tombstones,
  * payload files); then the index handle and index.c, index_open.c,
- * commit.c, verify.c, payload.c, writer.c, merge.c. Nothing outside
+ * commit.c, verify.c, payload.c, writer.c, merge.c, term_pool.c (the
+ * pool a flush and a merge encode postings on). Nothing outside
  * src/index/ (and its tests and fuzz target) should include it. The format
  * itself is specified in docs/FORMAT.md.
  */
@@ -438,11 +439,41 @@ typedef struct ix_term_bytes {
 	size_t dir_len, blocks_len, pos_len;
 } ix_term_bytes;
 void ix_term_enc_bytes(const ix_term_enc *e, ix_term_bytes *out);
+/* An ended term's bytes copied to the end of a batch's buffer (a worker
+ * keeps a batch of terms so), and put from there on the writer's thread. */
+typedef struct ix_term_saved {
+	uint32_t df;
+	ix_bound bound;
+	size_t at;                   /* dir, blocks, pos, one after the other */
+	size_t dir_len, blocks_len, pos_len;
+} ix_term_saved;
+int ix_term_enc_save(const ix_term_enc *e, fbuf *out, ix_term_saved *s);
 /* End the documents (they are written out) before terms come. */
 int ix_segw_start_terms(ix_segw *w);
 const unsigned char *ix_segw_chunk_recs(const ix_segw *w);
 /* An ended term (no postings: nothing is written), in term order. */
 int ix_segw_term_put(ix_segw *w, const char *term, size_t len, const ix_term_bytes *b);
+int ix_segw_term_put_saved(ix_segw *w, const char *term, size_t len, const fbuf *out,
+                           const ix_term_saved *s);
+
+/* ---- interface to code in term_pool.c ------------------------------------ */
+
+/* The pool a flush or a merge encodes its terms on:
+ * ix_ds_thread_count threads (none for one), a window of batches in
+ * flight, each with room for batch_terms encoded terms (saved[slot]) and
+ * their bytes (out[slot]), and a term encoder per worker (enc[worker]). */
+struct fa_pool;
+struct fa_pipeline;
+typedef struct ix_term_pool {
+	struct fa_pool *pool;
+	size_t window, nworkers;
+	ix_term_saved **saved;
+	fbuf *out;
+	ix_term_enc *enc;
+} ix_term_pool;
+int ix_term_pool_open(ix_term_pool *tp, size_t batch_terms);
+void ix_term_pool_close(ix_term_pool *tp);
+int ix_term_pool_run(ix_term_pool *tp, const struct fa_pipeline *fns, void *ctx);
 int ix_segw_term_begin(ix_segw *w, const char *term, size_t len);
 /* pos[f] holds tf[f] positions, ascending. */
 int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],

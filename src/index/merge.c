@@ -14,7 +14,8 @@
  * itself would train on the first 16 MiB, which is one input); the writer
  * compresses its frames on its threads.
  *
- * The postings are merged on a pool (ix_ds_thread_count threads): the
+ * The postings are merged on a pool (term_pool.c, as a flush encodes its
+ * postings; ix_ds_thread_count threads): the
  * calling thread walks the dictionaries and hands out batches of terms,
  * each with where every input holds it; a worker reads, maps and encodes
  * a batch's terms (ix_term_enc); the calling thread appends the batches'
@@ -227,10 +228,6 @@ typedef struct mt_term {
 	unsigned char term[IX_MAX_TERM];
 	size_t len;
 	size_t src, nsrc;        /* its inputs, in the slot's srcs */
-	/* The encoded term (worker): bytes in the slot's out. */
-	uint32_t df;
-	ix_bound bound;
-	size_t dir_at, dir_len, blocks_at, blocks_len, pos_at, pos_len;
 } mt_term;
 
 typedef struct mt_slot {
@@ -238,11 +235,9 @@ typedef struct mt_slot {
 	size_t nterms;
 	mt_src *srcs;
 	size_t nsrcs, srcs_cap;
-	fbuf out;
 } mt_slot;
 
 typedef struct mt_worker {
-	ix_term_enc enc;
 	ix_postings *p;
 	uint32_t *pos[FATHOM_NFIELDS];
 } mt_worker;
@@ -253,10 +248,9 @@ typedef struct mt_ctx {
 	size_t n;
 	const unsigned char *chunks;
 	uint32_t nchunks;
-	mt_slot *slots;
-	size_t window;
-	mt_worker *workers;
-	size_t nworkers;
+	ix_term_pool tp;
+	mt_slot *slots;          /* tp.window */
+	mt_worker *workers;      /* tp.nworkers */
 } mt_ctx;
 
 /* The next batch of terms in byte order, each with the inputs holding it. */
@@ -304,34 +298,21 @@ static int mt_work(void *ctx, unsigned worker, size_t slot)
 	mt_ctx *c = ctx;
 	mt_slot *sl = &c->slots[slot];
 	mt_worker *x = &c->workers[worker];
-	fbuf_reset(&sl->out);
+	ix_term_enc *e = &c->tp.enc[worker];
+	fbuf *out = &c->tp.out[slot];
+	fbuf_reset(out);
 	for (size_t i = 0; i < sl->nterms; i++) {
-		mt_term *t = &sl->terms[i];
-		ix_term_enc_begin(&x->enc, c->chunks, c->nchunks);
+		const mt_term *t = &sl->terms[i];
+		ix_term_enc_begin(e, c->chunks, c->nchunks);
 		int rc = 0;
 		for (size_t j = 0; j < t->nsrc && !rc; j++) {
 			const mt_src *src = &sl->srcs[t->src + j];
-			rc = copy_postings(&x->enc, &c->m[src->k], &src->ti, x->p, x->pos);
+			rc = copy_postings(e, &c->m[src->k], &src->ti, x->p, x->pos);
 		}
 		if (!rc)
-			rc = ix_term_enc_end(&x->enc);
-		if (rc)
+			rc = ix_term_enc_end(e);
+		if (rc || (rc = ix_term_enc_save(e, out, &c->tp.saved[slot][i])) != 0)
 			return rc;
-		ix_term_bytes b;
-		ix_term_enc_bytes(&x->enc, &b);
-		t->df = b.df;
-		t->bound = b.bound;
-		t->dir_at = sl->out.len;
-		t->dir_len = b.dir_len;
-		fbuf_append(&sl->out, b.dir, b.dir_len);
-		t->blocks_at = sl->out.len;
-		t->blocks_len = b.blocks_len;
-		fbuf_append(&sl->out, b.blocks, b.blocks_len);
-		t->pos_at = sl->out.len;
-		t->pos_len = b.pos_len;
-		fbuf_append(&sl->out, b.pos, b.pos_len);
-		if (sl->out.err)
-			return sl->out.err;
 	}
 	return 0;
 }
@@ -343,10 +324,8 @@ static int mt_emit(void *ctx, size_t slot)
 	mt_slot *sl = &c->slots[slot];
 	for (size_t i = 0; i < sl->nterms; i++) {
 		const mt_term *t = &sl->terms[i];
-		const unsigned char *o = sl->out.data;
-		ix_term_bytes b = { t->df, t->bound, o + t->dir_at, o + t->blocks_at, o + t->pos_at,
-		                    t->dir_len, t->blocks_len, t->pos_len };
-		int rc = ix_segw_term_put(c->w, (const char *)t->term, t->len, &b);
+		int rc = ix_segw_term_put_saved(c->w, (const char *)t->term, t->len, &c->tp.out[slot],
+		                                &c->tp.saved[slot][i]);
 		if (rc)
 			return rc;
 	}
@@ -355,19 +334,18 @@ static int mt_emit(void *ctx, size_t slot)
 
 static void mt_free(mt_ctx *c)
 {
-	for (size_t i = 0; c->slots && i < c->window; i++) {
+	for (size_t i = 0; c->slots && i < c->tp.window; i++) {
 		fa_free(c->slots[i].terms);
 		fa_free(c->slots[i].srcs);
-		fbuf_free(&c->slots[i].out);
 	}
-	for (size_t i = 0; c->workers && i < c->nworkers; i++) {
-		ix_term_enc_free(&c->workers[i].enc);
+	for (size_t i = 0; c->workers && i < c->tp.nworkers; i++) {
 		fa_free(c->workers[i].p);
 		for (int f = 0; f < FATHOM_NFIELDS; f++)
 			fa_free(c->workers[i].pos[f]);
 	}
 	fa_free(c->slots);
 	fa_free(c->workers);
+	ix_term_pool_close(&c->tp);
 }
 
 static int merge_postings(ix_segw *w, merge_in *m, size_t n)
@@ -383,27 +361,18 @@ static int merge_postings(ix_segw *w, merge_in *m, size_t n)
 		return rc;
 	if ((rc = ix_segw_start_terms(w)) != 0)
 		return rc;
-	unsigned want = ix_ds_thread_count();
-	fa_pool *pool = NULL;
-	if ((rc = fa_pool_new(&pool, want > 1 ? FA_MIN(want, FA_POOL_MAX_THREADS) : 0)) != 0)
-		return rc;
-	unsigned nt = fa_pool_threads(pool);
 	mt_ctx c = { .w = w, .m = m, .n = n, .chunks = ix_segw_chunk_recs(w),
 	             .nchunks = ix_segw_nchunks(w) };
-	c.nworkers = nt ? nt : 1;
-	c.window = nt ? (size_t)nt * 4 : 1;
-	c.slots = fa_calloc(c.window, sizeof *c.slots);
-	c.workers = fa_calloc(c.nworkers, sizeof *c.workers);
+	if ((rc = ix_term_pool_open(&c.tp, MERGE_BATCH_TERMS)) != 0)
+		return rc;
+	c.slots = fa_calloc(c.tp.window, sizeof *c.slots);
+	c.workers = fa_calloc(c.tp.nworkers, sizeof *c.workers);
 	if (!c.slots || !c.workers)
 		rc = fa_err(FATHOM_ENOMEM, "out of memory");
-	for (size_t i = 0; c.slots && i < c.window; i++)
-		fbuf_init(&c.slots[i].out, 0);
-	for (size_t i = 0; c.workers && i < c.nworkers; i++)
-		ix_term_enc_init(&c.workers[i].enc);
-	for (size_t i = 0; !rc && i < c.window; i++)
+	for (size_t i = 0; !rc && i < c.tp.window; i++)
 		if (!(c.slots[i].terms = fa_malloc(MERGE_BATCH_TERMS * sizeof *c.slots[i].terms)))
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < c.nworkers; i++) {
+	for (size_t i = 0; !rc && i < c.tp.nworkers; i++) {
 		mt_worker *x = &c.workers[i];
 		if (!(x->p = fa_malloc(sizeof *x->p)))
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
@@ -413,9 +382,8 @@ static int merge_postings(ix_segw *w, merge_in *m, size_t n)
 	}
 	if (!rc) {
 		fa_pipeline fns = { mt_produce, mt_work, mt_emit };
-		rc = fa_pool_run(pool, c.window, &fns, &c);
+		rc = ix_term_pool_run(&c.tp, &fns, &c);
 	}
-	fa_pool_free(pool);
 	mt_free(&c);
 	return rc;
 }

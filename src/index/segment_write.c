@@ -834,6 +834,22 @@ void ix_term_enc_bytes(const ix_term_enc *e, ix_term_bytes *out)
 	out->pos_len = e->tpos.len;
 }
 
+int ix_term_enc_save(const ix_term_enc *e, fbuf *out, ix_term_saved *s)
+{
+	ix_term_bytes b;
+	ix_term_enc_bytes(e, &b);
+	s->df = b.df;
+	s->bound = b.bound;
+	s->at = out->len;
+	s->dir_len = b.dir_len;
+	s->blocks_len = b.blocks_len;
+	s->pos_len = b.pos_len;
+	fbuf_append(out, b.dir, b.dir_len);
+	fbuf_append(out, b.blocks, b.blocks_len);
+	fbuf_append(out, b.pos, b.pos_len);
+	return out->err;
+}
+
 /* ---- terms ------------------------------------------------------------------------ */
 
 int ix_segw_start_terms(ix_segw *w)
@@ -918,6 +934,18 @@ int ix_segw_term_put(ix_segw *w, const char *term, size_t len, const ix_term_byt
 	memcpy(w->term, term, len);
 	w->term_len = len;
 	return put_term(w, b);
+}
+
+int ix_segw_term_put_saved(ix_segw *w, const char *term, size_t len, const fbuf *out,
+                           const ix_term_saved *s)
+{
+	ix_term_bytes b = { .df = 0 };
+	if (s->df) {
+		const unsigned char *o = out->data + s->at;
+		b = (ix_term_bytes){ s->df, s->bound, o, o + s->dir_len, o + s->dir_len + s->blocks_len,
+		                     s->dir_len, s->blocks_len, s->pos_len };
+	}
+	return ix_segw_term_put(w, term, len, &b);
 }
 
 /* The ended term e, named by w->term: its postings to the file, its entry

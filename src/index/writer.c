@@ -17,14 +17,21 @@
  * distinct term of its documents once, with its hash, and the (term,
  * position) tokens in the order they will be appended. ix_add_analysed (the
  * writer) maps the analysis' terms to ids of the pending buffer, once per
- * term, and appends the occurrences. ix_add_doc does both in a row. When the buffer passes its budget, or at commit,
- * the terms are sorted and their buffers replayed into the segment writer as
- * postings: that is a flush.
+ * term, and appends the occurrences. ix_add_doc does both in a row. When the
+ * buffer passes its budget, or at commit, the terms are sorted and their
+ * buffers replayed into the segment writer as postings: that is a flush.
+ *
+ * A flush encodes the postings on a pool (ix_ds_thread_count threads), as a
+ * merge does: the calling thread hands out batches of terms in dictionary
+ * order, a worker replays and encodes a batch's terms (ix_term_enc) into the
+ * batch's buffer, and the calling thread appends the batches' terms in
+ * order. So the bytes are those one thread writes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "index/index_int.h"
+#include "util/pool.h"
 
 #define F_PATH FATHOM_FIELD_PATH
 #define F_TITLE FATHOM_FIELD_TITLE
@@ -779,7 +786,7 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int emit_posting(ix_segw *w, uint32_t chunk, pos_buf *pb)
+static int emit_posting(ix_term_enc *e, uint32_t chunk, pos_buf *pb)
 {
 	uint16_t tf[FATHOM_NFIELDS];
 	const uint32_t *pos[FATHOM_NFIELDS];
@@ -794,11 +801,11 @@ static int emit_posting(ix_segw *w, uint32_t chunk, pos_buf *pb)
 		tf[f] = (uint16_t)n;
 		pos[f] = pb->v[f];
 	}
-	return ix_segw_posting(w, chunk, tf, pos);
+	return ix_term_enc_posting(e, chunk, tf, pos);
 }
 
 /* Replay one term's occurrence buffer as postings. */
-static int replay_term(ix_segw *w, const pend_term *t, pos_buf *pb)
+static int replay_term(ix_term_enc *e, const pend_term *t, pos_buf *pb)
 {
 	const unsigned char *q = t->buf, *end = t->buf + t->len;
 	uint32_t chunk = UINT32_MAX, last_pos = 0;
@@ -809,7 +816,7 @@ static int replay_term(ix_segw *w, const pend_term *t, pos_buf *pb)
 			return fa_err(FATHOM_ECORRUPT, "writer: damaged postings buffer");
 		unsigned code = (unsigned)(v & 7);
 		if (code == 7) {
-			if (have && (rc = emit_posting(w, chunk, pb)) != 0)
+			if (have && (rc = emit_posting(e, chunk, pb)) != 0)
 				return rc;
 			chunk += (uint32_t)(v >> 3);
 			memset(pb->n, 0, sizeof pb->n);
@@ -836,7 +843,111 @@ static int replay_term(ix_segw *w, const pend_term *t, pos_buf *pb)
 			return rc;
 		pb->v[code][pb->n[code]++] = pos;
 	}
-	return have ? emit_posting(w, chunk, pb) : 0;
+	return have ? emit_posting(e, chunk, pb) : 0;
+}
+
+/* ---- the postings, encoded on the pool ---------------------------------------- */
+
+/* A batch ends at whichever comes first (occurrence buffer bytes stand for
+ * its postings); a window of batches is in flight. */
+#define FLUSH_BATCH_TERMS 1024
+#define FLUSH_BATCH_BYTES ((size_t)1 << 20)
+
+typedef struct fl_slot {
+	size_t first, n;         /* the batch: refs[first, first + n) */
+} fl_slot;
+
+typedef struct fl_ctx {
+	const ix_pending *p;
+	const term_ref *refs;
+	size_t nrefs, next;
+	const unsigned char *chunks;
+	uint32_t nchunks;
+	ix_term_pool tp;
+	fl_slot *slots;          /* tp.window */
+	pos_buf *pb;             /* tp.nworkers */
+} fl_ctx;
+
+/* The next batch of terms, in dictionary order. */
+static int fl_produce(void *ctx, size_t slot)
+{
+	fl_ctx *c = ctx;
+	fl_slot *sl = &c->slots[slot];
+	size_t bytes = 0;
+	sl->first = c->next;
+	sl->n = 0;
+	while (c->next < c->nrefs && sl->n < FLUSH_BATCH_TERMS && bytes < FLUSH_BATCH_BYTES) {
+		bytes += c->p->tv[c->refs[c->next].id]->len;
+		c->next++;
+		sl->n++;
+	}
+	return sl->n > 0;
+}
+
+/* Replay and encode the batch's terms. */
+static int fl_work(void *ctx, unsigned worker, size_t slot)
+{
+	fl_ctx *c = ctx;
+	const fl_slot *sl = &c->slots[slot];
+	ix_term_enc *e = &c->tp.enc[worker];
+	fbuf *out = &c->tp.out[slot];
+	fbuf_reset(out);
+	for (size_t i = 0; i < sl->n; i++) {
+		const pend_term *t = c->p->tv[c->refs[sl->first + i].id];
+		if (t->len == 0)
+			continue;   /* seen only in a field cache, never in a chunk */
+		ix_term_enc_begin(e, c->chunks, c->nchunks);
+		int rc = replay_term(e, t, &c->pb[worker]);
+		if (!rc)
+			rc = ix_term_enc_end(e);
+		if (rc || (rc = ix_term_enc_save(e, out, &c->tp.saved[slot][i])) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The batch's terms to the segment, in order. */
+static int fl_emit(void *ctx, size_t slot)
+{
+	fl_ctx *c = ctx;
+	const fl_slot *sl = &c->slots[slot];
+	for (size_t i = 0; i < sl->n; i++) {
+		const term_ref *r = &c->refs[sl->first + i];
+		if (c->p->tv[r->id]->len == 0)
+			continue;
+		int rc = ix_segw_term_put_saved(c->p->w, r->key, r->len, &c->tp.out[slot],
+		                                &c->tp.saved[slot][i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The sorted terms' postings to the pending segment writer. */
+static int flush_postings(ix_pending *p, const term_ref *refs, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int rc = ix_segw_start_terms(p->w);
+	fl_ctx c = { .p = p, .refs = refs, .nrefs = n, .chunks = ix_segw_chunk_recs(p->w),
+	             .nchunks = ix_segw_nchunks(p->w) };
+	if (rc || (rc = ix_term_pool_open(&c.tp, FLUSH_BATCH_TERMS)) != 0)
+		return rc;
+	c.slots = fa_calloc(c.tp.window, sizeof *c.slots);
+	c.pb = fa_calloc(c.tp.nworkers, sizeof *c.pb);
+	if (!c.slots || !c.pb)
+		rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	if (!rc) {
+		fa_pipeline fns = { fl_produce, fl_work, fl_emit };
+		rc = ix_term_pool_run(&c.tp, &fns, &c);
+	}
+	for (size_t i = 0; c.pb && i < c.tp.nworkers; i++)
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			fa_free(c.pb[i].v[f]);
+	fa_free(c.pb);
+	fa_free(c.slots);
+	ix_term_pool_close(&c.tp);
+	return rc;
 }
 
 int ix_pending_flush(ix_index *ix)
@@ -851,8 +962,6 @@ int ix_pending_flush(ix_index *ix)
 	ix_seg_name(name, sizeof name, id);
 	char *path = fa_path_join(ix->dir, name);
 	term_ref *refs = NULL;
-	pos_buf pb;
-	memset(&pb, 0, sizeof pb);
 	ix_segment *seg = NULL;
 	uint64_t file_len = 0;
 	int rc = 0;
@@ -869,16 +978,7 @@ int ix_pending_flush(ix_index *ix)
 		refs[n++] = (term_ref){ p->tv[i]->key, p->tv[i]->keylen, (uint32_t)i };
 	if (n)
 		qsort(refs, n, sizeof *refs, term_ref_cmp);
-	for (size_t i = 0; i < n && !rc; i++) {
-		const pend_term *t = p->tv[refs[i].id];
-		if (t->len == 0)
-			continue;   /* seen only in a field cache, never in a chunk */
-		rc = ix_segw_term_begin(p->w, refs[i].key, refs[i].len);
-		if (!rc)
-			rc = replay_term(p->w, t, &pb);
-		if (!rc)
-			rc = ix_segw_term_end(p->w);
-	}
+	rc = flush_postings(p, refs, n);
 	if (!rc)
 		rc = ix_segw_finish(p->w, &file_len);
 	if (!rc)
@@ -909,8 +1009,6 @@ int ix_pending_flush(ix_index *ix)
 cleanup:
 	if (rc)
 		p->err = rc;   /* the buffer is half written: only rollback helps */
-	for (int f = 0; f < FATHOM_NFIELDS; f++)
-		fa_free(pb.v[f]);
 	fa_free(refs);
 	fa_free(path);
 	return rc;
