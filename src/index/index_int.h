@@ -455,25 +455,6 @@ const unsigned char *ix_segw_chunk_recs(const ix_segw *w);
 int ix_segw_term_put(ix_segw *w, const char *term, size_t len, const ix_term_bytes *b);
 int ix_segw_term_put_saved(ix_segw *w, const char *term, size_t len, const fbuf *out,
                            const ix_term_saved *s);
-
-/* ---- interface to code in term_pool.c ------------------------------------ */
-
-/* The pool a flush or a merge encodes its terms on:
- * ix_ds_thread_count threads (none for one), a window of batches in
- * flight, each with room for batch_terms encoded terms (saved[slot]) and
- * their bytes (out[slot]), and a term encoder per worker (enc[worker]). */
-struct fa_pool;
-struct fa_pipeline;
-typedef struct ix_term_pool {
-	struct fa_pool *pool;
-	size_t window, nworkers;
-	ix_term_saved **saved;
-	fbuf *out;
-	ix_term_enc *enc;
-} ix_term_pool;
-int ix_term_pool_open(ix_term_pool *tp, size_t batch_terms);
-void ix_term_pool_close(ix_term_pool *tp);
-int ix_term_pool_run(ix_term_pool *tp, const struct fa_pipeline *fns, void *ctx);
 int ix_segw_term_begin(ix_segw *w, const char *term, size_t len);
 /* pos[f] holds tf[f] positions, ascending. */
 int ix_segw_posting(ix_segw *w, uint32_t chunk, const uint16_t tf[FATHOM_NFIELDS],
@@ -499,6 +480,25 @@ uint32_t ix_segw_nchunks(const ix_segw *w);
 size_t ix_segw_mem(const ix_segw *w);
 /* The doc record fields of a pending doc. */
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
+
+/* ---- interface to code in term_pool.c ------------------------------------ */
+
+/* The pool a flush or a merge encodes its terms on:
+ * ix_ds_thread_count threads (none for one), a window of batches in
+ * flight, each with room for batch_terms encoded terms (saved[slot]) and
+ * their bytes (out[slot]), and a term encoder per worker (enc[worker]). */
+struct fa_pool;
+struct fa_pipeline;
+typedef struct ix_term_pool {
+	struct fa_pool *pool;
+	size_t window, nworkers;
+	ix_term_saved **saved;
+	fbuf *out;
+	ix_term_enc *enc;
+} ix_term_pool;
+int ix_term_pool_open(ix_term_pool *tp, size_t batch_terms);
+void ix_term_pool_close(ix_term_pool *tp);
+int ix_term_pool_run(ix_term_pool *tp, const struct fa_pipeline *fns, void *ctx);
 
 /* ---- interface to code in docstore.c: reading the document store --------- */
 
