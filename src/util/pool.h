@@ -3,8 +3,8 @@
  * that run ordered pipelines. grep reads and matches files with it; ingest
  * reads, chunks and analyses batches of documents with it while one writer
  * builds segments (an embedder will consume the same batches); the
- * document store compresses its frames and the merge encodes postings on
- * it. Each of these makes a pool for its call and frees it after (thread
+ * document store compresses its frames and a flush and a merge encode
+ * postings on it. Each of these makes a pool for its call and frees it after (thread
  * start-up is microseconds against their milliseconds); nothing caps the
  * threads of concurrent calls in one process as a whole yet.
  *
