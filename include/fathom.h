@@ -381,7 +381,9 @@ typedef struct fathom_search_opts {
 	/* version 2 */
 	double time_limit;             /* seconds; past it the search stops and
 	                                * fails with FATHOM_ETIMEOUT (no partial
-	                                * answer). 0: none (default) */
+	                                * answer; FATHOM_EINTERRUPTED for callers
+	                                * of versions 1 and 2, which predate
+	                                * it). 0: none (default) */
 	/* version 3: the field weights by pointer, so that a new field changes
 	 * no layout (versions 1 and 2 held an array of FATHOM_NFIELDS here,
 	 * after match) */

@@ -572,6 +572,13 @@ static void test_list_meta_and_time_limit(void)
 		fathom_results_free(r2);
 		r2 = NULL;
 	}
+	/* a version 2 caller knows no FATHOM_ETIMEOUT: a time limit is the
+	 * FATHOM_EINTERRUPTED it knows */
+	old.time_limit = 1e-9;
+	CHECK_EQ(fathom_search(&r2, ix, "document", (const fathom_search_opts *)(void *)&old),
+	         FATHOM_EINTERRUPTED);
+	CHECK(r2 == NULL && strstr(fathom_errmsg(), "time limit"));
+	old.time_limit = 0;
 	/* a version 2 weight, and the same weight given by pointer */
 	old.field_weight[FATHOM_FIELD_BODY] = 7.0f;
 	float w[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;

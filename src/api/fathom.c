@@ -81,6 +81,9 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		opts = &def;
 	fathom_search_opts old;   /* versions 1 and 2, read into the current layout */
 	float old_weights[FATHOM_NFIELDS];
+	/* Callers of versions 1 and 2 were built before FATHOM_ETIMEOUT: a time
+	 * limit reaches them as the FATHOM_EINTERRUPTED they know. */
+	int old_codes = opts->version < 3;
 	q_search_opts_upgrade(opts, &old, old_weights, &opts);
 	/* the options are checked once, by q_search_run */
 	const unsigned char *gd;
@@ -96,8 +99,9 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		fx->gloss_version = gv;
 		fx->gloss_ok = 1;
 	}
-	return q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,
-	                   fx->gloss.n ? &fx->gloss : NULL);
+	int rc = q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,
+	                     fx->gloss.n ? &fx->gloss : NULL);
+	return rc == FATHOM_ETIMEOUT && old_codes ? FATHOM_EINTERRUPTED : rc;
 }
 
 /* Find the live document with this key: the newest segment that holds it
