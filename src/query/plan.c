@@ -670,6 +670,16 @@ static int tree_trivial(const q_plan *p)
 	return 1;
 }
 
+/* Analyse clause i into tl's tokens, positions from *pos on: the one way
+ * route (q_plan_top_units) and the plan (q_plan_build) read a word. */
+static int analyse_clause(text_analyzer *an, const q_clause *cl, size_t i, uint32_t *pos,
+                          tok_list *tl)
+{
+	tl->clause = (uint32_t)i;
+	int rc = text_analyze(an, cl[i].text, cl[i].len, pos, collect_token, tl, NULL);
+	return tl->err ? tl->err : rc;
+}
+
 int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *keywords,
                      uint32_t *stopwords)
 {
@@ -688,10 +698,7 @@ int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *k
 	for (size_t i = 0; i < lw.n; i++) {
 		if (!cl[i].top || cl[i].kind != Q_CLAUSE_WORD || t->node[cl[i].node].prefix)
 			continue;
-		tl.clause = (uint32_t)i;
-		int rc = text_analyze(an, cl[i].text, cl[i].len, &pos, collect_token, &tl, NULL);
-		if (tl.err)
-			return tl.err;
+		int rc = analyse_clause(an, cl, i, &pos, &tl);
 		if (rc)
 			return rc;
 	}
@@ -740,12 +747,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	for (size_t i = 0; i < ncl; i++) {
 		if (t->node[cl[i].node].prefix)
 			continue;
-		tl.clause = (uint32_t)i;
-		uint32_t *pos = cl[i].must ? &pos_top : &pos_other;
-		rc = text_analyze(an, cl[i].text, cl[i].len, pos, collect_token, &tl, NULL);
-		if (tl.err)
-			return tl.err;
-		if (rc)
+		if ((rc = analyse_clause(an, cl, i, cl[i].must ? &pos_top : &pos_other, &tl)))
 			return rc;
 	}
 
