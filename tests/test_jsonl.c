@@ -440,6 +440,15 @@ static void test_fast_path_matches_jansson(void)
 		"{\"id\":\"a\",\"tags\":\"\"}",
 		"{\"id\":\"a\",\"tags\":[1,\"x\"]}",
 		"{\"id\":\"a\",\"tags\":{}}",
+		"{\"id\":\"a\",\"lines\":[51, 86],\"a\":[1,-2,true,false,null,\"x\"]}",
+		"{\"id\":\"a\",\"tags\":[true,\"x\",null,7,\"\",\"y\"]}",
+		"{\"id\":\"a\",\"a\":[1.5]}",
+		"{\"id\":\"a\",\"a\":[[1]]}",
+		"{\"id\":\"a\",\"a\":[{}]}",
+		"{\"id\":\"a\",\"a\":[1,]}",
+		"{\"id\":\"a\",\"a\":[01]}",
+		"{\"id\":\"a\",\"a\":[nul]}",
+		"{\"id\":\"a\",\"a\":[1 2]}",
 		"{\"id\":\"a\",\"text\":5,\"content\":\"c\"}",
 		"{\"id\":\"a\",\"nested\":{\"x\":1}}",
 		"  {\"id\" : \"a\" , \"body\" : \"b\" }  \t",
@@ -459,6 +468,11 @@ static void test_fast_path_matches_jansson(void)
 	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
 		fast += same_both_ways(lines[i], strlen(lines[i]));
 	CHECK(fast >= 8);   /* the common shapes take the fast path */
+	/* the shape of `fathom chunk` output (bench/prepare_kernel.sh): an
+	 * array of line numbers must not send every line to jansson */
+	static const char chunk[] = "{\"id\":\"d/f.c#0\",\"title\":\"d/f.c\",\"text\":\"int x;\\n\","
+	                            "\"path\":\"d/f.c\",\"lines\":[1, 2],\"lang\":\"c\",\"headings\":\"\"}";
+	CHECK(same_both_ways(chunk, strlen(chunk)) == 1);
 }
 
 /* Every line of the BEIR corpora at hand, both ways. */

@@ -23,7 +23,7 @@
  * build, so the common line goes through a fast path first: one flat
  * object whose members are strings (with the simple escapes and \uXXXX
  * outside the surrogates), decimal integers of up to 18 digits, true, false,
- * null, {} and arrays of strings, no key twice. It gives the document the
+ * null, {} and arrays of those scalars, no key twice. It gives the document the
  * jansson path would; any other line (a syntax error, a nested value,
  * a real number, a surrogate pair...) goes to jansson, which decides, and
  * words its errors, as before.
@@ -439,14 +439,26 @@ static int fj_value(fj *j, fj_member *m)
 			return 0;
 		}
 		for (;;) {
-			if (j->p >= j->end || *j->p != '"' || n == FJ_MAX_ITEMS)
+			if (j->p >= j->end || *j->p == '[' || *j->p == '{')
 				return 1;
-			size_t len;
-			int rc = fj_string(j, &items[n], &len);
-			if (rc)
-				return rc;
-			if (len)
-				n++;   /* empty tags are dropped */
+			if (*j->p != '"') {
+				/* a number, true, false or null: valid JSON that no
+				 * member reads (tags keep their strings, like jansson's
+				 * path), as in "lines": [51, 86] */
+				fj_member item;
+				int rc = fj_value(j, &item);
+				if (rc)
+					return rc;
+			} else {
+				if (n == FJ_MAX_ITEMS)
+					return 1;
+				size_t len;
+				int rc = fj_string(j, &items[n], &len);
+				if (rc)
+					return rc;
+				if (len)
+					n++;   /* empty tags are dropped */
+			}
 			fj_ws(j);
 			if (j->p < j->end && *j->p == ',') {
 				j->p++;
