@@ -1018,6 +1018,7 @@ static void check_texts(ix_index *ix, const text_set *sets, int nsets)
 {
 	ix_segment *s = ix_segment_at(ix, ix_nsegments(ix) - 1);
 	unsigned char *ref = calloc(1, s->raw_text + 1);
+	unsigned char *cov = calloc(1, s->raw_text + 1);   /* 1: the sets' text */
 	fbuf b;
 	fbuf_init(&b, 0);
 	for (int k = 0; k < nsets; k++) {
@@ -1031,8 +1032,10 @@ static void check_texts(ix_index *ix, const text_set *sets, int nsets)
 			CHECK_OK(seg_doc_rec(s, doc, &r));
 			uint64_t off = fa_load64(r);
 			CHECK(off + ts->len[i] <= s->raw_text);
-			if (off + ts->len[i] <= s->raw_text)
+			if (off + ts->len[i] <= s->raw_text) {
 				memcpy(ref + off, ts->t[i], ts->len[i]);
+				memset(cov + off, 1, ts->len[i]);
+			}
 			fbuf_reset(&b);
 			CHECK_OK(seg_doc_text(s, doc, 0, ts->len[i], &b));
 			CHECK_EQ(b.len, ts->len[i]);
@@ -1042,10 +1045,16 @@ static void check_texts(ix_index *ix, const text_set *sets, int nsets)
 	uint64_t nframes = s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC, F = s->frame_raw;
 	CHECK(nframes > 4);
 	for (int k = 0; k < 300 && nframes > 1; k++) {
-		uint64_t edge = (1 + rnd_below((uint32_t)nframes - 1)) * F;
-		uint64_t from = edge - 1 - rnd_below((uint32_t)F);
+		/* a range across the start of a frame (frames copied by a merge
+		 * need not be full, so the table says where they start) */
+		uint64_t j = 1 + rnd_below((uint32_t)nframes - 1);
+		uint64_t edge = fa_load64(s->data + s->sec_off[IX_SEC_FRAMES] + j * IX_FRAME_REC);
+		uint64_t from = edge - 1 - FA_MIN(edge - 1, (uint64_t)rnd_below((uint32_t)F));
 		uint64_t n = 1 + rnd_below(k % 3 ? (uint32_t)F : 3 * (uint32_t)F);
 		n = FA_MIN(n, s->raw_text - from);
+		/* only text of the sets (other documents may lie between) */
+		if (memchr(cov + from, 0, n))
+			continue;
 		fbuf_reset(&b);
 		CHECK_OK(ix_ds_read(s, from, n, &b));
 		CHECK_EQ(b.len, n);
@@ -1053,6 +1062,7 @@ static void check_texts(ix_index *ix, const text_set *sets, int nsets)
 	}
 	fbuf_free(&b);
 	free(ref);
+	free(cov);
 }
 
 static int seg_has_dict(const ix_segment *s)
@@ -1218,6 +1228,170 @@ static void test_docstore_dict(void)
 done:
 	text_set_free(&sets[0]);
 	text_set_free(&sets[1]);
+	test_rmrf(work);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* Set k's letters shifted, so that each set trains its own dictionary. */
+static void text_set_shift(text_set *ts, int k)
+{
+	for (int i = 0; i < ts->n; i++)
+		for (size_t j = 0; j < ts->len[i]; j++) {
+			char c = ts->t[i][j];
+			if (c >= 'a' && c <= 'z')
+				ts->t[i][j] = (char)('a' + (c - 'a' + 7 * k) % 26);
+		}
+}
+
+static size_t seg_ndicts(const ix_segment *s)
+{
+	ix_ds_dictref d[IX_DS_MAX_DICTS];
+	size_t n = 0;
+	CHECK_OK(ix_ds_dicts(s, d, IX_DS_MAX_DICTS, &n));
+	return n;
+}
+
+/* A merge of segments that keep all their documents copies their frames
+ * and dictionaries (TDCS when there are several); one with a deletion, or
+ * with more dictionaries than a segment may hold, recompresses. */
+static void test_docstore_copy(void)
+{
+	char *dir = tmp_index("ixcopy");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	enum { NSETS = 4 };
+	text_set sets[NSETS];
+	const char *prefix[NSETS] = { "p", "q", "r", "s" };
+	for (int k = 0; k < NSETS; k++) {
+		text_set_make(&sets[k], prefix[k], 40);
+		text_set_shift(&sets[k], k);
+	}
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < sets[k].n; i++)
+			CHECK_OK(add_doc(ix, an, sets[k].key[i], sets[k].t[i], sets[k].len[i], 2000));
+		CHECK_OK(ix_commit(ix));
+		CHECK(seg_has_dict(ix_segment_at(ix, (uint32_t)k)));
+	}
+	uint64_t comp_in = 0;
+	for (uint32_t k = 0; k < 3; k++)
+		comp_in += ix_segment_at(ix, k)->sec_len[IX_SEC_DOCSTORE];
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	ix_segment *s = ix_segment_at(ix, 0);
+	CHECK_EQ(s->sec_len[IX_SEC_DOCSTORE_DICT], 0);
+	CHECK(s->sec_len[IX_SEC_DOCSTORE_DICTS] > 0);
+	CHECK_EQ(seg_ndicts(s), 3);
+	CHECK_EQ(s->sec_len[IX_SEC_DOCSTORE], comp_in);   /* the frames, as they were */
+	check_texts(ix, sets, 3);
+	CHECK_OK(ix_verify(ix));
+	/* Merged again with a fourth: four dictionaries, read after reopening. */
+	for (int i = 0; i < sets[3].n; i++)
+		CHECK_OK(add_doc(ix, an, sets[3].key[i], sets[3].t[i], sets[3].len[i], 2000));
+	CHECK_OK(ix_commit(ix));
+	CHECK_OK(ix_optimize(ix));
+	ix_close(ix);
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	s = ix_segment_at(ix, 0);
+	CHECK_EQ(seg_ndicts(s), 4);
+	check_texts(ix, sets, NSETS);
+	CHECK_OK(ix_verify(ix));
+	char name[256];
+	snprintf(name, sizeof name, "%s", strrchr(seg_path(s), '/') + 1);
+	uint64_t doff = s->sec_off[IX_SEC_DOCSTORE_DICTS], dlen = s->sec_len[IX_SEC_DOCSTORE_DICTS];
+	ix_close(ix);
+
+	/* Behind valid checksums (resealed): a bad dictionary table is
+	 * FATHOM_ECORRUPT naming the file, never a crash. */
+	char work[600], path[4096];
+	snprintf(work, sizeof work, "%s-work", dir);
+	join_path(path, sizeof path, work, name);
+	size_t flen;
+	for (int v = 0; v < 4; v++) {
+		copy_dir(dir, work);
+		unsigned char *img = slurp(path, &flen);
+		CHECK(img && doff + dlen < flen);
+		if (!img || doff + dlen >= flen) {
+			free(img);
+			continue;
+		}
+		unsigned char *t = img + doff;
+		switch (v) {
+		case 0: fa_store32(t, 1); break;                               /* one: not TDCS */
+		case 1: fa_store32(t, IX_DS_MAX_DICTS + 1); break;             /* too many */
+		case 2: fa_store32(t + 12, fa_load32(t + 4)); break;           /* one dictionary twice */
+		case 3: fa_store32(t + 4, (uint32_t)dlen); break;              /* outside the section */
+		}
+		ix_seg_reseal(img, flen);
+		spit(path, img, flen);
+		CHECK_EQ(read_texts_and_verify(path), FATHOM_ECORRUPT);
+		CHECK(strstr(fathom_errmsg(), "dictionar") != NULL);
+		CHECK(strstr(fathom_errmsg(), name) != NULL);
+		free(img);
+	}
+	int caught = 0;
+	for (int k = 0; k < 30; k++) {
+		copy_dir(dir, work);
+		unsigned char *img = slurp(path, &flen);
+		if (!img)
+			break;
+		for (int j = 0; j < 1 + k % 3; j++)
+			img[doff + (k % 2 ? rnd_below(64) : rnd_below((uint32_t)dlen))] ^=
+				(unsigned char)(1 + rnd_below(255));
+		ix_seg_reseal(img, flen);
+		spit(path, img, flen);
+		int rc = read_texts_and_verify(path);
+		CHECK(rc == 0 || rc == FATHOM_ECORRUPT);
+		caught += rc == FATHOM_ECORRUPT;
+		free(img);
+	}
+	printf("     %d of 30 resealed damaged dictionary tables reported corrupt\n", caught);
+
+	/* A deletion: the text is recompressed, with one dictionary trained anew. */
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	CHECK_OK(ix_delete_doc(ix, sets[0].key[2]));
+	CHECK_OK(ix_commit(ix));
+	CHECK_OK(ix_optimize(ix));
+	CHECK_EQ(ix_nsegments(ix), 1);
+	s = ix_segment_at(ix, 0);
+	CHECK_EQ(s->sec_len[IX_SEC_DOCSTORE_DICTS], 0);
+	CHECK_EQ(seg_ndicts(s), 1);
+	check_texts(ix, sets + 1, NSETS - 1);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+
+	/* More dictionaries than one segment holds: recompressed. */
+	char *dir2 = tmp_index("ixcopy2");
+	CHECK_OK(ix_open(&ix, dir2, IX_CREATE, NULL));
+	ix_set_merge_policy(ix, 100, 1.0);
+	int nseg = 0;
+	for (int k = 0; k <= (int)IX_DS_MAX_DICTS; k++) {
+		/* a dictionary needs 256 KiB of text; each segment its own */
+		text_set one;
+		one.n = 1;
+		snprintf(one.key[0], sizeof one.key[0], "m%d", k);
+		one.t[0] = random_text(300u << 10, &one.len[0]);
+		text_set_shift(&one, k);
+		CHECK_OK(add_doc(ix, an, one.key[0], one.t[0], one.len[0], 2000));
+		CHECK_OK(ix_commit(ix));
+		CHECK(seg_has_dict(ix_segment_at(ix, (uint32_t)k)));
+		free(one.t[0]);
+		nseg++;
+	}
+	CHECK(nseg > (int)IX_DS_MAX_DICTS);
+	CHECK_OK(ix_optimize(ix));
+	s = ix_segment_at(ix, 0);
+	CHECK_EQ(seg_ndicts(s), 1);
+	CHECK_OK(ix_verify(ix));
+	ix_close(ix);
+	test_rmrf(dir2);
+	free(dir2);
+
+	for (int k = 0; k < NSETS; k++)
+		text_set_free(&sets[k]);
 	test_rmrf(work);
 	test_rmrf(dir);
 	free(dir);
@@ -1845,6 +2019,7 @@ int main(void)
 	RUN(test_crash);
 	RUN(test_corruption);
 	RUN(test_docstore_dict);
+	RUN(test_docstore_copy);
 	RUN(test_format_v5);
 	RUN(test_format_v6);
 	RUN(test_section_directory);

@@ -194,7 +194,7 @@ static ix_segment *write_segment(const char *path, ref_term *terms, size_t nterm
 	ix_segw *w;
 	if (ix_segw_new(&w, 7))
 		return NULL;
-	ix_doc_rec rec = { 10, 0, 0, 0, 0, 0, 0, 0 };
+	ix_doc_rec rec = { 10, 0, 0, 0, 0, 0, 0, 0, 0 };
 	const char strs[] = "doc0\0p\0t\0u\0text";
 	CHECK_OK(ix_segw_add_doc(w, &rec, strs, sizeof strs, "hello", 5, NULL, 0));
 	for (uint32_t c = 0; c < NCHUNKS; c++) {

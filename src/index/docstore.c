@@ -97,6 +97,7 @@ int ix_ds_init(ix_ds_writer *w)
 {
 	memset(w, 0, sizeof *w);
 	fbuf_init(&w->comp, 0);
+	fbuf_init(&w->copied_dicts, 0);
 	w->window = train_window_bytes;
 	return 0;
 }
@@ -111,6 +112,7 @@ void ix_ds_free(ix_ds_writer *w)
 	fa_free(w->raw);
 	fa_free(w->dict);
 	fbuf_free(&w->comp);
+	fbuf_free(&w->copied_dicts);
 	fa_free(w->frames);
 	memset(w, 0, sizeof *w);
 }
@@ -417,6 +419,8 @@ static int train_window(ix_ds_writer *w, int finish)
 
 int ix_ds_append(ix_ds_writer *w, const char *text, size_t len)
 {
+	if (w->copying && len)
+		return fa_err(FATHOM_EINVAL, "document store: text after copied frames");
 	while (len) {
 		/* Until the frames are decided the text is held, up to the
 		 * training window; then a batch of frames at a time. */
@@ -453,6 +457,8 @@ int ix_ds_append(ix_ds_writer *w, const char *text, size_t len)
 
 int ix_ds_finish(ix_ds_writer *w)
 {
+	if (w->copying)
+		return 0;
 	if (!w->frame_raw)
 		return train_window(w, 1);
 	int rc = compress_frames(w, w->raw, w->raw_fill);
@@ -481,15 +487,6 @@ static void dctx_give(const ix_segment *s, ZSTD_DCtx *d)
 		ZSTD_freeDCtx(d);
 }
 
-void ix_ds_release(ix_segment *s)
-{
-	if (s->dctx)
-		ZSTD_freeDCtx(s->dctx);
-	s->dctx = NULL;
-	fa_free(s->ddict);   /* a static DDict: its workspace is the whole of it */
-	s->ddict = NULL;
-}
-
 static int ds_corrupt(const ix_segment *s, uint64_t frame, const char *what)
 {
 	return fa_err(FATHOM_ECORRUPT, "%s: document store frame %llu: %s", s->path,
@@ -501,24 +498,100 @@ static int dict_corrupt(const ix_segment *s, const char *what)
 	return fa_err(FATHOM_ECORRUPT, "%s: document store dictionary: %s", s->path, what);
 }
 
-/* Digest the dictionary section into a DDict that refers to the mapped
- * bytes (checked pages, which the mapping keeps for the segment's life).
- * The DDict is built in a workspace from fathom's allocator, so a NULL from
- * zstd means the dictionary is bad, not that memory ran out. */
-static int ddict_make(const ix_segment *s, ZSTD_DDict **out)
+/* The dictionaries of a segment, digested: a static ZSTD_DDict each, in
+ * an allocation from fathom's allocator. by_id: they came from TDCS, and
+ * each frame's header names the one it needs; from TDIC there is one, for
+ * every frame. */
+typedef struct ds_dictset {
+	uint32_t n;
+	int by_id;
+	uint32_t id[IX_DS_MAX_DICTS];
+	ZSTD_DDict *dd[IX_DS_MAX_DICTS];
+} ds_dictset;
+
+static void dictset_free(ds_dictset *set)
 {
-	uint64_t off = s->sec_off[IX_SEC_DOCSTORE_DICT], len = s->sec_len[IX_SEC_DOCSTORE_DICT];
-	int rc = seg_check_range(s, off, len);
-	if (rc)
-		return rc;
-	const void *dict = s->data + off;
-	if (ZSTD_getDictID_fromDict(dict, len) == 0)
+	if (!set)
+		return;
+	for (uint32_t k = 0; k < set->n; k++)
+		fa_free(set->dd[k]);
+	fa_free(set);
+}
+
+void ix_ds_release(ix_segment *s)
+{
+	if (s->dctx)
+		ZSTD_freeDCtx(s->dctx);
+	s->dctx = NULL;
+	dictset_free(s->ddict);
+	s->ddict = NULL;
+}
+
+static int one_dict(const ix_segment *s, const unsigned char *data, size_t len,
+                    ix_ds_dictref *out)
+{
+	if (len == 0 || len > IX_DS_DICT_MAX)
+		return dict_corrupt(s, "bad dictionary length");
+	out->data = data;
+	out->len = len;
+	out->id = (uint32_t)ZSTD_getDictID_fromDict(data, len);
+	if (out->id == 0)
 		return dict_corrupt(s, "not a zstd dictionary");
-	size_t ws = ZSTD_estimateDDictSize(len, ZSTD_dlm_byRef);
+	return 0;
+}
+
+int ix_ds_dicts(const ix_segment *s, ix_ds_dictref *out, size_t cap, size_t *n)
+{
+	*n = 0;
+	uint64_t off = s->sec_off[IX_SEC_DOCSTORE_DICT], len = s->sec_len[IX_SEC_DOCSTORE_DICT];
+	int rc;
+	if (len) {
+		if (cap < 1)
+			return fa_err(FATHOM_ETOOBIG, "%s: too many text dictionaries", s->path);
+		if ((rc = seg_check_range(s, off, len)) != 0 ||
+		    (rc = one_dict(s, s->data + off, (size_t)len, &out[0])) != 0)
+			return rc;
+		*n = 1;
+		return 0;
+	}
+	off = s->sec_off[IX_SEC_DOCSTORE_DICTS];
+	len = s->sec_len[IX_SEC_DOCSTORE_DICTS];
+	if (len == 0)
+		return 0;
+	if ((rc = seg_check_range(s, off, len)) != 0)
+		return rc;
+	/* u32 count, then count x (u32 offset in the section, u32 length) */
+	const unsigned char *sec = s->data + off;
+	uint32_t count = len >= 4 ? fa_load32(sec) : 0;
+	if (count < 2 || count > IX_DS_MAX_DICTS || 4 + (uint64_t)count * 8 > len)
+		return dict_corrupt(s, "bad dictionary table");
+	if (count > cap)
+		return fa_err(FATHOM_ETOOBIG, "%s: too many text dictionaries", s->path);
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t doff = fa_load32(sec + 4 + 8 * k), dlen = fa_load32(sec + 8 + 8 * k);
+		if (doff < 4 + count * 8 || doff > len || dlen > len - doff)
+			return dict_corrupt(s, "a dictionary outside its section");
+		if ((rc = one_dict(s, sec + doff, dlen, &out[k])) != 0)
+			return rc;
+		for (uint32_t j = 0; j < k; j++)
+			if (out[j].id == out[k].id)
+				return dict_corrupt(s, "two dictionaries with one id");
+	}
+	*n = count;
+	return 0;
+}
+
+/* Digest one dictionary into a DDict that refers to the mapped bytes
+ * (checked pages, which the mapping keeps for the segment's life). The
+ * DDict is built in a workspace from fathom's allocator, so a NULL from
+ * zstd means the dictionary is bad, not that memory ran out. */
+static int ddict_make(const ix_segment *s, const ix_ds_dictref *d, ZSTD_DDict **out)
+{
+	size_t ws = ZSTD_estimateDDictSize(d->len, ZSTD_dlm_byRef);
 	void *mem = fa_malloc(ws);
 	if (!mem)
 		return fa_err(FATHOM_ENOMEM, "out of memory (zstd dictionary)");
-	const ZSTD_DDict *dd = ZSTD_initStaticDDict(mem, ws, dict, len, ZSTD_dlm_byRef,
+	const ZSTD_DDict *dd = ZSTD_initStaticDDict(mem, ws, d->data, d->len, ZSTD_dlm_byRef,
 	                                            ZSTD_dct_fullDict);
 	if (!dd || (const void *)dd != mem) {
 		fa_free(mem);
@@ -528,30 +601,78 @@ static int ddict_make(const ix_segment *s, ZSTD_DDict **out)
 	return 0;
 }
 
-/* The segment's DDict (NULL: it has no dictionary). The first reader to
- * need it makes it and publishes it with a compare-and-swap; a reader that
- * loses the race frees its own. Once published it is only read, which
- * zstd allows from many threads at once. */
-static int ddict_get(const ix_segment *s, const ZSTD_DDict **out)
+static int dictset_make(const ix_segment *s, ds_dictset **out)
+{
+	ix_ds_dictref d[IX_DS_MAX_DICTS];
+	size_t n;
+	int rc = ix_ds_dicts(s, d, IX_DS_MAX_DICTS, &n);
+	if (rc)
+		return rc;
+	ds_dictset *set = fa_calloc(1, sizeof *set);
+	if (!set)
+		return fa_err(FATHOM_ENOMEM, "out of memory (zstd dictionary)");
+	set->by_id = s->sec_len[IX_SEC_DOCSTORE_DICTS] > 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		set->id[k] = d[k].id;
+		if ((rc = ddict_make(s, &d[k], &set->dd[k])) == 0)
+			set->n++;
+	}
+	if (rc) {
+		dictset_free(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
+}
+
+/* The segment's dictionaries (NULL: it has none). The first reader to
+ * need them makes them and publishes the set with a compare-and-swap; a
+ * reader that loses the race frees its own. Once published they are only
+ * read, which zstd allows from many threads at once. */
+static int dictset_get(const ix_segment *s, const ds_dictset **out)
 {
 	*out = NULL;
-	if (s->sec_len[IX_SEC_DOCSTORE_DICT] == 0)
+	if (s->sec_len[IX_SEC_DOCSTORE_DICT] == 0 && s->sec_len[IX_SEC_DOCSTORE_DICTS] == 0)
 		return 0;
 	void **slot = (void **)&s->ddict;
 	void *have = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (!have) {
-		ZSTD_DDict *mine = NULL;
-		int rc = ddict_make(s, &mine);
+		ds_dictset *mine = NULL;
+		int rc = dictset_make(s, &mine);
 		if (rc)
 			return rc;
 		if (__atomic_compare_exchange_n(slot, &have, mine, 0, __ATOMIC_ACQ_REL,
 		                                __ATOMIC_ACQUIRE))
 			have = mine;
 		else
-			fa_free(mine);
+			dictset_free(mine);
 	}
 	*out = have;
 	return 0;
+}
+
+/* The dictionary frame i needs: the one of TDIC for every frame, or the
+ * one of TDCS its header names (none when it names none). */
+static int frame_ddict(const ix_segment *s, const ds_dictset *set, uint64_t i,
+                       const unsigned char *src, size_t len, const ZSTD_DDict **dd)
+{
+	*dd = NULL;
+	if (!set)
+		return 0;
+	if (!set->by_id) {
+		*dd = set->dd[0];
+		return 0;
+	}
+	uint32_t id = (uint32_t)ZSTD_getDictID_fromFrame(src, len);
+	if (id == 0)
+		return 0;
+	for (uint32_t k = 0; k < set->n; k++) {
+		if (set->id[k] == id) {
+			*dd = set->dd[k];
+			return 0;
+		}
+	}
+	return ds_corrupt(s, i, "names a dictionary the segment does not have");
 }
 
 typedef struct frame_info {
@@ -578,16 +699,19 @@ static int frame_get(const ix_segment *s, uint64_t i, frame_info *fi)
 	return 0;
 }
 
-/* Decompress frame i into dst (fi->raw_len bytes); dd: the segment's
- * dictionary or NULL. */
-static int frame_decompress(const ix_segment *s, ZSTD_DCtx *d, const ZSTD_DDict *dd, uint64_t i,
-                            const frame_info *fi, unsigned char *dst)
+/* Decompress frame i into dst (fi->raw_len bytes); set: the segment's
+ * dictionaries or NULL. */
+static int frame_decompress(const ix_segment *s, ZSTD_DCtx *d, const ds_dictset *set,
+                            uint64_t i, const frame_info *fi, unsigned char *dst)
 {
 	uint64_t off = s->sec_off[IX_SEC_DOCSTORE] + fi->comp_off;
 	int rc = seg_check_range(s, off, fi->comp_len);
 	if (rc)
 		return rc;
 	const unsigned char *src = s->data + off;
+	const ZSTD_DDict *dd;
+	if ((rc = frame_ddict(s, set, i, src, fi->comp_len, &dd)) != 0)
+		return rc;
 	size_t n = dd ? ZSTD_decompress_usingDDict(d, dst, fi->raw_len, src, fi->comp_len, dd)
 	              : ZSTD_decompressDCtx(d, dst, fi->raw_len, src, fi->comp_len);
 	if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
@@ -610,8 +734,8 @@ int ix_ds_read(const ix_segment *s, uint64_t raw_off, uint64_t len, fbuf *out)
 	/* Last frame starting at or before raw_off. */
 	uint64_t lo = 0, hi = nframes;
 	frame_info fi;
-	const ZSTD_DDict *dd;
-	int rc = ddict_get(s, &dd);
+	const ds_dictset *dd;
+	int rc = dictset_get(s, &dd);
 	if (rc)
 		return rc;
 	while (hi - lo > 1) {
@@ -669,14 +793,10 @@ int ix_ds_verify(const ix_segment *s)
 {
 	if (s->sec_len[IX_SEC_FRAMES] % IX_FRAME_REC)
 		return fa_err(FATHOM_ECORRUPT, "%s: frame table size", s->path);
-	const ZSTD_DDict *dd;
-	int rc = ddict_get(s, &dd);
+	const ds_dictset *set;
+	int rc = dictset_get(s, &set);
 	if (rc)
 		return rc;
-	/* Every frame must name the segment's dictionary (0: none). */
-	unsigned dict_id = dd ? ZSTD_getDictID_fromDDict(dd) : 0;
-	if (dd && dict_id == 0)
-		return dict_corrupt(s, "no dictionary id");
 	uint64_t nframes = s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC, raw = 0, comp = 0;
 	ZSTD_DCtx *d = dctx_take(s);
 	unsigned char *buf = fa_malloc(s->frame_raw);
@@ -686,19 +806,27 @@ int ix_ds_verify(const ix_segment *s)
 		frame_info fi;
 		if ((rc = frame_get(s, i, &fi)) != 0)
 			break;
-		if (fi.raw_start != raw || fi.comp_off != comp ||
-		    (i + 1 < nframes && fi.raw_len != s->frame_raw)) {
+		/* Frames are back to back in both streams. Each is at most the
+		 * frame size: full but for the last of the text a writer
+		 * compressed, so a merge that copied frames has shorter ones
+		 * where its inputs ended. */
+		if (fi.raw_start != raw || fi.comp_off != comp) {
 			rc = ds_corrupt(s, i, "frames are not contiguous");
 			break;
 		}
 		const unsigned char *src = s->data + s->sec_off[IX_SEC_DOCSTORE] + fi.comp_off;
 		if ((rc = seg_check_range(s, s->sec_off[IX_SEC_DOCSTORE] + fi.comp_off, fi.comp_len)))
 			break;
-		if (ZSTD_getDictID_fromFrame(src, fi.comp_len) != dict_id) {
+		/* Every frame names one of the segment's dictionaries (0: none). */
+		uint32_t id = (uint32_t)ZSTD_getDictID_fromFrame(src, fi.comp_len);
+		int known = !set && id == 0;
+		for (uint32_t k = 0; set && k < set->n && !known; k++)
+			known = set->id[k] == id;
+		if (!known) {
 			rc = ds_corrupt(s, i, "compressed with another dictionary");
 			break;
 		}
-		rc = frame_decompress(s, d, dd, i, &fi, buf);
+		rc = frame_decompress(s, d, set, i, &fi, buf);
 		raw += fi.raw_len;
 		comp += fi.comp_len;
 	}
@@ -723,4 +851,94 @@ int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, 
 		              (unsigned long long)off, (unsigned long long)text_len);
 	len = FA_MIN(len, text_len - off);
 	return ix_ds_read(s, text_off + off, len, out);
+}
+
+/* ---- copying another segment's frames ------------------------------------------ */
+
+/* Take a dictionary into the writer's set (once per id). */
+static int copy_dict(ix_ds_writer *w, const ix_ds_dictref *d)
+{
+	for (uint32_t k = 0; k < w->ncopied_dicts; k++) {
+		if (w->copied_ids[k] != d->id)
+			continue;
+		if (w->copied_len[k] != d->len ||
+		    memcmp(w->copied_dicts.data + w->copied_off[k], d->data, d->len) != 0)
+			return fa_err(FATHOM_EINVAL, "document store: two dictionaries with the id %u",
+			              (unsigned)d->id);
+		return 0;
+	}
+	if (w->ncopied_dicts == IX_DS_MAX_DICTS)
+		return fa_err(FATHOM_ETOOBIG, "document store: more than %u dictionaries",
+		              IX_DS_MAX_DICTS);
+	uint32_t k = w->ncopied_dicts;
+	w->copied_ids[k] = d->id;
+	w->copied_off[k] = w->copied_dicts.len;
+	w->copied_len[k] = d->len;
+	int rc = fbuf_append(&w->copied_dicts, d->data, d->len);
+	if (rc)
+		return rc;
+	w->ncopied_dicts++;
+	return 0;
+}
+
+static int copied_id_known(const ix_ds_writer *w, uint32_t id)
+{
+	for (uint32_t k = 0; k < w->ncopied_dicts; k++)
+		if (w->copied_ids[k] == id)
+			return 1;
+	return 0;
+}
+
+int ix_ds_copy_frames(ix_ds_writer *w, const ix_segment *s, uint64_t *next, size_t budget)
+{
+	uint64_t nframes = s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC;
+	int rc;
+	if (*next == 0) {
+		if (!w->copying && (w->raw_total || w->frame_raw || w->dict))
+			return fa_err(FATHOM_EINVAL, "document store: copying frames after text");
+		if (w->copying && s->frame_raw != w->frame_raw)
+			return fa_err(FATHOM_EINVAL, "document store: copying frames of another size");
+		ix_ds_dictref d[IX_DS_MAX_DICTS];
+		size_t nd;
+		if ((rc = ix_ds_dicts(s, d, IX_DS_MAX_DICTS, &nd)) != 0)
+			return rc;
+		if (nd == 0)
+			return fa_err(FATHOM_EINVAL, "document store: %s has no dictionary to copy",
+			              s->path);
+		for (size_t i = 0; i < nd; i++)
+			if ((rc = copy_dict(w, &d[i])) != 0)
+				return rc;
+		w->copying = 1;
+		w->frame_raw = s->frame_raw;
+		w->copy_base = w->raw_total;
+	}
+	uint64_t i = *next;
+	for (; i < nframes && w->comp.len < budget; i++) {
+		frame_info fi;
+		if ((rc = frame_get(s, i, &fi)) != 0)
+			return rc;
+		if (fi.raw_start != w->raw_total - w->copy_base)
+			return ds_corrupt(s, i, "frames are not contiguous");
+		uint64_t off = s->sec_off[IX_SEC_DOCSTORE] + fi.comp_off;
+		if ((rc = seg_check_range(s, off, fi.comp_len)) != 0)
+			return rc;
+		const unsigned char *src = s->data + off;
+		if (!copied_id_known(w, (uint32_t)ZSTD_getDictID_fromFrame(src, fi.comp_len)))
+			return ds_corrupt(s, i, "compressed with another dictionary");
+		if ((rc = fa_grow((void **)&w->frames, &w->frames_cap, w->nframes + 1,
+		                  sizeof *w->frames)) != 0 ||
+		    (rc = fbuf_append(&w->comp, src, fi.comp_len)) != 0)
+			return rc;
+		ix_ds_frame *f = &w->frames[w->nframes++];
+		f->raw_start = w->raw_total;
+		f->comp_off = w->comp_base + w->comp.len - fi.comp_len;
+		f->comp_len = fi.comp_len;
+		f->raw_len = fi.raw_len;
+		w->raw_total += fi.raw_len;
+	}
+	*next = i;
+	if (i == nframes && w->raw_total - w->copy_base != s->raw_text)
+		return fa_err(FATHOM_ECORRUPT, "%s: document store size disagrees with its frames",
+		              s->path);
+	return 0;
 }

@@ -36,6 +36,7 @@
 #define IX_FRAME_RAW_DICT 8192u     /* frames of a segment with a text dictionary */
 #define IX_FRAME_RAW_MIN 4096u      /* smallest frame size a footer may name */
 #define IX_DS_DICT_MAX (1u << 20)   /* largest text dictionary read (writers make <= 128 KiB) */
+#define IX_DS_MAX_DICTS 16u         /* most text dictionaries in one segment (TDCS) */
 #define IX_DOC_REC 72u              /* doc table record */
 #define IX_CHUNK_REC 38u            /* chunk table record */
 #define IX_KEY_REC 12u              /* key index record */
@@ -58,6 +59,9 @@
 	((uint32_t)(unsigned char)(a) | (uint32_t)(unsigned char)(b) << 8 | \
 	 (uint32_t)(unsigned char)(c) << 16 | (uint32_t)(unsigned char)(d) << 24)
 #define IX_SECF_REQUIRED 1u         /* a reader that does not know the tag must refuse */
+/* In ix_known_sections only, never on disk: the section is written (with
+ * its flags) only when it is not empty, and absent means empty. */
+#define IX_SECF_WHEN_USED 0x100u
 #define IX_SECDIR_REC 32u           /* directory entry */
 #define IX_SECDIR_MAX 4096u         /* most directory entries a reader accepts */
 #define IX_LEGACY_NSEC 13           /* entries of format 6's fixed section table (5: 12) */
@@ -79,6 +83,7 @@ enum ix_section {
 	IX_SEC_KEYS,           /* KEYS: key index: (FNV-1a 64 of key, doc), sorted */
 	IX_SEC_TRI_INDEX,      /* TRII: trigram index: (trigram, count, list offset), sorted */
 	IX_SEC_DOCSTORE_DICT,  /* TDIC: zstd dictionary of the document store; optional */
+	IX_SEC_DOCSTORE_DICTS, /* TDCS: several, when a merge copied frames; required when used */
 	IX_NSEC
 };
 
@@ -220,11 +225,11 @@ struct ix_segment {
 	uint8_t *del_docs, *del_chunks;
 	uint64_t del_gen;
 	uint32_t n_del_docs, n_del_chunks;
-	uint32_t frame_raw;         /* raw size of every document store frame but the last */
+	uint32_t frame_raw;         /* the largest raw size of a document store frame */
 	void *dctx;                 /* a cached ZSTD_DCtx, taken atomically */
-	void *ddict;                /* the text dictionary digested (a static ZSTD_DDict in
-	                               its own allocation), made by the first reader that
-	                               needs it and published atomically; NULL until then */
+	void *ddict;                /* the text dictionaries digested (docstore.c's
+	                               ds_dictset), made by the first reader that needs
+	                               them and published atomically; NULL until then */
 };
 
 int seg_open_file(ix_segment **out, const char *path);
@@ -337,6 +342,14 @@ typedef struct ix_ds_writer {
 	size_t window;              /* the training window, bytes */
 	unsigned char *dict;        /* the trained dictionary (NULL: none) */
 	size_t dict_len;
+	/* Copying frames (ix_ds_copy_frames) instead of compressing text:
+	 * the dictionaries the copied frames name. */
+	int copying;
+	uint64_t copy_base;         /* raw offset of the segment being copied */
+	fbuf copied_dicts;          /* their bytes, back to back */
+	uint32_t ncopied_dicts;
+	uint32_t copied_ids[IX_DS_MAX_DICTS];
+	size_t copied_off[IX_DS_MAX_DICTS], copied_len[IX_DS_MAX_DICTS];
 	fbuf comp;
 	uint64_t comp_base;
 	ix_ds_frame *frames;
@@ -359,6 +372,21 @@ int ix_ds_train(ix_ds_writer *w, const unsigned char *samples, const size_t *siz
 #define IX_DS_SAMPLE_PIECE IX_FRAME_RAW_DICT
 #define IX_DS_SAMPLE_MAX ((size_t)2 << 20)
 int ix_ds_wants_dict(uint64_t raw_estimate);
+/* Up to cap of s's text dictionaries (TDIC or TDCS) as checked byte ranges
+ * of the mapped file, with their zstd ids; *n their count (0: none). */
+typedef struct ix_ds_dictref {
+	const unsigned char *data;
+	size_t len;
+	uint32_t id;
+} ix_ds_dictref;
+int ix_ds_dicts(const ix_segment *s, ix_ds_dictref *out, size_t cap, size_t *n);
+/* Append s's compressed frames as they are, from frame *next on, until at
+ * least budget compressed bytes are held or the frames end (*next is then
+ * the frame count): a merge whose inputs keep all their text copies it
+ * instead of recompressing it. A writer either copies or compresses. The
+ * first call takes s's dictionaries into the writer's set (at most
+ * IX_DS_MAX_DICTS, ids distinct: FATHOM_ETOOBIG / FATHOM_EINVAL). */
+int ix_ds_copy_frames(ix_ds_writer *w, const ix_segment *s, uint64_t *next, size_t budget);
 /* Threads compressing frames and merging postings (0: one per CPU, the
  * default; 1: the writer's own). The bytes written are the same whatever
  * the count. */
@@ -381,6 +409,7 @@ typedef struct ix_doc_rec {
 	uint32_t n_tags, n_meta;
 	int trigrams;            /* a file: index the trigrams of its text */
 	int grep_only;           /* for grep alone (its text is not stored) */
+	uint64_t text_off;       /* where its text lies in copied frames (ix_segw_copy_text) */
 } ix_doc_rec;
 
 int ix_segw_new(ix_segw **out, uint32_t id);
@@ -394,9 +423,15 @@ void ix_segw_set_id(ix_segw *w, uint32_t id);
  * ascending trigram order after the terms (collection then off). */
 void ix_segw_collect_trigrams(ix_segw *w, int on);
 int ix_segw_tri_list(ix_segw *w, uint32_t tri, const uint32_t *docs, size_t n);
-/* text is stored; tri (NULL: text) is what the trigrams are taken from. */
+/* text is stored; tri (NULL: text) is what the trigrams are taken from.
+ * After ix_segw_copy_text, text is NULL and d->text_off says where its
+ * text_len bytes lie among the copied frames. */
 int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t strs_len,
                     const char *text, size_t text_len, const char *tri, size_t tri_len);
+/* Copy s's document store frames (and dictionaries) to the end of this
+ * one's; *base: the raw offset of s's text here. The file must be open;
+ * every document after this takes its text from copied frames. */
+int ix_segw_copy_text(ix_segw *w, const ix_segment *s, uint64_t *base);
 int ix_segw_add_chunk(ix_segw *w, uint32_t line_start, uint32_t line_end,
                       uint32_t byte_start, uint32_t byte_end,
                       const char *headings, uint32_t headings_len,

@@ -9,10 +9,15 @@
  * term frequencies and positions as they were. Because inputs are taken in
  * order and ids only grow within each, the mapped postings come out sorted.
  *
- * The text is recompressed, with a dictionary trained anew for the merged
- * segment from samples spread evenly over all the inputs (a writer left to
- * itself would train on the first 16 MiB, which is one input); the writer
- * compresses its frames on its threads.
+ * When every input keeps all its documents and has a text dictionary
+ * (with at most IX_DS_MAX_DICTS between them), their compressed frames are
+ * copied as they are, with their dictionaries, and each document's text
+ * offset moves by its input's place in the new raw stream: nothing is
+ * decompressed or compressed (docs/FORMAT.md 5.4). Otherwise the text is
+ * recompressed, with a dictionary trained anew for the merged segment from
+ * samples spread evenly over all the inputs (a writer left to itself would
+ * train on the first 16 MiB, which is one input); the writer compresses
+ * its frames on its threads.
  *
  * The postings are merged on a pool (term_pool.c, as a flush encodes its
  * postings; ix_ds_thread_count threads): the
@@ -29,6 +34,7 @@
 typedef struct merge_in {
 	const ix_segment *s;
 	const uint8_t *del_docs, *del_chunks;
+	uint32_t n_del_docs;
 	uint32_t *map;           /* old chunk -> new chunk, IX_END when deleted */
 	uint32_t *doc_map;       /* old doc -> new doc, IX_END when deleted */
 	uint64_t tri;            /* next trigram record */
@@ -76,7 +82,10 @@ static int doc_text(const ix_segment *s, uint32_t d, text_window *tw, const char
 	return 0;
 }
 
-static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs)
+/* text_base: where the input's copied frames begin in the new raw stream,
+ * or UINT64_MAX when its text is recompressed (read through tw). */
+static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs,
+                     uint64_t text_base)
 {
 	const ix_segment *s = m->s;
 	for (uint32_t c = 0; c < s->nchunks; c++)
@@ -102,12 +111,22 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 		fbuf_append(strs, rest, (size_t)(q - rest));
 		if (strs->err)
 			return strs->err;
-		const char *text;
-		uint64_t text_len;
-		if ((rc = doc_text(s, d, tw, &text, &text_len)) != 0)
+		const char *text = NULL;
+		uint64_t text_len, text_off = 0;
+		if (text_base != UINT64_MAX) {
+			const unsigned char *r;
+			if ((rc = seg_doc_rec(s, d, &r)) != 0)
+				return rc;
+			text_off = fa_load64(r);
+			text_len = fa_load32(r + 48);
+			if (text_off > UINT64_MAX - text_base)
+				return fa_err(FATHOM_ECORRUPT, "%s: document %u: bad text offset", s->path, d);
+			text_off += text_base;
+		} else if ((rc = doc_text(s, d, tw, &text, &text_len)) != 0) {
 			return rc;
+		}
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
-		                   di.trigrams, di.grep_only };
+		                   di.trigrams, di.grep_only, text_off };
 		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
 		                     text, text_len, NULL, 0);
 		if (rc)
@@ -127,6 +146,40 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 		}
 	}
 	return 0;
+}
+
+/* Whether the inputs' frames can be copied: every input keeps all its
+ * documents, is of this format, has text in frames of the dictionary
+ * size and one dictionary or more, and between them they hold at most
+ * IX_DS_MAX_DICTS distinct dictionaries (the same id: the same bytes). */
+static int can_copy_text(const merge_in *m, size_t n)
+{
+	ix_ds_dictref seen[IX_DS_MAX_DICTS];   /* the first of each id */
+	size_t nseen = 0;
+	for (size_t k = 0; k < n; k++) {
+		const ix_segment *s = m[k].s;
+		if (m[k].n_del_docs || s->version != IX_FORMAT_VERSION || s->raw_text == 0 ||
+		    s->frame_raw != IX_FRAME_RAW_DICT)
+			return 0;
+		ix_ds_dictref d[IX_DS_MAX_DICTS];
+		size_t nd;
+		if (ix_ds_dicts(s, d, IX_DS_MAX_DICTS, &nd) != 0 || nd == 0)
+			return 0;   /* a damaged dictionary: the other path reports it */
+		for (size_t i = 0; i < nd; i++) {
+			size_t j = 0;
+			while (j < nseen && seen[j].id != d[i].id)
+				j++;
+			if (j < nseen) {
+				if (seen[j].len != d[i].len || memcmp(seen[j].data, d[i].data, d[i].len) != 0)
+					return 0;
+				continue;
+			}
+			if (nseen == IX_DS_MAX_DICTS)
+				return 0;
+			seen[nseen++] = d[i];
+		}
+	}
+	return 1;
 }
 
 /* Samples for the merged segment's text dictionary: up to IX_DS_SAMPLE_MAX
@@ -458,6 +511,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 		m[k].del_docs = in[k]->del_docs ? in[k]->del_docs : in[k]->seg->del_docs;
 		m[k].del_chunks = in[k]->del_chunks ? in[k]->del_chunks : in[k]->seg->del_chunks;
 		uint32_t ndel = in[k]->del_chunks ? in[k]->n_del_chunks : in[k]->seg->n_del_chunks;
+		m[k].n_del_docs = in[k]->del_docs ? in[k]->n_del_docs : in[k]->seg->n_del_docs;
 		live += m[k].s->nchunks - ndel;
 		if (live >= IX_END) {
 			rc = fa_err(FATHOM_ETOOBIG, "merge: too many chunks for one segment");
@@ -481,13 +535,17 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	if ((rc = ix_segw_new(&w, id)) != 0 || (rc = ix_segw_open_file(w, path)) != 0)
 		goto cleanup;
 	ix_segw_collect_trigrams(w, 0);   /* the lists are merged, not rebuilt */
-	if ((rc = train_text(w, m, n)) != 0)
+	int copy = can_copy_text(m, n);
+	if (!copy && (rc = train_text(w, m, n)) != 0)
 		goto cleanup;
 	uint32_t next_chunk = 0;
 	for (size_t k = 0; k < n && !rc; k++) {
 		fbuf_reset(&tw.buf);
 		tw.start = 0;
-		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs);
+		uint64_t base = UINT64_MAX;
+		if (copy && (rc = ix_segw_copy_text(w, m[k].s, &base)) != 0)
+			break;
+		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs, base);
 	}
 	if (rc)
 		goto cleanup;

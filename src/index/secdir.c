@@ -71,6 +71,7 @@ const ix_secinfo ix_known_sections[IX_NSEC] = {
 	[IX_SEC_TRI_INDEX] = { IX_TAG('T', 'R', 'I', 'I'), IX_SECF_REQUIRED },
 	/* Absent or empty: the frames use no dictionary. */
 	[IX_SEC_DOCSTORE_DICT] = { IX_TAG('T', 'D', 'I', 'C'), 0 },
+	[IX_SEC_DOCSTORE_DICTS] = { IX_TAG('T', 'D', 'C', 'S'), IX_SECF_REQUIRED | IX_SECF_WHEN_USED },
 };
 
 int ix_section_of_tag(uint32_t tag)

@@ -125,7 +125,8 @@ static int place_sections(ix_segment *s)
 		}
 	}
 	for (int k = 0; k < IX_NSEC && !rc; k++)
-		if (!seen[k] && (ix_known_sections[k].flags & IX_SECF_REQUIRED)) {
+		if (!seen[k] && (ix_known_sections[k].flags & IX_SECF_REQUIRED) &&
+		    !(ix_known_sections[k].flags & IX_SECF_WHEN_USED)) {
 			ix_tag_name(ix_known_sections[k].tag, tag);
 			rc = fa_err(FATHOM_ECORRUPT, "%s: the required section '%s' is missing", s->path, tag);
 		}
@@ -226,6 +227,10 @@ static int seg_parse(ix_segment *s)
 		return corrupt(s, "bad document store frame size in footer");
 	if (s->sec_len[IX_SEC_DOCSTORE_DICT] > IX_DS_DICT_MAX)
 		return corrupt(s, "document store dictionary too large");
+	if (s->sec_len[IX_SEC_DOCSTORE_DICTS] > 4 + (uint64_t)IX_DS_MAX_DICTS * (8 + IX_DS_DICT_MAX + 8))
+		return corrupt(s, "document store dictionaries too large");
+	if (s->sec_len[IX_SEC_DOCSTORE_DICT] && s->sec_len[IX_SEC_DOCSTORE_DICTS])
+		return corrupt(s, "two kinds of document store dictionary");
 	if (s->raw_text > s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC * s->frame_raw)
 		return corrupt(s, "more text than the document store frames hold");
 	uint64_t dbt = s->dict_block_terms;

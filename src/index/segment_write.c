@@ -263,6 +263,22 @@ int ix_segw_train_text(ix_segw *w, const unsigned char *samples, const size_t *s
 
 static int drain_docstore(ix_segw *w);
 
+int ix_segw_copy_text(ix_segw *w, const ix_segment *s, uint64_t *base)
+{
+	if (w->err)
+		return w->err;
+	if (w->state != SW_DOCS || w->fd < 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: copying text needs an open file"));
+	*base = w->ds.raw_total;
+	uint64_t next = 0, nframes = s->sec_len[IX_SEC_FRAMES] / IX_FRAME_REC;
+	do {
+		int rc = ix_ds_copy_frames(&w->ds, s, &next, OUT_BUF);
+		if (rc || (rc = drain_docstore(w)) != 0)
+			return sw_fail(w, rc);
+	} while (next < nframes);
+	return 0;
+}
+
 /* ---- the trigram index ---------------------------------------------------- */
 
 static int start_terms(ix_segw *w);
@@ -458,8 +474,16 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 	if (flags & IX_DOC_PATH_IS_KEY)
 		poff = soff;
 
+	/* Its text: appended to the document store, or already there among
+	 * frames copied from another segment. */
+	uint64_t text_off = w->ds.raw_total;
+	if (w->ds.copying) {
+		if (text || d->text_off > w->ds.raw_total || text_len > w->ds.raw_total - d->text_off)
+			return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: text outside the copied frames"));
+		text_off = d->text_off;
+	}
 	unsigned char r[IX_DOC_REC] = { 0 };
-	fa_store64(r + 0, w->ds.raw_total);
+	fa_store64(r + 0, text_off);
 	fa_store64(r + 8, d->size);
 	fa_store64(r + 16, (uint64_t)d->mtime_ns);
 	fa_store64(r + 24, d->content_hash);
@@ -491,12 +515,14 @@ int ix_segw_add_doc(ix_segw *w, const ix_doc_rec *d, const char *strs, size_t st
 		w->last_path_off = poff;
 		w->last_path_len = (uint32_t)plen;
 	}
-	if ((rc = ix_ds_append(&w->ds, text, text_len)) != 0)
+	if (!w->ds.copying && (rc = ix_ds_append(&w->ds, text, text_len)) != 0)
 		return sw_fail(w, rc);
 	if (!tri) {
 		tri = text;
 		tri_len = text_len;
 	}
+	if (!tri && tri_len && d->trigrams && w->tri_collect)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: no text to take trigrams from"));
 	if (d->trigrams && w->tri_collect && tri_len >= 3 && (rc = collect_trigrams(w, tri, tri_len)))
 		return sw_fail(w, rc);
 	w->have_last_head = 0;
@@ -1078,6 +1104,38 @@ static int write_section(ix_segw *w, int sec, const void *data, size_t len)
 	return w->err;
 }
 
+/* The dictionaries of copied frames: one as TDIC, several as TDCS (u32
+ * count, count x (u32 offset in the section, u32 length), then each
+ * dictionary at an offset that is a multiple of 8). */
+static int write_copied_dicts(ix_segw *w)
+{
+	const ix_ds_writer *ds = &w->ds;
+	const unsigned char *all = ds->copied_dicts.data;
+	if (ds->ncopied_dicts == 1)
+		return write_section(w, IX_SEC_DOCSTORE_DICT, all + ds->copied_off[0], ds->copied_len[0]);
+	unsigned char head[4 + 8 * IX_DS_MAX_DICTS];
+	uint32_t n = ds->ncopied_dicts, at = 4 + 8 * n;
+	fa_store32(head, n);
+	for (uint32_t k = 0; k < n; k++) {
+		at = (at + 7) & ~7u;
+		fa_store32(head + 4 + 8 * k, at);
+		fa_store32(head + 8 + 8 * k, (uint32_t)ds->copied_len[k]);
+		at += (uint32_t)ds->copied_len[k];
+	}
+	static const unsigned char zeros[8];
+	sec_begin(w, IX_SEC_DOCSTORE_DICTS);
+	out_write(w, head, 4 + 8 * (size_t)n);
+	uint64_t pos = 4 + 8 * (uint64_t)n;
+	for (uint32_t k = 0; k < n; k++) {
+		out_write(w, zeros, (size_t)(((pos + 7) & ~(uint64_t)7) - pos));
+		pos = (pos + 7) & ~(uint64_t)7;
+		out_write(w, all + ds->copied_off[k], ds->copied_len[k]);
+		pos += ds->copied_len[k];
+	}
+	sec_end(w, IX_SEC_DOCSTORE_DICTS);
+	return w->err;
+}
+
 /* ---- extra sections -------------------------------------------------------- */
 
 static struct {
@@ -1137,9 +1195,11 @@ static int write_directory(ix_segw *w, fbuf *dir, uint32_t *ndir)
 	*ndir = 0;
 	for (int i = 0; i < IX_NSEC; i++) {
 		const ix_secinfo *k = &ix_known_sections[i];
-		if (!(k->flags & IX_SECF_REQUIRED) && w->sec_len[i] == 0)
+		if ((!(k->flags & IX_SECF_REQUIRED) || (k->flags & IX_SECF_WHEN_USED)) &&
+		    w->sec_len[i] == 0)
 			continue;
-		ix_secent e = { k->tag, k->flags, w->sec_off[i], w->sec_len[i], w->sec_crc[i], 1 };
+		ix_secent e = { k->tag, k->flags & IX_SECF_REQUIRED, w->sec_off[i], w->sec_len[i],
+		                w->sec_crc[i], 1 };
 		unsigned char r[IX_SECDIR_REC];
 		ix_secdir_encode(r, &e, 1);
 		fbuf_append(dir, r, sizeof r);
@@ -1199,7 +1259,10 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 	}
 	sec_end(w, IX_SEC_KEYS);
 	write_section(w, IX_SEC_TRI_INDEX, w->tri_idx.data, w->tri_idx.len);
-	write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
+	if (w->ds.copying && write_copied_dicts(w))
+		return w->err;
+	else if (!w->ds.copying)
+		write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
 	fbuf dir;
 	fbuf_init(&dir, 0);
 	uint32_t ndir = 0;

@@ -599,7 +599,7 @@ static int add_doc(ix_pending *p, const ix_doc_in *d, ix_analysis *a, uint32_t h
 
 	uint32_t doc = ix_segw_ndocs(p->w);
 	ix_doc_rec rec = { d->size, d->mtime_ns, d->content_hash, d->kind, (uint32_t)d->n_tags,
-	                   (uint32_t)d->n_meta, d->trigrams || d->grep_only, d->grep_only };
+	                   (uint32_t)d->n_meta, d->trigrams || d->grep_only, d->grep_only, 0 };
 	const char *tri = d->raw ? d->raw : d->text;
 	size_t tri_len = d->raw ? d->raw_len : d->text_len;
 	int rc = ix_segw_add_doc(p->w, &rec, (const char *)s->data, s->len,
