@@ -49,9 +49,11 @@ static size_t varint_len(uint64_t v)
 static void pfor_encode(fbuf *out, const uint32_t *v, uint32_t n)
 {
 	uint32_t cnt[33] = { 0 };
+	uint8_t width[IX_BLOCK];
 	unsigned maxw = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned w = fa_bits_needed(v[i]);
+		width[i] = (uint8_t)w;
 		cnt[w]++;
 		maxw = w > maxw ? w : maxw;
 	}
@@ -73,7 +75,7 @@ static void pfor_encode(fbuf *out, const uint32_t *v, uint32_t n)
 	uint32_t mask = best == 32 ? UINT32_MAX : (1u << best) - 1;
 	for (uint32_t i = 0; i < n; i++) {
 		low[i] = v[i] & mask;
-		nexc += fa_bits_needed(v[i]) > best;
+		nexc += width[i] > best;
 	}
 	fbuf_putc(out, (int)(best | (nexc ? 0x80u : 0u)));
 	if (nexc)
@@ -84,7 +86,7 @@ static void pfor_encode(fbuf *out, const uint32_t *v, uint32_t n)
 	fa_bitpack(out->data + out->len, low, n, best);
 	out->len += bytes;
 	for (uint32_t i = 0; nexc && i < n; i++) {
-		if (fa_bits_needed(v[i]) <= best)
+		if (width[i] <= best)
 			continue;
 		fbuf_putc(out, (int)i);
 		fbuf_put_varint(out, v[i] >> best);

@@ -9,11 +9,6 @@
  */
 #include "util/util.h"
 
-unsigned fa_bits_needed(uint32_t v)
-{
-	return v ? 32u - (unsigned)__builtin_clz(v) : 0u;
-}
-
 void fa_bitpack(unsigned char *out, const uint32_t *in, size_t n, unsigned bits)
 {
 	size_t nbytes = fa_bitpack_bytes(n, bits);

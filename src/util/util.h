@@ -187,9 +187,26 @@ uint32_t fa_crc32c_sw(uint32_t crc, const void *data, size_t n);
 /* ---- varints (util/varint.c) -------------------------------------------- */
 /* LEB128: 7 bits per byte, low first. At most 10 bytes for a uint64_t. */
 size_t fa_varint_put(unsigned char *out, uint64_t v);
-/* Decode from [*p, end); advances *p. -1 when truncated or over-long. */
-int fa_varint_get(const unsigned char **p, const unsigned char *end, uint64_t *v);
-int fa_varint_get32(const unsigned char **p, const unsigned char *end, uint32_t *v);
+/* Decode from [*p, end); advances *p. -1 when truncated or over-long.
+ * Most varints are one byte: that case is inline, the rest out of line. */
+int fa_varint_get_long(const unsigned char **p, const unsigned char *end, uint64_t *v);
+int fa_varint_get32_long(const unsigned char **p, const unsigned char *end, uint32_t *v);
+static inline int fa_varint_get(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	if (FA_LIKELY(*p < end && **p < 0x80)) {
+		*v = *(*p)++;
+		return 0;
+	}
+	return fa_varint_get_long(p, end, v);
+}
+static inline int fa_varint_get32(const unsigned char **p, const unsigned char *end, uint32_t *v)
+{
+	if (FA_LIKELY(*p < end && **p < 0x80)) {
+		*v = *(*p)++;
+		return 0;
+	}
+	return fa_varint_get32_long(p, end, v);
+}
 
 /* ---- bit packing (util/bitpack.c) --------------------------------------- */
 /* Pack n values of `bits` bits each (0..32), LSB first, into
@@ -198,7 +215,10 @@ static inline size_t fa_bitpack_bytes(size_t n, unsigned bits)
 {
 	return (n * bits + 7) / 8;
 }
-unsigned fa_bits_needed(uint32_t max_value);
+static inline unsigned fa_bits_needed(uint32_t max_value)
+{
+	return max_value ? 32u - (unsigned)__builtin_clz(max_value) : 0u;
+}
 void fa_bitpack(unsigned char *out, const uint32_t *in, size_t n, unsigned bits);
 /* Unpack n values; in must hold fa_bitpack_bytes(n, bits) readable bytes. */
 void fa_bitunpack(uint32_t *out, const unsigned char *in, size_t n, unsigned bits);

@@ -14,7 +14,7 @@ size_t fa_varint_put(unsigned char *out, uint64_t v)
 	return n;
 }
 
-int fa_varint_get(const unsigned char **pp, const unsigned char *end, uint64_t *v)
+int fa_varint_get_long(const unsigned char **pp, const unsigned char *end, uint64_t *v)
 {
 	const unsigned char *p = *pp;
 	uint64_t x = 0;
@@ -35,10 +35,10 @@ int fa_varint_get(const unsigned char **pp, const unsigned char *end, uint64_t *
 	return -1;
 }
 
-int fa_varint_get32(const unsigned char **pp, const unsigned char *end, uint32_t *v)
+int fa_varint_get32_long(const unsigned char **pp, const unsigned char *end, uint32_t *v)
 {
 	uint64_t x;
-	if (fa_varint_get(pp, end, &x) || x > UINT32_MAX)
+	if (fa_varint_get_long(pp, end, &x) || x > UINT32_MAX)
 		return -1;
 	*v = (uint32_t)x;
 	return 0;
