@@ -126,6 +126,65 @@ static void test_utf8_invalid_and_repair(void)
 	fbuf_free(&b);
 }
 
+/* text_utf8_repair against a byte-at-a-time reference, on text that is
+ * mostly ASCII with bad and good multi-byte sequences at every offset
+ * (so on both sides of the eight-byte ASCII skip). */
+static void ref_repair(fbuf *out, const unsigned char *s, size_t n, size_t *bad)
+{
+	*bad = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = s[i] < 0x80 ? 1 : text_utf8_seq_len(s + i, n - i);
+		if (k) {
+			fbuf_append(out, s + i, k);
+			i += k;
+			continue;
+		}
+		++*bad;
+		fbuf_append(out, "\xef\xbf\xbd", 3);
+		for (k = 1; i + k < n && k < 4 && (s[i + k] & 0xC0) == 0x80; k++)
+			;
+		i += k;
+	}
+}
+
+static void test_utf8_repair_reference(void)
+{
+	static const char *const bits[] = { "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+	                                     "\xff", "\x80\x80", "\xe2\x82", "\xc0\xaf",
+	                                     "\xed\xa0\x80" };
+	unsigned seed = 12345;
+	fbuf a, b;
+	fbuf_init(&a, 0);
+	fbuf_init(&b, 0);
+	unsigned char s[64];
+	for (int round = 0; round < 2000; round++) {
+		size_t n = 0, want = (size_t)(round % 40);
+		while (n < want) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = seed >> 16;
+			if (r % 7 == 0) {
+				const char *t = bits[r / 7 % (sizeof bits / sizeof *bits)];
+				size_t l = strlen(t);
+				if (n + l > sizeof s)
+					break;
+				memcpy(s + n, t, l);
+				n += l;
+			} else {
+				s[n++] = (unsigned char)('a' + r % 26);
+			}
+		}
+		size_t bad_a = 99, bad_b = 99;
+		fbuf_reset(&a);
+		fbuf_reset(&b);
+		CHECK_OK(text_utf8_repair(&a, (const char *)s, n, &bad_a));
+		ref_repair(&b, s, n, &bad_b);
+		CHECK_EQ(bad_a, bad_b);
+		CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+	}
+	fbuf_free(&a);
+	fbuf_free(&b);
+}
+
 static void test_utf8_floor(void)
 {
 	const char *s = "a\xc3\xa9" "b\xe4\xb8\xad";  /* a é b 中 */
@@ -562,6 +621,7 @@ int main(void)
 	}
 	RUN(test_utf8_seq_len);
 	RUN(test_utf8_invalid_and_repair);
+	RUN(test_utf8_repair_reference);
 	RUN(test_utf8_floor);
 	RUN(test_normalize);
 	RUN(test_plain_words);

@@ -98,8 +98,13 @@ int text_utf8_repair(fbuf *out, const char *str, size_t n, size_t *n_invalid)
 	size_t i = 0, run = 0, bad = 0;
 	int rc = FATHOM_OK;
 
-	/* Valid stretches are copied in one append each. */
+	/* Valid stretches are copied in one append each; ASCII is skipped
+	 * eight bytes at a time. */
 	while (i < n && rc == FATHOM_OK) {
+		if (n - i >= 8 && !(fa_load64(s + i) & 0x8080808080808080ull)) {
+			i += 8;
+			continue;
+		}
 		size_t k = s[i] < 0x80 ? 1 : text_utf8_seq_len(s + i, n - i);
 		if (k != 0) {
 			i += k;
