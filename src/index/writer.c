@@ -760,38 +760,17 @@ int ix_pending_foreach(ix_pending *p, int (*cb)(void *ctx, const char *key), voi
 
 /* ---- flushing ------------------------------------------------------------------ */
 
-/* A term to sort by its bytes. pre: its first 8 bytes big-endian (zeros
- * past its end), which orders most pairs without reading the key: the
- * flush sorts every term of the segment, a million on source code, on the
- * writer's thread. */
 typedef struct term_ref {
-	uint64_t pre;
 	const char *key;
 	uint32_t len, id;
 } term_ref;
 
-static term_ref term_ref_make(const char *key, uint32_t len, uint32_t id)
-{
-	uint64_t pre = 0;
-	for (uint32_t i = 0; i < 8; i++)
-		pre = pre << 8 | (i < len ? (unsigned char)key[i] : 0u);
-	return (term_ref){ pre, key, len, id };
-}
-
-/* memcmp order, shorter first on a tie. Equal prefixes mean equal first
- * min(len, 8) bytes (a shorter key's padding equals the longer's bytes
- * there), so only keys both longer than 8 read on. */
 static int term_ref_cmp(const void *a, const void *b)
 {
 	const term_ref *x = a, *y = b;
-	if (x->pre != y->pre)
-		return x->pre < y->pre ? -1 : 1;
-	uint32_t m = FA_MIN(x->len, y->len);
-	if (m > 8) {
-		int c = memcmp(x->key + 8, y->key + 8, m - 8);
-		if (c)
-			return c;
-	}
+	int c = memcmp(x->key, y->key, FA_MIN(x->len, y->len));
+	if (c)
+		return c;
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
@@ -996,7 +975,7 @@ int ix_pending_flush(ix_index *ix)
 		goto cleanup;
 	size_t n = 0;
 	for (size_t i = 0; i < p->ntv; i++)
-		refs[n++] = term_ref_make(p->tv[i]->key, p->tv[i]->keylen, (uint32_t)i);
+		refs[n++] = (term_ref){ p->tv[i]->key, p->tv[i]->keylen, (uint32_t)i };
 	if (n)
 		qsort(refs, n, sizeof *refs, term_ref_cmp);
 	rc = flush_postings(p, refs, n);
