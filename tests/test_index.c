@@ -2005,6 +2005,143 @@ static void test_term_hash(void)
 	free(dir);
 }
 
+
+/* ---- paths and titles copied within a batch --------------------------------- */
+
+/* Names that repeat, differ by a byte, are empty, are cut at the term
+ * limit, or hold identifiers and non-ASCII. */
+static const char *reuse_names[] = {
+	"src/a.c", "src/a.c ", "src/a.cc", "src/a", "src/b.c", "", "Other Title", "x/getUserName-v2.0.1.md",
+	"docs/Ünïcode_Straße.md", "HTTPServer_IPv6 URLs 1,000",
+	"a/very_long_path_component_that_goes_on_and_on_past_the_sixty_four_byte_limit/"
+	"of_a_term_in_one_run.txt",
+};
+
+/* Add the documents analysed in two batches of one analysis (reuse on or
+ * off) and commit. */
+static char *reuse_index(const ix_doc_in *docs, size_t n, int reuse)
+{
+	char *dir = tmp_index(reuse ? "ixru1" : "ixru0");
+	ix_index *ix;
+	ix_analysis *a;
+	uint32_t *handle = calloc(n, sizeof *handle);
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	CHECK_OK(ix_analysis_new(&a));
+	ix_analysis_set_reuse(a, reuse);
+	size_t cut[3] = { 0, n / 2, n };
+	for (int b = 0; b < 2; b++) {
+		ix_analysis_reset(a);
+		for (size_t i = cut[b]; i < cut[b + 1]; i++)
+			CHECK_OK(ix_analyse_doc(a, an, &docs[i], &handle[i]));
+		for (size_t i = cut[b]; i < cut[b + 1]; i++)
+			CHECK_OK(ix_add_analysed(ix, &docs[i], a, handle[i]));
+	}
+	CHECK_OK(ix_commit(ix));
+	ix_analysis_free(a);
+	ix_close(ix);
+	free(handle);
+	return dir;
+}
+
+/* The two index folders hold the same files, byte for byte. */
+static int same_files(const char *d1, const char *d2)
+{
+	DIR *dd = opendir(d1);
+	int same = dd != NULL, nfiles = 0;
+	struct dirent *e;
+	while (dd && (e = readdir(dd)) != NULL) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "LOCK") == 0)
+			continue;
+		char p1[4096], p2[4096];
+		snprintf(p1, sizeof p1, "%s/%s", d1, e->d_name);
+		snprintf(p2, sizeof p2, "%s/%s", d2, e->d_name);
+		size_t l1 = 0, l2 = 0;
+		unsigned char *b1 = slurp(p1, &l1), *b2 = slurp(p2, &l2);
+		if (!b1 || !b2 || l1 != l2 || memcmp(b1, b2, l1) != 0) {
+			fprintf(stderr, "  %s differs\n", e->d_name);
+			same = 0;
+		}
+		free(b1);
+		free(b2);
+		nfiles++;
+	}
+	if (dd)
+		closedir(dd);
+	return same && nfiles > 1;
+}
+
+static void test_analysis_reuse(void)
+{
+	enum { NDOCS = 300 };
+	const size_t nnames = sizeof reuse_names / sizeof reuse_names[0];
+	static const char *tags1[] = { "src/a.c", "kernel docs" };
+	static const char *tags2[] = { "" };
+	ix_doc_in *docs = calloc(NDOCS, sizeof *docs);
+	char (*keys)[32] = calloc(NDOCS, sizeof *keys);
+	ix_chunk_in (*ch)[2] = calloc(NDOCS, sizeof *ch);
+	const char *text = "getUserName runs the kernel scheduler; see src/a.c and TC-1001";
+	uint32_t tlen = (uint32_t)strlen(text);
+	const char *path = "";
+	for (size_t i = 0; i < NDOCS; i++) {
+		ix_doc_in *d = &docs[i];
+		snprintf(keys[i], sizeof keys[i], "doc%zu", i);
+		/* Runs of one path (as a file's chunks come), a title equal to
+		 * the path, to another name, or empty. */
+		if (i < nnames)
+			path = reuse_names[i];
+		else if (rnd_below(3) == 0)
+			path = reuse_names[rnd_below((uint32_t)nnames)];
+		uint32_t pick = rnd_below(4);
+		const char *title = pick < 2 ? path : pick == 2 ? reuse_names[rnd_below((uint32_t)nnames)] : "";
+		ch[i][0] = (ix_chunk_in){ 0, tlen / 2, 1, 1, "Intro > src/a.c", 15 };
+		ch[i][1] = (ix_chunk_in){ tlen / 2, tlen, 1, 1, NULL, 0 };
+		*d = (ix_doc_in){ .key = keys[i], .path = path, .title = title, .url = "", .lang = "text",
+		                  .kind = DOC_TEXT, .size = tlen, .text = text, .text_len = tlen,
+		                  .chunks = ch[i], .n_chunks = 1 + rnd_below(2) };
+		if (i % 7 == 3) {
+			d->tags = tags1;
+			d->n_tags = 2;
+		} else if (i % 7 == 5) {
+			d->tags = tags2;
+			d->n_tags = 1;
+		}
+		if (i % 41 == 17) {
+			/* grep-only: no analysis in between */
+			d->grep_only = 1;
+			d->n_chunks = 0;
+			d->chunks = NULL;
+		}
+		if (i % 53 == 8)
+			d->path = NULL;   /* NULL reads as "" */
+	}
+	/* The first names straight after each other, title == path or not. */
+	docs[1].title = docs[1].path;
+	docs[2].path = docs[1].title;
+	/* The second batch starts with the name the first ended with. */
+	for (size_t i = NDOCS / 2 - 1; i <= NDOCS / 2; i++)
+		docs[i].path = docs[i].title = reuse_names[nnames - 1];
+	char *off = reuse_index(docs, NDOCS, 0);
+	char *on = reuse_index(docs, NDOCS, 1);
+	CHECK(same_files(off, on));
+	ix_index *x1, *x2;
+	CHECK_OK(ix_open(&x1, off, IX_READONLY, NULL));
+	CHECK_OK(ix_open(&x2, on, IX_READONLY, NULL));
+	post_dump p1 = dump_index(x1), p2 = dump_index(x2);
+	CHECK(!p1.err && !p2.err && p1.n > 1000);
+	CHECK(dumps_equal(&p1, &p2));
+	dump_free(&p1);
+	dump_free(&p2);
+	ix_close(x1);
+	ix_close(x2);
+	test_rmrf(off);
+	test_rmrf(on);
+	free(off);
+	free(on);
+	free(docs);
+	free(keys);
+	free(ch);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english")) {
@@ -2026,6 +2163,7 @@ int main(void)
 	RUN(test_payloads);
 	RUN(test_payloads_full);
 	RUN(test_term_hash);
+	RUN(test_analysis_reuse);
 	text_analyzer_free(an);
 	return TEST_DONE();
 }

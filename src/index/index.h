@@ -126,6 +126,10 @@ typedef struct ix_analysis ix_analysis;
 int ix_analysis_new(ix_analysis **out);
 void ix_analysis_reset(ix_analysis *a);
 void ix_analysis_free(ix_analysis *a);
+/* on (the default): a path or title equal to the last one analysed in the
+ * batch copies its tokens. Off analyses every field, for tests that compare
+ * the two. */
+void ix_analysis_set_reuse(ix_analysis *a, int on);
 /* *handle: the document's number in a, for ix_add_analysed. */
 int ix_analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *doc, uint32_t *handle);
 /* doc: the same description that was analysed. */

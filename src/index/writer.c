@@ -261,6 +261,14 @@ struct ix_analysis {
 	an_doc *docs;
 	size_t ndocs, cap_docs;
 	char ident[IX_MAX_TERM];
+	/* The last path or title analysed, and its tokens [memo_from, memo_to).
+	 * A chunk corpus repeats them (a file's chunks come as consecutive
+	 * documents, and the title is often the path); the same text gives the
+	 * same tokens, so a repeat copies them instead of analysing again. */
+	fbuf memo;
+	uint32_t memo_from, memo_to;
+	int memo_ok;            /* memo holds a field of this batch */
+	int no_reuse;           /* analyse every field (tests compare the two) */
 	/* The writer's side: term -> id in the pending buffer numbered serial. */
 	uint32_t *gid;
 	size_t cap_gid, ngid;   /* ngid: terms mapped (or marked unmapped) */
@@ -273,7 +281,14 @@ int ix_analysis_new(ix_analysis **out)
 	if (!*out)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	fbuf_init(&(*out)->bytes, 0);
+	fbuf_init(&(*out)->memo, 0);
 	return 0;
+}
+
+void ix_analysis_set_reuse(ix_analysis *a, int on)
+{
+	a->no_reuse = !on;
+	a->memo_ok = 0;
 }
 
 void ix_analysis_reset(ix_analysis *a)
@@ -282,6 +297,7 @@ void ix_analysis_reset(ix_analysis *a)
 	if (a->nterms)
 		memset(a->slots, 0, a->slot_cap * sizeof *a->slots);
 	a->nterms = a->ntok = a->nchunks = a->ndocs = a->ngid = 0;
+	a->memo_ok = 0;
 }
 
 void ix_analysis_free(ix_analysis *a)
@@ -289,6 +305,7 @@ void ix_analysis_free(ix_analysis *a)
 	if (!a)
 		return;
 	fbuf_free(&a->bytes);
+	fbuf_free(&a->memo);
 	fa_free(a->terms);
 	fa_free(a->slots);
 	fa_free(a->tok);
@@ -376,6 +393,39 @@ static int analyse_text(ix_analysis *a, text_analyzer *an, const char *s, size_t
 	return n ? text_analyze(an, s, n, pos, on_token, a, NULL) : 0;
 }
 
+/* Append a copy of the tokens [from, to) (earlier in tok). */
+static int copy_tokens(ix_analysis *a, uint32_t from, uint32_t to)
+{
+	size_t n = to - from;
+	if (a->ntok > UINT32_MAX - 1 - n)
+		return fa_err(FATHOM_ETOOBIG, "too many tokens for one batch");
+	int rc = fa_grow((void **)&a->tok, &a->cap_tok, a->ntok + n, sizeof *a->tok);
+	if (rc)
+		return rc;
+	memcpy(a->tok + a->ntok, a->tok + from, n * sizeof *a->tok);
+	a->ntok += n;
+	return 0;
+}
+
+/* A path or title (positions from 0): analysed, or copied from the last
+ * one when the text is the same. */
+static int analyse_name(ix_analysis *a, text_analyzer *an, const char *s)
+{
+	size_t n = strlen(s);
+	if (a->memo_ok && a->memo.len == n && memcmp(a->memo.data, s, n) == 0)
+		return copy_tokens(a, a->memo_from, a->memo_to);
+	uint32_t from = (uint32_t)a->ntok, pos = 0;
+	int rc = analyse_text(a, an, s, n, &pos);
+	if (rc || a->no_reuse)
+		return rc;
+	fbuf_reset(&a->memo);
+	/* Without room for the copy, the next name is analysed: no error. */
+	a->memo_ok = fbuf_append(&a->memo, s, n) == 0;
+	a->memo_from = from;
+	a->memo_to = (uint32_t)a->ntok;
+	return 0;
+}
+
 /* ---- exact identifiers ------------------------------------------------------ */
 
 typedef struct ident_ctx {
@@ -460,15 +510,13 @@ static int analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *d)
 	if (d->grep_only)
 		return 0;   /* no chunks: nothing to analyse */
 	/* Path, title and tags are the same for every chunk: analysed once. */
-	uint32_t pos = 0;
 	ad->path = (uint32_t)a->ntok;
-	if ((rc = analyse_text(a, an, nz(d->path), strlen(nz(d->path)), &pos)) != 0)
+	if ((rc = analyse_name(a, an, nz(d->path))) != 0)
 		return rc;
-	pos = 0;
 	ad->title = (uint32_t)a->ntok;
-	if ((rc = analyse_text(a, an, nz(d->title), strlen(nz(d->title)), &pos)) != 0)
+	if ((rc = analyse_name(a, an, nz(d->title))) != 0)
 		return rc;
-	pos = 0;
+	uint32_t pos = 0;
 	ad->tags = (uint32_t)a->ntok;
 	for (size_t i = 0; i < d->n_tags; i++) {
 		/* A gap between tags keeps a phrase from spanning two. */
