@@ -2006,6 +2006,73 @@ static void test_term_hash(void)
 }
 
 
+/* The writer's term maps (a hash and an equality that read whole words):
+ * numbers of 1 to 40 digits, each with one digit changed at every
+ * position, twice each, are each one term of their own; the equality
+ * agrees with memcmp. */
+static void test_term_map(void)
+{
+	char *dir = tmp_index("ixtm");
+	ix_index *ix;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE, NULL));
+	fbuf t;
+	fbuf_init(&t, 0);
+	char base[41];
+	for (int i = 0; i < 40; i++)
+		base[i] = (char)('1' + rnd_below(9));
+	/* Pass 0 and 1 write each number; pass 2 looks each one up. */
+	ix_segment *s = NULL;
+	int found = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 2) {
+			CHECK_OK(add_doc(ix, an, "nums", (const char *)t.data, t.len, 1 << 20));
+			CHECK_OK(ix_commit(ix));
+			s = ix_segment_at(ix, 0);
+		}
+		for (int len = 1; len <= 40; len++) {
+			for (int k = -1; k < len; k++) {
+				char w[41];
+				memcpy(w, base, (size_t)len);
+				if (k >= 0)
+					w[k] = '0';
+				ix_term_info ti;
+				if (pass < 2) {
+					fbuf_append(&t, w, (size_t)len);
+					fbuf_putc(&t, ' ');
+				} else if (seg_term(s, w, (size_t)len, &ti) == 0 && ti.df == 1) {
+					found++;
+				}
+			}
+		}
+	}
+	CHECK_EQ(found, 40 + 40 * 41 / 2);
+	CHECK_OK(seg_verify(s));
+	fbuf_free(&t);
+	ix_close(ix);
+
+	/* The equality against memcmp, a byte changed at every position of
+	 * every length; equal bytes hash alike (from two addresses). */
+	unsigned char x[IX_MAX_TERM + 1], y[IX_MAX_TERM + 1];
+	int bad = 0;
+	for (size_t n = 0; n <= IX_MAX_TERM; n++) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = (unsigned char)rnd();
+		memcpy(y + 1, x, n);
+		if (!ix_mem_term_eq((char *)x, (char *)y + 1, n) ||
+		    ix_mem_term_hash((char *)x, n) != ix_mem_term_hash((char *)y + 1, n))
+			bad++;
+		for (size_t k = 0; k < n; k++) {
+			memcpy(y + 1, x, n);
+			y[1 + k] ^= (unsigned char)(1u << rnd_below(8));
+			if (ix_mem_term_eq((char *)x, (char *)y + 1, n) != (memcmp(x, y + 1, n) == 0))
+				bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	test_rmrf(dir);
+	free(dir);
+}
+
 /* ---- paths and titles copied within a batch --------------------------------- */
 
 /* Names that repeat, differ by a byte, are empty, are cut at the term
@@ -2163,6 +2230,7 @@ int main(void)
 	RUN(test_payloads);
 	RUN(test_payloads_full);
 	RUN(test_term_hash);
+	RUN(test_term_map);
 	RUN(test_analysis_reuse);
 	text_analyzer_free(an);
 	return TEST_DONE();

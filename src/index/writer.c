@@ -205,7 +205,7 @@ static int term_id_hashed(ix_pending *p, const char *term, size_t len, uint32_t 
 			break;
 		if (sl->hash == h) {
 			const pend_term *t = p->tv[sl->idx - 1];
-			if (t->keylen == len && memcmp(t->key, term, len) == 0) {
+			if (t->keylen == len && ix_mem_term_eq(t->key, term, len)) {
 				*id = sl->idx - 1;
 				return 0;
 			}
@@ -339,14 +339,15 @@ static int an_term_id(ix_analysis *a, const char *term, size_t len, uint32_t *id
 	int rc;
 	if ((a->nterms + 1) * 2 > a->slot_cap && (rc = an_grow_slots(a)) != 0)
 		return rc;
-	uint32_t h = (uint32_t)fa_hash64(term, len, 0);
+	uint32_t h = ix_mem_term_hash(term, len);
 	size_t mask = a->slot_cap - 1, i = h & mask;
 	for (;;) {
 		uint32_t s = a->slots[i];
 		if (!s)
 			break;
 		const an_term *t = &a->terms[s - 1];
-		if (t->hash == h && t->len == len && memcmp(a->bytes.data + t->off, term, len) == 0) {
+		if (t->hash == h && t->len == len &&
+		    ix_mem_term_eq((const char *)a->bytes.data + t->off, term, len)) {
 			*id = s - 1;
 			return 0;
 		}
