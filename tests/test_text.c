@@ -441,6 +441,87 @@ static void test_long_terms(void)
 	CHECK(strstr(t, "error") == NULL && strstr(t, "invariant") == NULL);
 }
 
+/* ---- plain runs against the general path ------------------------------------- */
+
+static int record_cb(void *ctx, const text_token *t)
+{
+	fbuf_printf(ctx, "%s/%u@%u[%u,%u) ", t->term, t->kind, t->pos, t->start, t->end);
+	return 0;
+}
+
+/* Every token (term, kind, position, bytes), the next position and the
+ * invalid count, as one string. */
+static char *record(text_analyzer *a, const char *s, size_t n, uint32_t pos0)
+{
+	fbuf b;
+	fbuf_init(&b, 0);
+	uint32_t pos = pos0;
+	size_t invalid = 0;
+	int rc = text_analyze(a, s, n, &pos, record_cb, &b, &invalid);
+	fbuf_printf(&b, "rc %d pos %u invalid %zu", rc, pos, invalid);
+	return fbuf_detach(&b, NULL);
+}
+
+static uint64_t plain_rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t plain_below(uint32_t n)
+{
+	plain_rng ^= plain_rng << 13;
+	plain_rng ^= plain_rng >> 7;
+	plain_rng ^= plain_rng << 17;
+	return (uint32_t)(plain_rng % n);
+}
+
+/* Random text from pieces that sit on each side of the plain-run rules:
+ * case changes, digits, joiners, marks, CJK, invalid bytes, runs past the
+ * term and run limits; the same tokens with and without plain runs. */
+static void test_plain_runs(void)
+{
+	static const char *pieces[] = {
+		"a", "s", "Z", "word", "Word", "WORD", "WORDs", "Words", "wORD", "HTTPServer", "URLs",
+		"IPv6", "x", "42", "007", "1,000", "2.0.1", "sha256sum", "a1b2c3d4", "_", "__", "-",
+		"--", ".", ",", "'", " ", "  ", "\n", "\t", "(", ")", ";", "\xc3\xa9", "\xc3\x89",
+		"\xcc\x81", "\xe4\xb8\xad", "\xe6\x96\x87", "\xff", "\xc3", "\xc3\x9f", "\xef\xac\x81",
+		"\xe2\x80\x8b", "\xc2\xad", "running", "Running", "RUNNING", "connected", "the",
+	};
+	const size_t np = sizeof pieces / sizeof pieces[0];
+	text_analyzer *general;
+	CHECK_OK(text_analyzer_new(&general, "english"));
+	text_analyzer_set_plain_runs(general, 0);
+	CHECK(text_analyzer_plain_runs(english));
+	CHECK(!text_analyzer_plain_runs(general));
+	char s[600];
+	int differ = 0;
+	for (int iter = 0; iter < 20000 && differ < 3; iter++) {
+		size_t n = 0, want = 1 + plain_below(120);
+		while (n < want) {
+			uint32_t r = plain_below(40);
+			if (r == 0) {
+				/* a run of one letter past the term (64) or run (128) limit */
+				size_t len = 60 + plain_below(80);
+				char c = "aAz9"[plain_below(4)];
+				memset(s + n, c, len);
+				n += len;
+			} else {
+				const char *pc = pieces[plain_below((uint32_t)np)];
+				memcpy(s + n, pc, strlen(pc));
+				n += strlen(pc);
+			}
+		}
+		uint32_t pos0 = plain_below(4) == 0 ? UINT32_MAX - plain_below(3) : plain_below(5);
+		char *fast = record(english, s, n, pos0);
+		char *slow = record(general, s, n, pos0);
+		if (strcmp(fast, slow) != 0) {
+			fprintf(stderr, "  \"%.*s\"\n  plain:   %s\n  general: %s\n", (int)n, s, fast, slow);
+			differ++;
+		}
+		fa_free(fast);
+		fa_free(slow);
+	}
+	CHECK_EQ(differ, 0);
+	text_analyzer_free(general);
+}
+
 static int count_cb(void *ctx, const text_token *t)
 {
 	(void)t;
@@ -637,6 +718,7 @@ int main(void)
 	RUN(test_cjk);
 	RUN(test_long_terms);
 	RUN(test_callback_stop);
+	RUN(test_plain_runs);
 	RUN(test_stem);
 	RUN(test_stem_cache_bound);
 	RUN(test_stopwords);

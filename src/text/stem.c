@@ -35,6 +35,7 @@ struct text_analyzer {
 	fa_strmap cache;            /* word -> STEM_REF(offset, len) into stems */
 	fbuf stems;                 /* cached stems, each NUL-terminated */
 	fbuf result;                /* the result of an uncached text_stem() */
+	int general_runs_only;      /* tests: no plain-run fast path */
 };
 
 /* A cached stem is stored as offset << 8 | length (length <= 255). */
@@ -104,6 +105,16 @@ void text_analyzer_free(text_analyzer *a)
 	fbuf_free(&a->result);
 	fa_free(a->l1);
 	fa_free(a);
+}
+
+void text_analyzer_set_plain_runs(text_analyzer *a, int on)
+{
+	a->general_runs_only = !on;
+}
+
+int text_analyzer_plain_runs(const text_analyzer *a)
+{
+	return !a->general_runs_only;
 }
 
 /* Run the stemmer; the result lives in the stemmer until its next call. */

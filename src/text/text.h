@@ -77,6 +77,12 @@ void text_analyzer_free(text_analyzer *a);
 int text_analyze(text_analyzer *a, const char *s, size_t n, uint32_t *pos,
                  text_token_cb cb, void *ctx, size_t *n_invalid);
 
+/* on (the default): text_analyze emits plain runs (word, Word, WORD, 42)
+ * without splitting them as identifiers, as the general path would. Off
+ * sends every run through the general path, for tests that compare them. */
+void text_analyzer_set_plain_runs(text_analyzer *a, int on);
+int text_analyzer_plain_runs(const text_analyzer *a);
+
 /* Stem one already-normalised word (returns it unchanged when stemming is
  * off). The result lives in the analyser until the next call. */
 const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len);

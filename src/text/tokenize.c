@@ -519,6 +519,64 @@ static int emit_run(tokenizer *t, size_t run_start, size_t run_end)
 	return rc;
 }
 
+/* ---- plain runs ------------------------------------------------------------ */
+
+static int is_ascii_lower(unsigned char c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+static int is_ascii_upper(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+/* Most runs are one plain part: ASCII letters in one case or capitalised
+ * (word, Word, WORD), or ASCII digits, up to TEXT_MAX_TERM of them and
+ * followed by an ASCII separator or the end. scan_run and emit_run would
+ * find one part there and emit it as a word (stemmed) or a number; this
+ * emits the same token without their per-character tables. Returns the
+ * run's end, or 0 when the run at s[i] is not plain (the general path
+ * takes it). */
+static size_t emit_plain_run(tokenizer *t, size_t i, int *rc)
+{
+	const unsigned char *s = t->s;
+	size_t n = t->n, j = i;
+	if (s[i] >= '0' && s[i] <= '9') {
+		while (j < n && s[j] >= '0' && s[j] <= '9')
+			j++;
+	} else if (is_ascii_lower(s[i]) || (is_ascii_upper(s[i]) && (i + 1 == n || !is_ascii_upper(s[i + 1])))) {
+		j++;
+		while (j < n && is_ascii_lower(s[j]))
+			j++;
+	} else if (is_ascii_upper(s[i])) {
+		while (j < n && is_ascii_upper(s[j]))
+			j++;
+	} else {
+		return 0;
+	}
+	if (j - i > TEXT_MAX_TERM || (j < n && (s[j] >= 0x80 || ascii_class[s[j]] != CC_SEP)))
+		return 0;
+	if (t->pos == UINT32_MAX) {
+		*rc = fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+		return j;
+	}
+	part p;
+	p.start = (uint32_t)i;
+	p.end = (uint32_t)j;
+	p.has_digit = s[i] <= '9';
+	p.term_len = (uint8_t)(j - i);
+	for (size_t k = 0; k < j - i; k++) {
+		unsigned char c = s[i + k];
+		p.term[k] = (char)(is_ascii_upper(c) ? c + ('a' - 'A') : c);
+	}
+	p.term[j - i] = '\0';
+	*rc = p.has_digit ? emit(t, p.term, p.term_len, t->pos, i, j, TOK_NUM)
+	                  : emit_stemmed(t, &p, t->pos, TOK_WORD);
+	t->pos++;
+	return j;
+}
+
 /* ---- CJK ------------------------------------------------------------------ */
 
 /* Characters NFKC leaves alone, so a bigram of them is copied as is. */
@@ -617,14 +675,17 @@ int text_analyze(text_analyzer *a, const char *s, size_t n, uint32_t *pos,
 	t->invalid = 0;
 	fbuf_init(&t->scratch, 0);
 
-	int rc = FATHOM_OK;
+	int rc = FATHOM_OK, plain = text_analyzer_plain_runs(a);
 	size_t i = 0;
 	while (i < n && rc == FATHOM_OK) {
 		size_t len;
 		int c = char_at(t->s, n, i, &len);
 		if (is_alnum_class(c)) {
-			size_t end = scan_run(t, i);
-			rc = emit_run(t, i, end);
+			size_t end = plain ? emit_plain_run(t, i, &rc) : 0;
+			if (end == 0) {
+				end = scan_run(t, i);
+				rc = emit_run(t, i, end);
+			}
 			i = end;
 		} else if (c == CC_CJK) {
 			rc = scan_cjk(t, i, &i);
