@@ -68,6 +68,11 @@ static void test_categories(void)
 	CHECK_STR(idents("what about jira-4521 and enoent?"), "ticket:jira-4521 error:enoent");
 	CHECK_STR(idents("What happened with TC-1001?"), "testcase:tc-1001");
 	CHECK_STR(idents("see page 12 of authservice"), "");
+	/* The errno names are looked up in a sorted list: its ends, its
+	 * middle, and words beside them. */
+	CHECK_STR(idents("EACCES eio EXDEV enotrecoverable EWouldBlock"),
+	          "error:eacces error:eio error:exdev error:enotrecoverable error:ewouldblock");
+	CHECK_STR(idents("e2 enable end eios exdevs enotrecover ezzz e"), "");
 }
 
 static const char *key(const char *s)

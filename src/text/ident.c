@@ -26,7 +26,7 @@
 
 static int is_alpha(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	return (unsigned char)((c | 0x20) - 'a') < 26;   /* A-Z and a-z alone */
 }
 
 static int is_digit(unsigned char c)
@@ -107,17 +107,14 @@ int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len
 
 /* ---- classification ------------------------------------------------------- */
 
+/* s[0..n) is w (lower case, NUL-terminated), ignoring case. Stops at the
+ * first difference, without measuring w. */
 static int ieq(const char *s, size_t n, const char *w)
 {
-	if (n == 0 || ascii_lower((unsigned char)s[0]) != (unsigned char)w[0])
-		return 0;   /* the common answer, without strlen */
-	size_t m = strlen(w);
-	if (n != m)
-		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (ascii_lower((unsigned char)s[i]) != (unsigned char)w[i])
+		if (w[i] == '\0' || ascii_lower((unsigned char)s[i]) != (unsigned char)w[i])
 			return 0;
-	return 1;
+	return n > 0 && w[n] == '\0';
 }
 
 /* The lists are short and most words start with another letter than any
@@ -133,19 +130,33 @@ static int in_list(const char *s, size_t n, const char *const *list)
 	return 0;
 }
 
+/* Sorted (strcmp order) for binary search: every word starting with e
+ * looks here. */
 static const char *const errno_names[] = {
-	"eperm", "enoent", "esrch", "eintr", "eio", "enxio", "e2big", "enoexec", "ebadf",
-	"echild", "eagain", "enomem", "eacces", "efault", "ebusy", "eexist", "exdev", "enodev",
-	"enotdir", "eisdir", "einval", "enfile", "emfile", "enotty", "efbig", "enospc", "espipe",
-	"erofs", "emlink", "epipe", "edom", "erange", "edeadlk", "enametoolong", "enolck",
-	"enosys", "enotempty", "eloop", "ewouldblock", "enomsg", "eidrm", "enodata", "etime",
-	"eproto", "eoverflow", "eilseq", "enotsock", "edestaddrreq", "emsgsize", "eprototype",
-	"enoprotoopt", "eprotonosupport", "eopnotsupp", "eafnosupport", "eaddrinuse",
-	"eaddrnotavail", "enetdown", "enetunreach", "econnaborted", "econnreset", "enobufs",
-	"eisconn", "enotconn", "etimedout", "econnrefused", "ehostunreach", "ealready",
-	"einprogress", "estale", "edquot", "ecanceled", "enotsup", "enotrecoverable",
-	NULL
+	"e2big", "eacces", "eaddrinuse", "eaddrnotavail", "eafnosupport", "eagain", "ealready",
+	"ebadf", "ebusy", "ecanceled", "echild", "econnaborted", "econnrefused", "econnreset",
+	"edeadlk", "edestaddrreq", "edom", "edquot", "eexist", "efault", "efbig", "ehostunreach",
+	"eidrm", "eilseq", "einprogress", "eintr", "einval", "eio", "eisconn", "eisdir", "eloop",
+	"emfile", "emlink", "emsgsize", "enametoolong", "enetdown", "enetunreach", "enfile",
+	"enobufs", "enodata", "enodev", "enoent", "enoexec", "enolck", "enomem", "enomsg",
+	"enoprotoopt", "enospc", "enosys", "enotconn", "enotdir", "enotempty", "enotrecoverable",
+	"enotsock", "enotsup", "enotty", "enxio", "eopnotsupp", "eoverflow", "eperm", "epipe",
+	"eproto", "eprotonosupport", "eprototype", "erange", "erofs", "espipe", "esrch", "estale",
+	"etime", "etimedout", "ewouldblock", "exdev",
 };
+
+/* The longest errno name, enotrecoverable. */
+#define ERRNO_NAME_MAX 15
+
+static int is_errno_name(const char *s, size_t n)
+{
+	char w[ERRNO_NAME_MAX];
+	if (n > sizeof w)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		w[i] = (char)ascii_lower((unsigned char)s[i]);
+	return text_in_sorted(errno_names, FA_ARRAY_LEN(errno_names), w, n);
+}
 
 static const char *const keywords[] = {
 	"if", "for", "while", "switch", "return", "sizeof", "defined", "elif", "catch",
@@ -235,7 +246,7 @@ static int classify(const char *s, size_t n, int call_after)
 	    r[1].len >= 3 && r[1].len <= 5 && r[1].delim == 0)
 		return TEXT_IDENT_ERROR;
 	if (nr == 1 && r[0].kind == 1 && ascii_lower((unsigned char)s[0]) == 'e' &&
-	    in_list(s, n, errno_names))   /* every errno name starts with E */
+	    is_errno_name(s, n))   /* every errno name starts with E */
 		return TEXT_IDENT_ERROR;
 	if (nr == 2 && ieq(r0, r[0].len, "http") && r[1].kind == 2 && r[1].len == 3 &&
 	    s[r[1].at] >= '1' && s[r[1].at] <= '5')
@@ -295,23 +306,31 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 		}
 		/* The candidate: alnum runs with single inner delimiters. */
 		size_t e = i;
+		int letters = 1;
 		while (e < n) {
 			if (is_alnum((unsigned char)s[e])) {
+				letters &= is_alpha((unsigned char)s[e]);
 				e++;
 			} else if (is_delim((unsigned char)s[e]) && e + 1 < n && is_alnum((unsigned char)s[e + 1]) &&
 			           !(s[e] == '.' && is_alpha((unsigned char)s[e - 1]) &&
 			             is_alpha((unsigned char)s[e + 1]))) {
 				/* a dot between letters ends it: obj.method(), e.g. */
+				letters = 0;
 				e++;
 			} else {
 				break;
 			}
 		}
+		/* A word of letters starting in lower case, not called, is no
+		 * identifier: of the rules, only an errno name, a class or a
+		 * function can be letters alone. The common candidate ends here. */
+		int call_after = e < n && s[e] == '(';
+		if (letters && s[i] >= 'a' && s[i] != 'e' && !call_after) {
+			i = e;
+			continue;
+		}
 		/* "TC 1001", "HTTP 404": letters, one space, digits. */
 		size_t e2 = e;
-		int letters = 1;
-		for (size_t k = i; k < e && letters; k++)
-			letters = is_alpha((unsigned char)s[k]);
 		if (letters && e - i >= 2 && e - i <= 10 && e + 1 < n && s[e] == ' ' &&
 		    is_digit((unsigned char)s[e + 1]) && all_upper(s + i, e - i)) {
 			e2 = e + 1;
@@ -330,7 +349,7 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 				cat = -1;
 		}
 		if (cat < 0) {
-			cat = classify(s + i, e - i, e < n && s[e] == '(');
+			cat = classify(s + i, e - i, call_after);
 			if (cat == TEXT_IDENT_FUNCTION && e + 1 < n && s[e + 1] == ')')
 				end = e + 2;   /* the spelling keeps its "()" */
 		}

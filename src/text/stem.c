@@ -281,14 +281,12 @@ static int compare_word(const char *w, size_t n, const char *s)
 	return s[i] == '\0' ? 0 : -1;
 }
 
-int text_is_stopword(const char *w, size_t n)
+int text_in_sorted(const char *const *list, size_t count, const char *w, size_t n)
 {
-	if (!w || n == 0 || n > 16)
-		return 0;
-	size_t lo = 0, hi = FA_ARRAY_LEN(stopwords);
+	size_t lo = 0, hi = count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = compare_word(w, n, stopwords[mid]);
+		int c = compare_word(w, n, list[mid]);
 		if (c == 0)
 			return 1;
 		if (c < 0)
@@ -297,4 +295,11 @@ int text_is_stopword(const char *w, size_t n)
 			lo = mid + 1;
 	}
 	return 0;
+}
+
+int text_is_stopword(const char *w, size_t n)
+{
+	if (!w || n == 0 || n > 16)
+		return 0;
+	return text_in_sorted(stopwords, FA_ARRAY_LEN(stopwords), w, n);
 }

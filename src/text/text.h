@@ -91,6 +91,9 @@ const char *text_stem(text_analyzer *a, const char *w, size_t n, size_t *out_len
  * match mode to decide what is a keyword. */
 int text_is_stopword(const char *w, size_t n);
 
+/* Whether w[0..n) is in list[0..count), sorted in strcmp order. */
+int text_in_sorted(const char *const *list, size_t count, const char *w, size_t n);
+
 /* ---- exact identifiers (text/ident.c) -------------------------------------- */
 
 enum text_ident_cat {
