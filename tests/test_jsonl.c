@@ -475,6 +475,32 @@ static void test_fast_path_matches_jansson(void)
 	CHECK(same_both_ways(chunk, strlen(chunk)) == 1);
 }
 
+/* Strings are scanned and copied eight bytes at a time while they are
+ * plain: a quote, an escape, a control byte or a non-ASCII byte at every
+ * offset around those eight bytes, both ways. */
+static void test_fast_path_string_offsets(void)
+{
+	static const char *const special[] = { "\\n", "\\\"", "\\\\", "\\u00e9", "\\/",
+	                                       "\xc3\xa9", "\xe4\xb8\xad", "\x01", "\x1f", "\xff",
+	                                       "\xc3", "\\", "\\x", "\"", "~", " " };
+	int fast = 0, lines = 0;
+	for (size_t k = 0; k < sizeof special / sizeof *special; k++) {
+		for (int before = 0; before <= 20; before++) {
+			for (int after = 0; after <= 17; after += 1 + after / 3) {
+				char line[256];
+				int n = snprintf(line, sizeof line, "{\"id\":\"a\",\"body\":\"%.*s%s%.*s\"}",
+				                 before, "abcdefghijklmnopqrstuvwxyz", special[k], after,
+				                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+				fast += same_both_ways(line, (size_t)n);
+				/* the same text cut short: the string never ends */
+				same_both_ways(line, (size_t)n - 2);
+				lines++;
+			}
+		}
+	}
+	CHECK(fast * 2 >= lines);
+}
+
 /* Every line of the BEIR corpora at hand, both ways. */
 static void test_fast_path_corpora(void)
 {
@@ -516,6 +542,7 @@ int main(void)
 	RUN(test_alloc_failures);
 	RUN(test_scifact);
 	RUN(test_fast_path_matches_jansson);
+	RUN(test_fast_path_string_offsets);
 	RUN(test_fast_path_corpora);
 	return TEST_DONE();
 }
