@@ -157,10 +157,9 @@ static int index_lines(chunker *c)
 		return fa_err(FATHOM_ENOMEM, "indexing %zu lines", count);
 	size_t k = 0;
 	c->line[k++] = 0;
-	for (size_t i = 0; i + 1 < c->n; i++) {
-		if (c->doc[i] == '\n')
-			c->line[k++] = (uint32_t)(i + 1);
-	}
+	for (const char *p = c->doc, *end = c->doc + c->n;
+	     (p = memchr(p, '\n', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+		c->line[k++] = (uint32_t)(p + 1 - c->doc);
 	c->nlines = k;
 	c->line[k] = (uint32_t)c->n;
 	for (size_t j = 0; j < c->nlines; j++) {
