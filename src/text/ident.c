@@ -24,19 +24,38 @@
  */
 #include "text/text.h"
 
+/* ASCII letters and digits, looked up: the scan asks of every byte. */
+enum { CH_ALPHA = 1, CH_DIGIT = 2 };
+static const uint8_t char_kind[256] = {
+	['0'] = CH_DIGIT, ['1'] = CH_DIGIT, ['2'] = CH_DIGIT, ['3'] = CH_DIGIT, ['4'] = CH_DIGIT,
+	['5'] = CH_DIGIT, ['6'] = CH_DIGIT, ['7'] = CH_DIGIT, ['8'] = CH_DIGIT, ['9'] = CH_DIGIT,
+	['A'] = CH_ALPHA, ['B'] = CH_ALPHA, ['C'] = CH_ALPHA, ['D'] = CH_ALPHA, ['E'] = CH_ALPHA,
+	['F'] = CH_ALPHA, ['G'] = CH_ALPHA, ['H'] = CH_ALPHA, ['I'] = CH_ALPHA, ['J'] = CH_ALPHA,
+	['K'] = CH_ALPHA, ['L'] = CH_ALPHA, ['M'] = CH_ALPHA, ['N'] = CH_ALPHA, ['O'] = CH_ALPHA,
+	['P'] = CH_ALPHA, ['Q'] = CH_ALPHA, ['R'] = CH_ALPHA, ['S'] = CH_ALPHA, ['T'] = CH_ALPHA,
+	['U'] = CH_ALPHA, ['V'] = CH_ALPHA, ['W'] = CH_ALPHA, ['X'] = CH_ALPHA, ['Y'] = CH_ALPHA,
+	['Z'] = CH_ALPHA,
+	['a'] = CH_ALPHA, ['b'] = CH_ALPHA, ['c'] = CH_ALPHA, ['d'] = CH_ALPHA, ['e'] = CH_ALPHA,
+	['f'] = CH_ALPHA, ['g'] = CH_ALPHA, ['h'] = CH_ALPHA, ['i'] = CH_ALPHA, ['j'] = CH_ALPHA,
+	['k'] = CH_ALPHA, ['l'] = CH_ALPHA, ['m'] = CH_ALPHA, ['n'] = CH_ALPHA, ['o'] = CH_ALPHA,
+	['p'] = CH_ALPHA, ['q'] = CH_ALPHA, ['r'] = CH_ALPHA, ['s'] = CH_ALPHA, ['t'] = CH_ALPHA,
+	['u'] = CH_ALPHA, ['v'] = CH_ALPHA, ['w'] = CH_ALPHA, ['x'] = CH_ALPHA, ['y'] = CH_ALPHA,
+	['z'] = CH_ALPHA,
+};
+
 static int is_alpha(unsigned char c)
 {
-	return (unsigned char)((c | 0x20) - 'a') < 26;   /* A-Z and a-z alone */
+	return char_kind[c] & CH_ALPHA;
 }
 
 static int is_digit(unsigned char c)
 {
-	return c >= '0' && c <= '9';
+	return char_kind[c] & CH_DIGIT;
 }
 
 static int is_alnum(unsigned char c)
 {
-	return is_alpha(c) || is_digit(c);
+	return char_kind[c] != 0;
 }
 
 static unsigned char ascii_lower(unsigned char c)
