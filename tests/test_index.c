@@ -2080,8 +2080,7 @@ static void test_term_map(void)
 static const char *reuse_names[] = {
 	"src/a.c", "src/a.c ", "src/a.cc", "src/a", "src/b.c", "", "Other Title", "x/getUserName-v2.0.1.md",
 	"docs/Ünïcode_Straße.md", "HTTPServer_IPv6 URLs 1,000",
-	"a/very_long_path_component_that_goes_on_and_on_past_the_sixty_four_byte_limit/"
-	"of_a_term_in_one_run.txt",
+	"a/very_long_component_that_goes_past_the_sixty_four_byte_limit_of_a_term.txt",
 };
 
 /* Add the documents analysed in two batches of one analysis (reuse on or

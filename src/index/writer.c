@@ -398,6 +398,8 @@ static int analyse_text(ix_analysis *a, text_analyzer *an, const char *s, size_t
 static int copy_tokens(ix_analysis *a, uint32_t from, uint32_t to)
 {
 	size_t n = to - from;
+	if (n == 0)
+		return 0;
 	if (a->ntok > UINT32_MAX - 1 - n)
 		return fa_err(FATHOM_ETOOBIG, "too many tokens for one batch");
 	int rc = fa_grow((void **)&a->tok, &a->cap_tok, a->ntok + n, sizeof *a->tok);
@@ -413,7 +415,7 @@ static int copy_tokens(ix_analysis *a, uint32_t from, uint32_t to)
 static int analyse_name(ix_analysis *a, text_analyzer *an, const char *s)
 {
 	size_t n = strlen(s);
-	if (a->memo_ok && a->memo.len == n && memcmp(a->memo.data, s, n) == 0)
+	if (a->memo_ok && a->memo.len == n && (n == 0 || memcmp(a->memo.data, s, n) == 0))
 		return copy_tokens(a, a->memo_from, a->memo_to);
 	uint32_t from = (uint32_t)a->ntok, pos = 0;
 	int rc = analyse_text(a, an, s, n, &pos);
