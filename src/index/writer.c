@@ -813,8 +813,7 @@ int ix_pending_foreach(ix_pending *p, int (*cb)(void *ctx, const char *key), voi
 
 typedef struct term_ref {
 	uint64_t head;          /* the first 8 bytes, big-endian, zero-padded */
-	const char *key;
-	uint32_t len, id;
+	const pend_term *t;
 } term_ref;
 
 /* The first 8 bytes of a term as a number that orders as they do: terms
@@ -835,10 +834,11 @@ static int term_ref_cmp(const void *a, const void *b)
 	const term_ref *x = a, *y = b;
 	if (x->head != y->head)
 		return x->head < y->head ? -1 : 1;
-	int c = memcmp(x->key, y->key, FA_MIN(x->len, y->len));
+	const pend_term *s = x->t, *t = y->t;
+	int c = memcmp(s->key, t->key, FA_MIN(s->keylen, t->keylen));
 	if (c)
 		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return s->keylen < t->keylen ? -1 : s->keylen > t->keylen;
 }
 
 typedef struct pos_buf {
@@ -944,7 +944,7 @@ static int fl_produce(void *ctx, size_t slot)
 	sl->first = c->next;
 	sl->n = 0;
 	while (c->next < c->nrefs && sl->n < FLUSH_BATCH_TERMS && bytes < FLUSH_BATCH_BYTES) {
-		bytes += c->p->tv[c->refs[c->next].id]->len;
+		bytes += c->refs[c->next].t->len;
 		c->next++;
 		sl->n++;
 	}
@@ -960,7 +960,7 @@ static int fl_work(void *ctx, unsigned worker, size_t slot)
 	fbuf *out = &c->tp.out[slot];
 	fbuf_reset(out);
 	for (size_t i = 0; i < sl->n; i++) {
-		const pend_term *t = c->p->tv[c->refs[sl->first + i].id];
+		const pend_term *t = c->refs[sl->first + i].t;
 		if (t->len == 0)
 			continue;   /* seen only in a field cache, never in a chunk */
 		ix_term_enc_begin(e, c->chunks, c->nchunks);
@@ -979,10 +979,10 @@ static int fl_emit(void *ctx, size_t slot)
 	fl_ctx *c = ctx;
 	const fl_slot *sl = &c->slots[slot];
 	for (size_t i = 0; i < sl->n; i++) {
-		const term_ref *r = &c->refs[sl->first + i];
-		if (c->p->tv[r->id]->len == 0)
+		const pend_term *t = c->refs[sl->first + i].t;
+		if (t->len == 0)
 			continue;
-		int rc = ix_segw_term_put_saved(c->p->w, r->key, r->len, &c->tp.out[slot],
+		int rc = ix_segw_term_put_saved(c->p->w, t->key, t->keylen, &c->tp.out[slot],
 		                                &c->tp.saved[slot][i]);
 		if (rc)
 			return rc;
@@ -1042,8 +1042,7 @@ int ix_pending_flush(ix_index *ix)
 		goto cleanup;
 	size_t n = 0;
 	for (size_t i = 0; i < p->ntv; i++)
-		refs[n++] = (term_ref){ term_head(p->tv[i]->key, p->tv[i]->keylen), p->tv[i]->key,
-		                        p->tv[i]->keylen, (uint32_t)i };
+		refs[n++] = (term_ref){ term_head(p->tv[i]->key, p->tv[i]->keylen), p->tv[i] };
 	if (n)
 		qsort(refs, n, sizeof *refs, term_ref_cmp);
 	rc = flush_postings(p, refs, n);
