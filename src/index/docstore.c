@@ -28,8 +28,13 @@
  *
  * Level 9 without a dictionary: on source code 10% smaller than level 3 at
  * no measurable cost to indexing (bound by analysis); level 12 doubled the
- * indexing time for 1%. Level 7 with one: level 9 on 8 KiB frames with a
- * dictionary compressed at half the speed for 1.5%.
+ * indexing time for 1%. Level 5 with one: measured on 8 KiB frames with a
+ * dictionary (kernel source; SciFact), level 7 compressed at 0.6x (0.45x)
+ * the speed for 4.5% (2%) less, level 9 at half level 7's for 1.5% less;
+ * with analysis made cheaper, compression became a quarter of `fathom add`,
+ * so level 5 (docs/BENCHMARKS.md). 16 KiB frames at level 5 would be as
+ * fast and 1% smaller than 8 KiB at level 7, but a snippet then costs a
+ * third more.
  *
  * Compression is the writer's largest cost, and frames are independent:
  * once the frames are decided, the text is held DS_BATCH_FRAMES frames at a
@@ -54,7 +59,7 @@
 #include "util/pool.h"
 
 #define DS_LEVEL 9                              /* frames without a dictionary */
-#define DS_DICT_LEVEL 7                         /* frames with one */
+#define DS_DICT_LEVEL 5                         /* frames with one */
 #define DS_DICT_MIN_RAW ((uint64_t)256 << 10)  /* text bytes for a dictionary */
 #define DS_DICT_MIN ((size_t)16 << 10)          /* dictionary size: raw / 32 in [min, max] */
 #define DS_DICT_MAX ((size_t)128 << 10)
