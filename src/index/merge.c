@@ -223,11 +223,24 @@ static int train_text(ix_segw *w, const merge_in *m, size_t n)
 	return rc;
 }
 
+#define MERGE_PREFETCH 8
+
 static int copy_postings(ix_term_enc *e, const merge_in *m, const ix_term_info *ti,
                          ix_postings *p, uint32_t *pos[FATHOM_NFIELDS])
 {
 	int rc = ix_post_open(p, m->s, ti);
 	while (!rc && p->doc != IX_END) {
+		/* The encoder reads each posting's chunk record (its field
+		 * lengths), a cache miss for a rare term: fetch the record of a
+		 * posting some way ahead in the decoded block, and its map entry
+		 * further ahead. */
+		if (p->i + 2 * MERGE_PREFETCH < p->n)
+			__builtin_prefetch(&m->map[p->docs[p->i + 2 * MERGE_PREFETCH]]);
+		if (p->i + MERGE_PREFETCH < p->n) {
+			uint32_t ahead = m->map[p->docs[p->i + MERGE_PREFETCH]];
+			if (ahead < e->nchunks)
+				__builtin_prefetch(e->chunks + (size_t)ahead * IX_CHUNK_REC + 28);
+		}
 		uint32_t nc = m->map[p->doc];
 		if (nc != IX_END) {
 			uint16_t tf[FATHOM_NFIELDS];
