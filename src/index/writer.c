@@ -886,6 +886,10 @@ static int replay_term(ix_term_enc *e, const pend_term *t, pos_buf *pb)
 			if (have && (rc = emit_posting(e, chunk, pb)) != 0)
 				return rc;
 			chunk += (uint32_t)(v >> 3);
+			/* its chunk record (field lengths) is read when the posting
+			 * is encoded, after its positions: fetch it now */
+			if (chunk < e->nchunks)
+				__builtin_prefetch(e->chunks + (size_t)chunk * IX_CHUNK_REC + 28);
 			memset(pb->n, 0, sizeof pb->n);
 			have = 1;
 			last_field = -1;
