@@ -82,6 +82,32 @@ static void answers(char *out, size_t cap, fathom_index *ix)
 }
 
 /* The first commit: two segments (a merge has work), a glossary group. */
+/* With big_base, each commit of the base also adds a long document, so
+ * that each segment has a text dictionary and a merge copies their frames
+ * (the copy path of merge.c) instead of recompressing. */
+static int big_base;
+
+static void add_long(fathom_index *w, const char *id, unsigned seed)
+{
+	static const char *const words[] = { "kernel", "mutex", "spin", "lock", "queue",
+	                                     "buffer", "driver", "probe", "page", "ring" };
+	size_t cap = 300u << 10, n = 0;
+	char *text = malloc(cap + 16);
+	if (!text)
+		return;
+	while (n < cap) {
+		seed = seed * 1103515245u + 12345u;
+		const char *wd = words[(seed >> 16) % (sizeof words / sizeof *words)];
+		size_t l = strlen(wd);
+		memcpy(text + n, wd, l);
+		n += l;
+		text[n++] = (seed >> 8) % 9 ? ' ' : '\n';
+	}
+	fathom_doc d = { id, "Long", text, n, NULL, NULL, 0, NULL, 0, NULL };
+	CHECK_OK(fathom_add_doc(w, &d, NULL));
+	free(text);
+}
+
 static void build_base(const char *dir)
 {
 	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
@@ -91,11 +117,15 @@ static void build_base(const char *dir)
 	add(w, "a", "The login service validates session tokens. Authentication first.");
 	add(w, "b", "TC-1001 covers an expired token in AuthService.");
 	add(w, "c", "the walrus eats clams");
+	if (big_base)
+		add_long(w, "long1", 1);
 	const char *g[] = { "auth", "authentication" };
 	CHECK_OK(fathom_glossary_add(w, g, 2, NULL));
 	CHECK_OK(fathom_commit(w));
 	add(w, "d", "Transport Layer Security (TLS) protects session tokens on the wire.");
 	add(w, "e", "the walrus sleeps; auth is checked by TC-1001");
+	if (big_base)
+		add_long(w, "long2", 2);
 	CHECK_OK(fathom_commit(w));
 	fathom_close(w);
 }
@@ -243,6 +273,15 @@ static void test_merge_faults(void)
 	fail_each_allocation("fault-merge", op_optimize, 1);
 }
 
+/* The same over segments with text dictionaries: the merge copies their
+ * frames and dictionaries (docs/FORMAT.md 5.4). */
+static void test_merge_copy_faults(void)
+{
+	big_base = 1;
+	fail_each_allocation("fault-merge-copy", op_optimize, 1);
+	big_base = 0;
+}
+
 static void test_search_faults(void)
 {
 	char *dir = test_tmpdir("fault-search");
@@ -380,6 +419,7 @@ int main(void)
 		setenv("TMPDIR", "/dev/shm", 1);
 	RUN(test_commit_faults);
 	RUN(test_merge_faults);
+	RUN(test_merge_copy_faults);
 	RUN(test_search_faults);
 	RUN(test_serve_faults);
 	return TEST_DONE();
