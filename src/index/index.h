@@ -228,6 +228,7 @@ typedef struct ix_doc_info {
 	uint64_t size;
 	int64_t mtime_ns;
 	uint64_t content_hash;
+	uint64_t text_off;     /* where its text starts in the raw stream */
 	uint64_t text_len;
 	const char *tags;      /* n_tags NUL-terminated strings back to back */
 	uint32_t n_tags;

@@ -53,17 +53,13 @@ typedef struct text_window {
 	uint64_t start;          /* raw offset of buf's first byte */
 } text_window;
 
-/* Document d's text, pointing into the window (valid until the next call). */
-static int doc_text(const ix_segment *s, uint32_t d, text_window *tw, const char **text,
-                    uint64_t *len)
+/* A document's text (n bytes at raw offset off), pointing into the window
+ * (valid until the next call). */
+static int doc_text(const ix_segment *s, uint64_t off, uint64_t n, text_window *tw,
+                    const char **text)
 {
-	const unsigned char *r;
-	int rc = seg_doc_rec(s, d, &r);
-	if (rc)
-		return rc;
-	uint64_t off = fa_load64(r), n = fa_load32(r + 48);
+	int rc;
 	*text = "";
-	*len = 0;
 	if (n == 0)
 		return 0;
 	if (off < tw->start || off - tw->start > tw->buf.len || n > tw->buf.len - (off - tw->start)) {
@@ -78,7 +74,6 @@ static int doc_text(const ix_segment *s, uint32_t d, text_window *tw, const char
 		}
 	}
 	*text = (const char *)tw->buf.data + (off - tw->start);
-	*len = n;
 	return 0;
 }
 
@@ -112,23 +107,18 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 		if (strs->err)
 			return strs->err;
 		const char *text = NULL;
-		uint64_t text_len, text_off = 0;
+		uint64_t text_off = 0;
 		if (text_base != UINT64_MAX) {
-			const unsigned char *r;
-			if ((rc = seg_doc_rec(s, d, &r)) != 0)
-				return rc;
-			text_off = fa_load64(r);
-			text_len = fa_load32(r + 48);
-			if (text_off > UINT64_MAX - text_base)
+			if (di.text_off > UINT64_MAX - text_base)
 				return fa_err(FATHOM_ECORRUPT, "%s: document %u: bad text offset", s->path, d);
-			text_off += text_base;
-		} else if ((rc = doc_text(s, d, tw, &text, &text_len)) != 0) {
+			text_off = text_base + di.text_off;
+		} else if ((rc = doc_text(s, di.text_off, di.text_len, tw, &text)) != 0) {
 			return rc;
 		}
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
 		                   di.trigrams, di.grep_only, text_off };
 		rc = ix_segw_add_doc(w, &rec, (const char *)strs->data, strs->len,
-		                     text, text_len, NULL, 0);
+		                     text, di.text_len, NULL, 0);
 		if (rc)
 			return rc;
 		for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks; c++) {

@@ -519,6 +519,7 @@ int seg_doc(const ix_segment *s, uint32_t doc, ix_doc_info *out)
 	out->size = fa_load64(r + 8);
 	out->mtime_ns = (int64_t)fa_load64(r + 16);
 	out->content_hash = fa_load64(r + 24);
+	out->text_off = fa_load64(r);
 	out->text_len = fa_load32(r + 48);
 	return 0;
 }

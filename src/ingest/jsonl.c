@@ -65,6 +65,23 @@ static void format_real(char *out, size_t cap, double v)
 
 /* "key=value" in the arena; NULL when the value is of a kind we skip
  * (*skipped set) or on allocation failure (*skipped clear). */
+/* "key=value" in the arena (NULL when out of memory), as both paths store
+ * a metadata member. */
+static char *join_kv(fa_arena *a, const char *key, size_t kl, const char *val, size_t vl)
+{
+	size_t total;
+	if (fa_add(kl, vl, &total) || fa_add(total, 2, &total))
+		return NULL;
+	char *s = fa_arena_alloc(a, total);
+	if (!s)
+		return NULL;
+	memcpy(s, key, kl);
+	s[kl] = '=';
+	memcpy(s + kl + 1, val, vl);
+	s[kl + 1 + vl] = '\0';
+	return s;
+}
+
 static const char *meta_string(fa_arena *a, const char *key, json_t *v, int *skipped)
 {
 	char num[64];
@@ -101,17 +118,7 @@ static const char *meta_string(fa_arena *a, const char *key, json_t *v, int *ski
 		*skipped = 1;
 		return NULL;
 	}
-	size_t key_len = strlen(key), total;
-	if (fa_add(key_len, val_len, &total) || fa_add(total, 2, &total))
-		return NULL;
-	char *s = fa_arena_alloc(a, total);
-	if (!s)
-		return NULL;
-	memcpy(s, key, key_len);
-	s[key_len] = '=';
-	memcpy(s + key_len + 1, val, val_len);
-	s[key_len + 1 + val_len] = '\0';
-	return s;
+	return join_kv(a, key, strlen(key), val, val_len);
 }
 
 static const char *string_member(json_t *root, const char *key)
@@ -640,14 +647,10 @@ static int fast_doc(jsonl_doc *d, const char *line, size_t n, fa_arena *a, char 
 			case FJ_FALSE: val = "false"; break;
 			default: continue;
 			}
-			size_t kl = strlen(key), vl = m[i].type == FJ_STRING ? m[i].len : strlen(val);
-			char *kv = fa_arena_alloc(a, kl + vl + 2);
+			size_t vl = m[i].type == FJ_STRING ? m[i].len : strlen(val);
+			char *kv = join_kv(a, key, strlen(key), val, vl);
 			if (!kv)
 				return FATHOM_ENOMEM;
-			memcpy(kv, key, kl);
-			kv[kl] = '=';
-			memcpy(kv + kl + 1, val, vl);
-			kv[kl + 1 + vl] = '\0';
 			mv[d->n_meta++] = kv;
 		}
 		d->meta = mv;
