@@ -1114,23 +1114,21 @@ static int write_copied_dicts(ix_segw *w)
 	if (ds->ncopied_dicts == 1)
 		return write_section(w, IX_SEC_DOCSTORE_DICT, all + ds->copied_off[0], ds->copied_len[0]);
 	unsigned char head[4 + 8 * IX_DS_MAX_DICTS];
-	uint32_t n = ds->ncopied_dicts, at = 4 + 8 * n;
+	uint32_t n = ds->ncopied_dicts, at[IX_DS_MAX_DICTS], end = 4 + 8 * n;
 	fa_store32(head, n);
 	for (uint32_t k = 0; k < n; k++) {
-		at = (at + 7) & ~7u;
-		fa_store32(head + 4 + 8 * k, at);
+		at[k] = (end + 7) & ~7u;   /* each dictionary 8-aligned */
+		end = at[k] + (uint32_t)ds->copied_len[k];
+		fa_store32(head + 4 + 8 * k, at[k]);
 		fa_store32(head + 8 + 8 * k, (uint32_t)ds->copied_len[k]);
-		at += (uint32_t)ds->copied_len[k];
 	}
 	static const unsigned char zeros[8];
 	sec_begin(w, IX_SEC_DOCSTORE_DICTS);
 	out_write(w, head, 4 + 8 * (size_t)n);
-	uint64_t pos = 4 + 8 * (uint64_t)n;
-	for (uint32_t k = 0; k < n; k++) {
-		out_write(w, zeros, (size_t)(((pos + 7) & ~(uint64_t)7) - pos));
-		pos = (pos + 7) & ~(uint64_t)7;
+	for (uint32_t k = 0, pos = 4 + 8 * n; k < n; k++) {
+		out_write(w, zeros, at[k] - pos);
 		out_write(w, all + ds->copied_off[k], ds->copied_len[k]);
-		pos += ds->copied_len[k];
+		pos = at[k] + (uint32_t)ds->copied_len[k];
 	}
 	sec_end(w, IX_SEC_DOCSTORE_DICTS);
 	return w->err;
