@@ -28,13 +28,11 @@
  *
  * Level 9 without a dictionary: on source code 10% smaller than level 3 at
  * no measurable cost to indexing (bound by analysis); level 12 doubled the
- * indexing time for 1%. Level 5 with one: measured on 8 KiB frames with a
- * dictionary (kernel source; SciFact), level 7 compressed at 0.6x (0.45x)
- * the speed for 4.5% (2%) less, level 9 at half level 7's for 1.5% less;
- * with analysis made cheaper, compression became a quarter of `fathom add`,
- * so level 5 (docs/BENCHMARKS.md). 16 KiB frames at level 5 would be as
- * fast and 1% smaller than 8 KiB at level 7, but a snippet then costs a
- * third more.
+ * indexing time for 1%. Level 5 with one: once analysis was made cheaper,
+ * compression was a quarter of `fathom add`; level 5 instead of 7 made the
+ * kernel quick subset's build 0.93x as long for a 4.9% larger document
+ * store (0.6% on SciFact), and 16 KiB frames at level 5, smaller than 8 KiB
+ * at 7, cost a snippet 29% more (docs/BENCHMARKS.md).
  *
  * Compression is the writer's largest cost, and frames are independent:
  * once the frames are decided, the text is held DS_BATCH_FRAMES frames at a
