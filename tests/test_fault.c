@@ -275,9 +275,29 @@ static void test_merge_faults(void)
 
 /* The same over segments with text dictionaries: the merge copies their
  * frames and dictionaries (docs/FORMAT.md 5.4). */
+/* Whether a segment file of dir names the section tag (its directory
+ * entry holds the four bytes): the copy path writes TDCS. */
+static int dir_has_tag(const char *dir, const char *tag)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "grep -qa %s %s/seg-*.fseg", tag, dir);
+	return system(cmd) == 0;
+}
+
 static void test_merge_copy_faults(void)
 {
 	big_base = 1;
+	/* the base's two segments each have a dictionary of their own, so a
+	 * merge copies their frames and keeps both (TDCS) */
+	char *dir = test_tmpdir("fault-copy-check");
+	build_base(dir);
+	fathom_index *w = open_writer(dir);
+	CHECK(!dir_has_tag(dir, "TDCS"));
+	CHECK_OK(fathom_optimize(w));
+	fathom_close(w);
+	CHECK(dir_has_tag(dir, "TDCS"));
+	test_rmrf(dir);
+	free(dir);
 	fail_each_allocation("fault-merge-copy", op_optimize, 1);
 	big_base = 0;
 }
