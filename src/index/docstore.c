@@ -19,20 +19,29 @@
  * format version 5 (levels 5-9 and frames of 4-16 KiB were measured; 4 KiB
  * frames made C source 17% larger, 16 KiB read at 26 us).
  *
- * Training (fastCover, fixed parameters, on at most 2 MiB of samples)
- * takes about 50 ms. A merge knows its inputs and samples evenly across
- * them (merge.c) before writing anything. A fresh segment's writer does
- * not know how much text will come, so it holds the first DS_TRAIN_WINDOW
- * bytes raw, trains on samples spread over them when the window fills (or
- * at finish), then compresses the window and streams the rest.
+ * Training (fastCover, fixed parameters) takes about 12 ms per MiB of
+ * samples, so their budget grows with the text: an eighth of it, 2 to 8
+ * MiB (ix_ds_sample_budget). A merge knows its inputs and samples evenly
+ * across them (merge.c) before writing anything. A fresh segment's writer
+ * does not know how much text will come, so it holds the first
+ * DS_TRAIN_WINDOW bytes raw, trains on samples spread over them when the
+ * window fills (or at finish), then compresses the window and streams the
+ * rest. A tree is often walked folder by folder, so the first 16 MiB of a
+ * segment were a poor picture of the rest: a 64 MiB window and 8 MiB of
+ * samples made the kernel's document store 3.4% smaller at level 5 for no
+ * measurable time (docs/BENCHMARKS.md); on SciFact, whose 7 MB all fit in
+ * the window, 8 MiB of samples cost 16% of `fathom add`, hence the budget.
  *
  * Level 9 without a dictionary: on source code 10% smaller than level 3 at
  * no measurable cost to indexing (bound by analysis); level 12 doubled the
- * indexing time for 1%. Level 5 with one: once analysis was made cheaper,
+ * indexing time for 1%. Level 6 with one: once analysis was made cheaper,
  * compression was a quarter of `fathom add`; level 5 instead of 7 made the
  * kernel quick subset's build 0.93x as long for a 4.9% larger document
- * store (0.6% on SciFact), and 16 KiB frames at level 5, smaller than 8 KiB
- * at 7, cost a snippet 29% more (docs/BENCHMARKS.md).
+ * store (0.6% on SciFact); level 6 with the wider training window above
+ * keeps the index no larger than level 7 with the old window (kernel
+ * 790.6 MB against 791.1) at about half of level 7's extra time, and 16
+ * KiB frames at level 5, smaller than 8 KiB at 7, cost a snippet 29% more
+ * (docs/BENCHMARKS.md).
  *
  * Compression is the writer's largest cost, and frames are independent:
  * once the frames are decided, the text is held DS_BATCH_FRAMES frames at a
@@ -57,11 +66,11 @@
 #include "util/pool.h"
 
 #define DS_LEVEL 9                              /* frames without a dictionary */
-#define DS_DICT_LEVEL 5                         /* frames with one */
+#define DS_DICT_LEVEL 6                         /* frames with one */
 #define DS_DICT_MIN_RAW ((uint64_t)256 << 10)  /* text bytes for a dictionary */
 #define DS_DICT_MIN ((size_t)16 << 10)          /* dictionary size: raw / 32 in [min, max] */
 #define DS_DICT_MAX ((size_t)128 << 10)
-#define DS_TRAIN_WINDOW ((size_t)16 << 20)      /* raw text held before training */
+#define DS_TRAIN_WINDOW ((size_t)64 << 20)      /* raw text held before training */
 #define DS_BATCH_FRAMES 32                      /* frames compressed together */
 
 static void *zs_alloc(void *opaque, size_t n)
@@ -118,6 +127,12 @@ void ix_ds_free(ix_ds_writer *w)
 	fbuf_free(&w->copied_dicts);
 	fa_free(w->frames);
 	memset(w, 0, sizeof *w);
+}
+
+size_t ix_ds_sample_budget(uint64_t raw)
+{
+	uint64_t b = FA_MIN(FA_MAX(raw / 8, (uint64_t)IX_DS_SAMPLE_MIN), (uint64_t)IX_DS_SAMPLE_MAX);
+	return (size_t)FA_MIN(b, raw);
 }
 
 int ix_ds_wants_dict(uint64_t raw_estimate)
@@ -398,8 +413,9 @@ static int train_window(ix_ds_writer *w, int finish)
 	size_t n = (w->raw_fill + piece - 1) / piece;
 	unsigned char *copy = NULL;
 	const unsigned char *samples = w->raw;
-	if (w->raw_fill > IX_DS_SAMPLE_MAX) {
-		n = IX_DS_SAMPLE_MAX / piece;
+	size_t budget = ix_ds_sample_budget(w->raw_fill);
+	if (w->raw_fill > budget) {
+		n = budget / piece;
 		if (!(copy = fa_malloc(n * piece)))
 			return fa_err(FATHOM_ENOMEM, "out of memory (text samples)");
 		for (size_t i = 0; i < n; i++)

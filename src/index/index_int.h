@@ -367,10 +367,14 @@ int ix_ds_finish(ix_ds_writer *w);   /* compress the last partial frame */
  * fails. A merge calls it with samples spread over its inputs. */
 int ix_ds_train(ix_ds_writer *w, const unsigned char *samples, const size_t *sizes, size_t n,
                 uint64_t raw_estimate);
-/* How a merge should sample: the piece size, the most bytes, and whether
- * raw_estimate bytes of text are worth a dictionary at all. */
+/* How to sample for a dictionary: the piece size; the bytes of samples for
+ * raw bytes of text (an eighth of it, within [IX_DS_SAMPLE_MIN,
+ * IX_DS_SAMPLE_MAX], never more than the text); whether raw_estimate bytes
+ * of text are worth a dictionary at all. */
 #define IX_DS_SAMPLE_PIECE IX_FRAME_RAW_DICT
-#define IX_DS_SAMPLE_MAX ((size_t)2 << 20)
+#define IX_DS_SAMPLE_MIN ((size_t)2 << 20)
+#define IX_DS_SAMPLE_MAX ((size_t)8 << 20)
+size_t ix_ds_sample_budget(uint64_t raw);
 int ix_ds_wants_dict(uint64_t raw_estimate);
 /* Up to cap of s's text dictionaries (TDIC or TDCS) as checked byte ranges
  * of the mapped file, with their zstd ids; *n their count (0: none). */

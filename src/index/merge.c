@@ -172,8 +172,8 @@ static int can_copy_text(const merge_in *m, size_t n)
 	return 1;
 }
 
-/* Samples for the merged segment's text dictionary: up to IX_DS_SAMPLE_MAX
- * bytes in frame-sized pieces, each input giving pieces in proportion to
+/* Samples for the merged segment's text dictionary: the sample budget of
+ * the merged text (ix_ds_sample_budget) in frame-sized pieces, each input giving pieces in proportion to
  * its text, spread evenly over its raw stream (text of deleted documents
  * included: it is a small share, and reading it is harmless). */
 static int train_text(ix_segw *w, const merge_in *m, size_t n)
@@ -188,10 +188,11 @@ static int train_text(ix_segw *w, const merge_in *m, size_t n)
 	if (!ix_ds_wants_dict(total))
 		return ix_segw_train_text(w, NULL, NULL, 0, total);
 	const size_t piece = IX_DS_SAMPLE_PIECE;
-	uint64_t want = FA_MIN(total, (uint64_t)IX_DS_SAMPLE_MAX) / piece;
+	size_t budget = ix_ds_sample_budget(total);
+	uint64_t want = budget / piece;
 	size_t *sizes = fa_malloc((size_t)(want + n) * sizeof *sizes), ns = 0;
 	fbuf buf;
-	fbuf_init(&buf, IX_DS_SAMPLE_MAX + (size_t)n * piece);
+	fbuf_init(&buf, budget + (size_t)n * piece);
 	int rc = sizes ? 0 : fa_err(FATHOM_ENOMEM, "out of memory (text samples)");
 	for (size_t k = 0; k < n && !rc; k++) {
 		const ix_segment *s = m[k].s;
