@@ -462,6 +462,10 @@ typedef struct fathom_hit {
 	 * text (distinct, ascending, at most 64); none without a snippet. */
 	const uint32_t *match_lines;
 	uint32_t n_match_lines;
+	/* 1 when the document's file changed on disk since it was indexed (or
+	 * is gone), by the rule fathom_grep marks changed files with: the
+	 * snippet and lines are the indexed copy's */
+	int stale;
 } fathom_hit;
 
 /* The entry of sources for source, or NULL when it did not rank the hit. */
@@ -536,7 +540,8 @@ const fathom_expansion *fathom_results_expansion(const fathom_results *r, size_t
  *                                 "bonus"},
  *                 "sources": [{"source", "score", "rank"}],
  *                 "matched": {FIELD: [terms]}, "snippet",
- *                 "highlights": [[start, len]], "match_lines": [...]}],
+ *                 "highlights": [[start, len]], "match_lines": [...],
+ *                 "changed_since_indexing": true (only when the hit is stale)}],
  *    "receipt": {"parsed", "filters",
  *                "terms": [{"term", "required", "negated"}],
  *                "identifiers": [{"text", "key", "category", "filter", "chunks"}],
@@ -740,6 +745,32 @@ void fathom_results_free(fathom_results *r);
  * fathom_free. */
 int fathom_get(char **out, size_t *out_len, fathom_index *ix, const char *id,
                uint32_t from_line, uint32_t count);
+
+/* What fathom_get_ex delivered. An output struct, like fathom_stats: the
+ * caller sets version (FATHOM_GET_INFO_INIT or fathom_get_info_init). */
+typedef struct fathom_get_info {
+	unsigned version;
+	uint32_t from;             /* the first line delivered (1-based) */
+	uint32_t count;            /* lines delivered (a last line without its
+	                            * newline counts): fewer than asked for when
+	                            * the document ends first */
+	int stale;                 /* 1: the document's file changed on disk since
+	                            * it was indexed (its size or mtime differ, the
+	                            * rule fathom_grep marks changed files by), or
+	                            * is gone: the text is the indexed copy, and
+	                            * a line number may not match the file now */
+} fathom_get_info;
+
+#define FATHOM_GET_INFO_VERSION 1
+#define FATHOM_GET_INFO_INIT { FATHOM_GET_INFO_VERSION, 0, 0, 0 }
+int fathom_get_info_init(fathom_get_info *info, unsigned version);
+
+/* fathom_get, saying what it delivered (info may be NULL). For both, id
+ * is first read as a path the way fathom_grep reads its PATH arguments
+ * (relative to the current folder, mapped onto the index's keys), then as
+ * the id it is. */
+int fathom_get_ex(char **out, size_t *out_len, fathom_index *ix, const char *id,
+                  uint32_t from_line, uint32_t count, fathom_get_info *info);
 
 /* The text of one chunk by chunk_id (from a hit). */
 int fathom_get_chunk(char **out, size_t *out_len, fathom_index *ix, uint64_t chunk_id);

@@ -5,8 +5,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "api/api.h"
+#include "grep/grep.h"
 #include "ingest/ingest.h"
 #include "query/query.h"
 
@@ -85,6 +87,9 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	 * limit reaches them as the FATHOM_EINTERRUPTED they know. */
 	int old_codes = opts->version < 3;
 	q_search_opts_upgrade(opts, &old, old_weights, &opts);
+	int mrc = ix_check_mapped(fx->ix);
+	if (mrc)
+		return mrc;
 	/* the options are checked once, by q_search_run */
 	const unsigned char *gd;
 	size_t gl;
@@ -101,6 +106,10 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	}
 	int rc = q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,
 	                     fx->gloss.n ? &fx->gloss : NULL);
+	if ((rc = ix_checked(fx->ix, rc)) != 0 && *out) {
+		fathom_results_free(*out);
+		*out = NULL;
+	}
 	return rc == FATHOM_ETIMEOUT && old_codes ? FATHOM_EINTERRUPTED : rc;
 }
 
@@ -125,9 +134,25 @@ static int find_live_doc(ix_index *ix, const char *key, ix_segment **seg, uint32
 	return fa_err(FATHOM_ENOTFOUND, "no document \"%s\" in the index", key);
 }
 
-/* Cut [from, from+count) lines (1-based; count 0 = to the end) out of t. */
+/* The document an id names: a path first as grep reads its PATH arguments
+ * (relative to the current folder, mapped onto the index's keys), so that
+ * `get src/x.c` means the same file from any folder; then the id as it is
+ * (a JSON lines id, or a key as the index spells it). */
+static int find_id_or_path(ix_index *ix, const char *id, ix_segment **seg, uint32_t *doc)
+{
+	char cwd[4096];
+	char *key = *id && getcwd(cwd, sizeof cwd) ? g_index_path(ix_root(ix), cwd, id) : NULL;
+	int rc = FATHOM_ENOTFOUND;
+	if (key && strcmp(key, id) != 0)
+		rc = find_live_doc(ix, key, seg, doc);
+	fa_free(key);
+	return rc == FATHOM_ENOTFOUND ? find_live_doc(ix, id, seg, doc) : rc;
+}
+
+/* Cut [from, from+count) lines (1-based; count 0 = to the end) out of t;
+ * *lines: how many it holds (a last line without its newline counts). */
 static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
-                       uint32_t from, uint32_t count)
+                       uint32_t from, uint32_t count, uint32_t *lines)
 {
 	size_t start = 0, end = n;
 	if (from > 1) {
@@ -142,43 +167,39 @@ static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
 			return fa_err(FATHOM_ENOTFOUND, "the document has only %u lines", line);
 		start = i;
 	}
-	if (count) {
-		uint32_t seen = 0;
-		size_t i = start;
-		while (i < n && seen < count) {
-			if (t[i] == '\n')
-				seen++;
-			i++;
-		}
-		end = i;
+	uint32_t seen = 0;
+	size_t i = start;
+	while (i < n && (!count || seen < count)) {
+		if (t[i] == '\n')
+			seen++;
+		i++;
 	}
+	end = i;
+	if (end > start && t[end - 1] != '\n')
+		seen++;   /* the last line, without its newline */
 	*out = fa_strndup(t + start, end - start);
 	if (!*out)
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	if (out_len)
 		*out_len = end - start;
+	*lines = seen;
 	return 0;
 }
 
-int fathom_get(char **out, size_t *out_len, fathom_index *fx, const char *id,
-               uint32_t from_line, uint32_t count)
+static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id,
+                   uint32_t from_line, uint32_t count, fathom_get_info *info)
 {
-	*out = NULL;
-	fa_err_clear();
-	if (!fx || !id)
-		return fa_err(FATHOM_EINVAL, "no index or no id");
 	ix_segment *s = NULL;
 	uint32_t d = 0;
-	int rc = find_live_doc(fx->ix, id, &s, &d);
+	int rc = find_id_or_path(fx->ix, id, &s, &d);
 	if (rc)
 		return rc;
 	ix_doc_info di;
 	if ((rc = seg_doc(s, d, &di)) != 0)
 		return rc;
-	fbuf b;
-	fbuf_init(&b, 0);
+	info->from = from_line ? from_line : 1;
 	if (di.grep_only) {
-		/* indexed for grep alone: the text is the file's, on disk */
+		/* indexed for grep alone: the text is the file's, on disk now */
 		const char *root = ix_root(fx->ix);
 		char *path = *root ? fa_path_resolve(root, di.path) : fa_strdup(di.path);
 		char *data = NULL;
@@ -188,17 +209,49 @@ int fathom_get(char **out, size_t *out_len, fathom_index *fx, const char *id,
 		if (rc == FATHOM_ENOTFOUND)
 			rc = fa_err(FATHOM_ENOTFOUND, "%s: indexed for grep alone, and gone from disk", di.path);
 		if (!rc)
-			rc = slice_lines(out, out_len, data, len, from_line ? from_line : 1, count);
+			rc = slice_lines(out, out_len, data, len, info->from, count, &info->count);
 		fa_free(data);
 		fa_free(path);
 		return rc;
 	}
+	/* the index's copy: stale when the file changed since (grep's rule) */
+	info->stale = ix_doc_stale(fx->ix, &di);
+	fbuf b;
+	fbuf_init(&b, 0);
 	rc = seg_doc_text(s, d, 0, di.text_len, &b);
 	if (!rc)
-		rc = slice_lines(out, out_len, b.len ? (const char *)b.data : "", b.len,
-		                 from_line ? from_line : 1, count);
+		rc = slice_lines(out, out_len, b.len ? (const char *)b.data : "", b.len, info->from,
+		                 count, &info->count);
 	fbuf_free(&b);
 	return rc;
+}
+
+int fathom_get_ex(char **out, size_t *out_len, fathom_index *fx, const char *id,
+                  uint32_t from_line, uint32_t count, fathom_get_info *caller)
+{
+	*out = NULL;
+	fa_err_clear();
+	if (!fx || !id)
+		return fa_err(FATHOM_EINVAL, "no index or no id");
+	int rc = caller ? fa_struct_check(FA_GET_INFO, caller) : 0;
+	if (rc || (rc = ix_check_mapped(fx->ix)) != 0)
+		return rc;
+	fathom_get_info info = FATHOM_GET_INFO_INIT;
+	rc = ix_checked(fx->ix, get_doc(out, out_len, fx, id, from_line, count, &info));
+	if (rc) {
+		fa_free(*out);
+		*out = NULL;
+		return rc;
+	}
+	if (caller)
+		fa_struct_copy_out(FA_GET_INFO, caller, &info);
+	return 0;
+}
+
+int fathom_get(char **out, size_t *out_len, fathom_index *fx, const char *id,
+               uint32_t from_line, uint32_t count)
+{
+	return fathom_get_ex(out, out_len, fx, id, from_line, count, NULL);
 }
 
 const char *fathom_root(fathom_index *fx)
@@ -211,6 +264,9 @@ int fathom_get_chunk(char **out, size_t *out_len, fathom_index *fx, uint64_t chu
 	*out = NULL;
 	fa_err_clear();
 	uint32_t sid = (uint32_t)(chunk_id >> 32), c = (uint32_t)chunk_id;
+	int mrc = ix_check_mapped(fx->ix);
+	if (mrc)
+		return mrc;
 	for (size_t i = 0; i < ix_nsegments(fx->ix); i++) {
 		ix_segment *s = ix_segment_at(fx->ix, i);
 		if (seg_id(s) != sid)
@@ -223,7 +279,8 @@ int fathom_get_chunk(char **out, size_t *out_len, fathom_index *fx, uint64_t chu
 			return rc;
 		fbuf b;
 		fbuf_init(&b, 0);
-		rc = seg_doc_text(s, ci.doc, ci.byte_start, ci.byte_end - ci.byte_start, &b);
+		rc = ix_checked(fx->ix, seg_doc_text(s, ci.doc, ci.byte_start,
+		                                     ci.byte_end - ci.byte_start, &b));
 		if (!rc) {
 			*out = fbuf_detach(&b, out_len);
 			if (!*out)
@@ -236,9 +293,8 @@ int fathom_get_chunk(char **out, size_t *out_len, fathom_index *fx, uint64_t chu
 	              (unsigned long long)chunk_id);
 }
 
-int fathom_list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
+static int list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
 {
-	fa_err_clear();
 	for (size_t i = 0; i < ix_nsegments(fx->ix); i++) {
 		ix_segment *s = ix_segment_at(fx->ix, i);
 		for (uint32_t d = 0; d < seg_ndocs(s); d++) {
@@ -253,6 +309,13 @@ int fathom_list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
 		}
 	}
 	return 0;
+}
+
+int fathom_list_docs(fathom_index *fx, fathom_doc_cb cb, void *ctx)
+{
+	fa_err_clear();
+	int rc = ix_check_mapped(fx->ix);
+	return rc ? rc : ix_checked(fx->ix, list_docs(fx, cb, ctx));
 }
 
 static int count_meta(fa_strmap *m, const char *kv, size_t len)
@@ -280,9 +343,11 @@ int fathom_list_meta(fathom_index *fx, fathom_meta_cb cb, void *ctx)
 	if (!fx || !cb)
 		return fa_err(FATHOM_EINVAL, "no index or no callback");
 	/* "key\0value" -> documents; NUL sorts first, so key order comes first */
+	int rc = ix_check_mapped(fx->ix);
+	if (rc)
+		return rc;
 	fa_strmap m;
 	fa_strmap_init(&m);
-	int rc = 0;
 	char buf[1024];
 	for (size_t i = 0; i < ix_nsegments(fx->ix) && !rc; i++) {
 		ix_segment *s = ix_segment_at(fx->ix, i);
@@ -328,7 +393,7 @@ int fathom_list_meta(fathom_index *fx, fathom_meta_cb cb, void *ctx)
 	}
 	fa_free(v);
 	fa_strmap_free(&m);
-	return rc;
+	return ix_checked(fx->ix, rc);
 }
 
 int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
@@ -341,7 +406,7 @@ int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
 		return rc;
 	fathom_stats all = FATHOM_STATS_INIT, *out = &all;
 	ix_sizes sz;
-	if ((rc = ix_sizes_get(fx->ix, &sz)))
+	if ((rc = ix_check_mapped(fx->ix)) || (rc = ix_checked(fx->ix, ix_sizes_get(fx->ix, &sz))))
 		return rc;
 	out->generation = ix_generation(fx->ix);
 	out->docs = sz.docs_live;
@@ -370,7 +435,8 @@ int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
 int fathom_verify(fathom_index *fx)
 {
 	fa_err_clear();
-	return ix_verify(fx->ix);
+	int rc = ix_check_mapped(fx->ix);
+	return rc ? rc : ix_checked(fx->ix, ix_verify(fx->ix));
 }
 
 int fathom_delete_doc(fathom_index *fx, const char *id)
@@ -386,7 +452,9 @@ int fathom_commit(fathom_index *fx)
 	fa_err_clear();
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
-	return ix_commit(fx->ix);
+	/* a merge must not copy what a damaged map read as zeros */
+	int rc = ix_check_mapped(fx->ix);
+	return rc ? rc : ix_commit(fx->ix);
 }
 
 int fathom_optimize(fathom_index *fx)
@@ -394,10 +462,10 @@ int fathom_optimize(fathom_index *fx)
 	fa_err_clear();
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
-	int rc = ix_commit(fx->ix);
-	if (rc)
+	int rc = ix_check_mapped(fx->ix);
+	if (rc || (rc = ix_commit(fx->ix)) != 0)
 		return rc;
-	return ix_optimize(fx->ix);
+	return ix_checked(fx->ix, ix_optimize(fx->ix));
 }
 
 int fathom_rollback(fathom_index *fx)

@@ -57,7 +57,9 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 	if (!(opts = grep_opts(opts, &def, &rc)))
 		return rc;
 	public_emit p = { cb, ctx };
-	rc = g_search(fx->ix, pattern, opts, emit_public, &p, &all, 0);
+	if ((rc = ix_check_mapped(fx->ix)) != 0)
+		return rc;
+	rc = ix_checked(fx->ix, g_search(fx->ix, pattern, opts, emit_public, &p, &all, 0));
 	if (stats)
 		fa_struct_copy_out(FA_GREP_STATS, stats, &all);
 	return rc;
@@ -194,6 +196,8 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	fathom_grep_opts o = *opts;
 	o.files_only = 0;
 	o.count_only = 0;
+	if ((rc = ix_check_mapped(fx->ix)) != 0)
+		return rc;
 	char *parsed = NULL;
 	rc = fathom_grep_explain(&parsed, pattern, &o);
 	hyb x;
@@ -219,6 +223,10 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	if (!rc)
 		rc = q_results_from(out, fx->ix, &list, (uint32_t)FA_MIN(list.n, (size_t)UINT32_MAX),
 		                    parsed);
+	if ((rc = ix_checked(fx->ix, rc)) != 0 && *out) {
+		fathom_results_free(*out);
+		*out = NULL;
+	}
 	fathom_free(parsed);
 	fa_free(x.v);
 	fa_arena_free(&x.arena);

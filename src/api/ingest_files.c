@@ -130,6 +130,14 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 		it->drop = 1;
 		return 0;
 	}
+	if (rc == FATHOM_EINVAL) {
+		/* no longer a regular file (a FIFO put in its place since the
+		 * walk): skipped without waiting on it, and it leaves the index,
+		 * as the next walk would make it */
+		it->skip = FATHOM_SKIP_SPECIAL;
+		it->drop = 1;
+		return 0;
+	}
 	if (rc) {
 		it->skip = FATHOM_SKIP_UNREADABLE;
 		return 0;
@@ -183,7 +191,8 @@ static int emit_file(ingest_run *r, ingest_batch *b, ingest_item *it)
 	}
 	if (it->rc)
 		return ingest_item_error(it);
-	if (it->skip == FATHOM_SKIP_UNREADABLE || it->skip == FATHOM_SKIP_TOO_BIG) {
+	if (it->skip == FATHOM_SKIP_UNREADABLE || it->skip == FATHOM_SKIP_TOO_BIG ||
+	    it->skip == FATHOM_SKIP_SPECIAL) {
 		ingest_skip(r, e->path, it->skip);
 		return it->drop && it->known ? ix_delete_doc(r->fx->ix, e->key) : 0;
 	}

@@ -139,7 +139,11 @@ static void put_hit(fbuf *b, const fathom_hit *h, size_t rank)
 	fbuf_puts(b, "],\"match_lines\":[");
 	for (uint32_t j = 0; j < h->n_match_lines; j++)
 		fbuf_printf(b, "%s%u", j ? "," : "", h->match_lines[j]);
-	fbuf_puts(b, "]}");
+	fbuf_putc(b, ']');
+	/* as fathom grep marks a file: the text shown is the indexed copy */
+	if (h->stale)
+		fbuf_puts(b, ",\"changed_since_indexing\":true");
+	fbuf_putc(b, '}');
 }
 
 /* How the query was read: the receipt. */

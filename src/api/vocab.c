@@ -181,12 +181,14 @@ int fathom_vocab(fathom_index *fx, const char *category, const char *prefix, fat
 			return fa_err(FATHOM_EINVAL, "prefix \"%s\" has no letter or digit", prefix);
 		wlen += kl;
 	}
+	int rc = ix_check_mapped(fx->ix);
+	if (rc)
+		return rc;
 	vwalk w;
 	memset(&w, 0, sizeof w);
 	fa_arena_init(&w.a, 64 * 1024, 0);
 	fa_strmap_init(&w.map);
 	w.cat = cat;
-	int rc = 0;
 	for (size_t i = 0; i < ix_nsegments(fx->ix) && !rc; i++) {
 		w.s = ix_segment_at(fx->ix, i);
 		w.seg_index = (uint32_t)i;
@@ -212,5 +214,5 @@ int fathom_vocab(fathom_index *fx, const char *category, const char *prefix, fat
 	fa_free(w.v);
 	fa_strmap_free(&w.map);
 	fa_arena_free(&w.a);
-	return rc;
+	return ix_checked(fx->ix, rc);
 }

@@ -83,6 +83,7 @@ int cmd_get(int argc, char **argv)
 		return 2;
 	char *text = NULL;
 	size_t len = 0;
+	fathom_get_info info = FATHOM_GET_INFO_INIT;
 	int rc;
 	if (a.chunk) {
 		uint64_t id;
@@ -92,13 +93,14 @@ int cmd_get(int argc, char **argv)
 		}
 		rc = fathom_get_chunk(&text, &len, ix, id);
 	} else {
-		/* The whole argument first: ids and paths may contain ':'. */
-		rc = fathom_get(&text, &len, ix, argv[optind], 0, 0);
+		/* The whole argument first: ids and paths may contain ':'. A
+		 * relative path is read from the current folder, as grep's are. */
+		rc = fathom_get_ex(&text, &len, ix, argv[optind], 0, 0, &info);
 		if (rc == FATHOM_ENOTFOUND) {
 			char *id = strdup(argv[optind]);
 			uint32_t from = 0, count = 0;
 			if (id && split_range(id, &from, &count))
-				rc = fathom_get(&text, &len, ix, id, from ? from : 1, count);
+				rc = fathom_get_ex(&text, &len, ix, id, from ? from : 1, count, &info);
 			free(id);
 		}
 	}
@@ -107,6 +109,10 @@ int cmd_get(int argc, char **argv)
 		fathom_close(ix);
 		return rc == FATHOM_ENOTFOUND ? 1 : 2;
 	}
+	if (info.stale)
+		fprintf(stderr, "%s: %s changed on disk since it was indexed: this is the indexed "
+		                "copy (fathom index updates it; fathom grep reads the file as it is)\n",
+		        cli_prog, argv[optind]);
 	fwrite(text, 1, len, stdout);
 	if (len && text[len - 1] != '\n')
 		fputc('\n', stdout);

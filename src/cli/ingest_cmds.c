@@ -1,4 +1,5 @@
 /* ingest_cmds.c — fathom index, add, chunk, delete. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -502,6 +504,38 @@ static int watch_loop(ingest_args *a, char **paths, int n)
 	return rc ? 2 : 0;
 }
 
+/* Keep the paths that exist (reporting the others, which are not indexed):
+ * one mistyped path must not cost the run of the rest. Moves them to the
+ * front of paths; their number. */
+static int existing_paths(char **paths, int n)
+{
+	int kept = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) != 0) {
+			fprintf(stderr, "%s: %s: %s (not indexed)\n", cli_prog, paths[i], strerror(errno));
+			continue;
+		}
+		paths[kept++] = paths[i];
+	}
+	return kept;
+}
+
+/* A first run that fails leaves no index behind: remove what it created
+ * in the folder it made (its files, then the folder). */
+static void remove_new_index(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
@@ -510,21 +544,38 @@ int cmd_index(int argc, char **argv)
 		return rc;
 	if (optind >= argc)
 		return cli_usage_error("index: which files or folders? (fathom index PATH...)");
+	char **paths = argv + optind;
+	int given = argc - optind, n = existing_paths(paths, given);
+	if (n == 0) {
+		fprintf(stderr, "%s: nothing to index\n", cli_prog);
+		return 2;
+	}
+	/* exit 2 when a path was missing, once the rest is indexed */
+	int partial = n < given ? 2 : 0;
+	struct stat ist;
+	int existed = stat(a.index, &ist) == 0;
 	fathom_index *ix;
 	cli_remote r;
 	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0) {
 		if (rc == 1)
-			rc = remote_index(&r, &a, argv + optind, argc - optind);
-		return rc == 0 && a.watch ? watch_loop(&a, argv + optind, argc - optind) : rc ? 2 : 0;
+			rc = remote_index(&r, &a, paths, n);
+		if (rc == 0 && a.watch)
+			return watch_loop(&a, paths, n);
+		return rc ? 2 : partial;
 	}
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
-	rc = fathom_index_paths(ix, (const char *const *)argv + optind, (size_t)(argc - optind),
-	                        &a.ci.io, &st);
-	cli_ingest_report(&a.ci, &st, "indexed");
-	if (rc)
+	rc = fathom_index_paths(ix, (const char *const *)paths, (size_t)n, &a.ci.io, &st);
+	if (rc) {
 		cli_die_api(rc, "index failed, nothing committed");
+	} else {
+		cli_ingest_report(&a.ci, &st, "indexed");
+	}
 	rc = commit_and_close(ix, rc);
-	return rc == 0 && a.watch ? watch_loop(&a, argv + optind, argc - optind) : rc;
+	if (rc && !existed)
+		remove_new_index(a.index);
+	if (rc == 0 && a.watch)
+		return watch_loop(&a, paths, n);
+	return rc ? rc : partial;
 }
 
 int cmd_add(int argc, char **argv)

@@ -26,25 +26,21 @@
 
 /* ---- paths -------------------------------------------------------------------- */
 
-/* A PATH argument (relative to the current folder) as a prefix of document
- * paths: relative to the root when under it, else absolute. */
-static char *index_prefix(const g_scope *s, const char *cwd, const char *arg)
+char *g_index_path(const char *root, const char *cwd, const char *arg)
 {
 	char *abs = fa_path_resolve(cwd, arg);
-	if (!abs)
-		return NULL;
-	const char *base = *s->root ? s->root : cwd;
-	size_t bl = strlen(base);
-	char *out;
-	if (strcmp(abs, base) == 0)
+	if (!abs || !*root)
+		return abs;   /* no root: files have absolute keys */
+	size_t rl = strlen(root);
+	char *out = abs;
+	if (strcmp(abs, root) == 0)
 		out = fa_strdup("");
-	else if (strcmp(base, "/") == 0)
+	else if (strcmp(root, "/") == 0)
 		out = fa_strdup(abs + 1);
-	else if (strncmp(abs, base, bl) == 0 && abs[bl] == '/')
-		out = fa_strdup(abs + bl + 1);
-	else
-		out = fa_strdup(abs);
-	fa_free(abs);
+	else if (strncmp(abs, root, rl) == 0 && abs[rl] == '/')
+		out = fa_strdup(abs + rl + 1);
+	if (out != abs)
+		fa_free(abs);
 	return out;
 }
 
@@ -58,12 +54,18 @@ int g_scope_init(g_scope *s, const char *root, const fathom_grep_opts *o)
 	char cwd[4096];
 	if (!getcwd(cwd, sizeof cwd))
 		return fa_err(FATHOM_EIO, "cannot tell the current folder: %s", strerror(errno));
+	/* PATH arguments are mapped onto keys relative to the root; with no
+	 * root, files have absolute keys, and the arguments become absolute
+	 * too, so they mean the same files from any current folder */
+	const char *keys_root = s->root;
 	if (*s->root) {
 		s->root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
 		if (s->root_fd < 0) {
-			/* the indexed folder moved: read paths from here */
+			/* the indexed folder moved: read paths, and take the
+			 * arguments, from here */
 			s->root = "";
 			s->root_fd = AT_FDCWD;
+			keys_root = cwd;
 		}
 	}
 	size_t rl = strlen(s->root);
@@ -82,7 +84,7 @@ int g_scope_init(g_scope *s, const char *root, const fathom_grep_opts *o)
 	for (size_t i = 0; i < o->n_prefixes; i++) {
 		if (!o->prefixes[i] || !*o->prefixes[i])
 			return fa_err(FATHOM_EINVAL, "an empty path");
-		if (!(s->prefixes[i] = index_prefix(s, cwd, o->prefixes[i])))
+		if (!(s->prefixes[i] = g_index_path(keys_root, cwd, o->prefixes[i])))
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		s->nprefixes++;
 	}
@@ -187,18 +189,15 @@ int g_reader_dir(g_reader *r, const char *path, const char **name)
 	return r->dfd;
 }
 
-int g_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size, int64_t indexed_mtime_ns)
-{
-	return size != indexed_size || mtime_ns != indexed_mtime_ns;
-}
-
 /* Open an indexed file to read: the descriptor, its size, and whether it
- * changed since indexing; -1 gone or not a regular file; -2 there but not
- * to be read (unreadable, over G_MAX_FILE: r->why says why). */
+ * changed since indexing; -1 gone; -2 there but not to be read (not a
+ * regular file, unreadable, over G_MAX_FILE: r->why says why). Opened
+ * non-blocking, as fa_open_regular does: a FIFO put in a file's place
+ * would otherwise stop the search until something writes to it. */
 static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di,
                      uint64_t *size, int *changed)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return -1;
@@ -206,9 +205,16 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 		return -2;
 	}
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
 		close(fd);
 		return -1;
+	}
+	int flags;
+	if (!S_ISREG(st.st_mode) || (flags = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+		close(fd);
+		snprintf(r->why, sizeof r->why, "not a regular file: not searched");
+		return -2;
 	}
 	if ((uint64_t)st.st_size > G_MAX_FILE) {
 		close(fd);
@@ -216,7 +222,7 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 		return -2;
 	}
 	*size = (uint64_t)st.st_size;
-	*changed = g_changed((uint64_t)st.st_size,
+	*changed = ix_file_changed((uint64_t)st.st_size,
 	                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, di->size,
 	                     di->mtime_ns);
 	return fd;

@@ -263,6 +263,12 @@ typedef struct g_scope {
 	const char *glob, *lang;   /* NULL or "": none */
 } g_scope;
 
+/* A path argument as the index names it: arg resolved against cwd (the
+ * current folder, absolute), then relative to root when under it (""
+ * for root itself), else absolute; with no root ("": files have absolute
+ * keys), absolute. So a path means the same files from any current
+ * folder. A new string (fa_free), NULL when out of memory. */
+char *g_index_path(const char *root, const char *cwd, const char *arg);
 /* The scope of a search of an index rooted at root (ix_root) with opts.
  * g_scope_free frees it, also after a failed init. */
 int g_scope_init(g_scope *s, const char *root, const fathom_grep_opts *opts);
@@ -293,8 +299,6 @@ void g_reader_free(g_reader *r);
 /* A handle on the folder of path (relative to the root, or absolute), -1
  * when it cannot be opened; *name is the file's name within it. */
 int g_reader_dir(g_reader *r, const char *path, const char **name);
-/* Do the size and mtime of a file differ from the index's? */
-int g_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size, int64_t indexed_mtime_ns);
 /* Read a file into r->buf: 1 read (*len, *changed: since indexing), 0 gone
  * or not a regular file, 2 there but not read (r->why says why), < 0 error. */
 int g_read_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di, size_t *len,

@@ -12,6 +12,7 @@
  * and index_int.h has a section "interface to code in X.c" for each.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "index/index_int.h"
@@ -61,6 +62,59 @@ size_t ix_nsegments(const ix_index *ix)
 ix_segment *ix_segment_at(const ix_index *ix, size_t i)
 {
 	return i < ix->nsegs ? ix->segs[i] : NULL;
+}
+
+int ix_file_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size,
+                    int64_t indexed_mtime_ns)
+{
+	return size != indexed_size || mtime_ns != indexed_mtime_ns;
+}
+
+int ix_doc_stale(const ix_index *ix, const ix_doc_info *di)
+{
+	if (di->mtime_ns == 0)
+		return 0;   /* not from a file (JSON lines, fathom_add_doc) */
+	const char *path = di->path && *di->path ? di->path : di->key;
+	const char *root = ix_root(ix);
+	char *full = NULL;
+	if (path[0] != '/' && *root && !(full = fa_path_resolve(root, path)))
+		return 0;   /* out of memory: not known to be stale */
+	struct stat st;
+	int stale = stat(full ? full : path, &st) != 0 ||
+	            ix_file_changed((uint64_t)st.st_size,
+	                            (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+	                            di->size, di->mtime_ns);
+	fa_free(full);
+	return stale;
+}
+
+int seg_damaged(const ix_segment *s)
+{
+	return fa_map_damaged(&s->map);
+}
+
+/* A segment whose file shrank under its map (util/mapguard.c) has been
+ * read as zeros from the fault on: whatever the read gave is not the
+ * file's, so the error names the file instead. */
+int ix_check_mapped(const ix_index *ix)
+{
+	for (size_t i = 0; i < ix->nsegs; i++)
+		if (seg_damaged(ix->segs[i]))
+			return fa_err(FATHOM_ECORRUPT,
+			              "%s: the file shrank or changed while it was mapped "
+			              "(reopen the index once it is repaired)", ix->segs[i]->path);
+	for (size_t i = 0; i < ix->nw; i++)
+		if (seg_damaged(ix->w[i].seg))
+			return fa_err(FATHOM_ECORRUPT,
+			              "%s: the file shrank or changed while it was mapped "
+			              "(reopen the index once it is repaired)", ix->w[i].seg->path);
+	return 0;
+}
+
+int ix_checked(const ix_index *ix, int rc)
+{
+	int mrc = ix_check_mapped(ix);
+	return mrc ? mrc : rc;
 }
 
 uint64_t ix_total_chunks(const ix_index *ix)

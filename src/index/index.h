@@ -69,6 +69,18 @@ int ix_refresh(ix_index *ix, int *changed);
 size_t ix_nsegments(const ix_index *ix);
 ix_segment *ix_segment_at(const ix_index *ix, size_t i);
 
+/* Mapped files that shrank under their map (util/mapguard.c): 0 when none
+ * of the handle's segments did, else FATHOM_ECORRUPT naming the file. The
+ * public entry points that read segments call it first and last, so a
+ * damaged file fails every read cleanly until the handle is refreshed
+ * (which maps it again) or reopened. */
+int ix_check_mapped(const ix_index *ix);
+/* rc, or the error of ix_check_mapped when a segment was damaged meanwhile
+ * (whatever rc was: the read may have seen zeros). */
+int ix_checked(const ix_index *ix, int rc);
+/* Was this segment's mapping damaged? */
+int seg_damaged(const ix_segment *s);
+
 /* Collection statistics for BM25 over all committed segments (deleted
  * chunks included, as Lucene does, until a merge drops them). */
 uint64_t ix_total_chunks(const ix_index *ix);
@@ -244,6 +256,14 @@ int seg_doc_file(const ix_segment *s, uint32_t doc, const char **path, uint64_t 
 /* Find a doc by key (binary search over the key index): 0 or FATHOM_ENOTFOUND.
  * Finds deleted docs too; check seg_doc_is_deleted. */
 int seg_find_doc(const ix_segment *s, const char *key, uint32_t *doc);
+/* Has a file changed since it was indexed? The one rule, which grep, get
+ * and search hits share: its size or its mtime differ from the index's. */
+int ix_file_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size,
+                    int64_t indexed_mtime_ns);
+/* Is a document's file stale: changed on disk since it was indexed
+ * (ix_file_changed on a stat of it, relative paths under the index's
+ * root), or gone? 0 for documents that are not files (JSON lines). */
+int ix_doc_stale(const ix_index *ix, const ix_doc_info *di);
 /* Value of metadata key for doc, NULL when absent. */
 const char *ix_doc_meta(const ix_doc_info *d, const char *key);
 

@@ -102,7 +102,8 @@ int ix_refresh(ix_index *ix, int *changed)
 		int rc = ix_manifest_read(&m, ix->dir);
 		if (rc)
 			return rc;
-		if (m.generation == ix->man.generation) {
+		int damaged = ix_check_mapped(ix) != 0;
+		if (m.generation == ix->man.generation && !damaged) {
 			ix_manifest_free(&m);
 			return 0;
 		}
@@ -123,7 +124,9 @@ int ix_refresh(ix_index *ix, int *changed)
 			const ix_man_seg *e = &m.segs[i];
 			ix_segment *s = NULL;
 			for (size_t j = 0; j < ix->nsegs && !s; j++) {
-				if (!kept[j] && ix->segs[j]->id == e->id && ix->segs[j]->footer_crc == e->footer_crc) {
+				/* a segment whose file shrank under its map is mapped again */
+				if (!kept[j] && ix->segs[j]->id == e->id && ix->segs[j]->footer_crc == e->footer_crc &&
+				    !seg_damaged(ix->segs[j])) {
 					s = ix->segs[j];
 					kept[j] = 1;
 				}

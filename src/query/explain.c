@@ -68,6 +68,7 @@ static int build_hit(fathom_results *r, ix_index *ix, const q_pool *pool, size_t
 	h->byte_end = ci.byte_end;
 	h->score = p->score;
 	h->bonus = 1.0;
+	h->stale = ix_doc_stale(ix, &di);   /* grep's rule for changed files */
 	if ((rc = hit_sources(r, pool, p, h)))
 		return rc;
 	for (uint32_t i = 0; i < p->nfound; i++) {

@@ -364,16 +364,19 @@ json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, j
 		return NULL;
 	char *text = NULL;
 	size_t len = 0;
+	fathom_get_info info = FATHOM_GET_INFO_INIT;
 	/* only what the index holds: an id or path is looked up, never opened */
-	int rc = fathom_get(&text, &len, ix, key, (uint32_t)f, (uint32_t)c);
+	int rc = fathom_get_ex(&text, &len, ix, key, (uint32_t)f, (uint32_t)c, &info);
 	sv_reader_put(s, ix);
 	if (rc) {
 		sv_err_api(e, rc, key);
 		return NULL;
 	}
 	json_t *out = json_pack("{s:o,s:I}", "id", sv_jstr(key), "from", (json_int_t)f);
-	if (c)
-		json_object_set_new(out, "count", json_integer(c));
+	/* the lines delivered, not those asked for */
+	json_object_set_new(out, "count", json_integer((json_int_t)info.count));
+	if (info.stale)
+		json_object_set_new(out, "changed_since_indexing", json_true());
 	json_object_set_new(out, "text", sv_jstrn(text, len));
 	fathom_free(text);
 	return out;

@@ -48,6 +48,8 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	                    { 0, sizeof(fathom_grep_stats) } },
 	[FA_JSON_OPTS] = { "fathom_json_opts", FATHOM_JSON_OPTS_VERSION,
 	                   { 0, sizeof(fathom_json_opts) } },
+	[FA_GET_INFO] = { "fathom_get_info", FATHOM_GET_INFO_VERSION,
+	                  { 0, sizeof(fathom_get_info) } },
 };
 
 /* A struct's new version needs its row here: the size of each older
@@ -62,6 +64,7 @@ _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats vers
 _Static_assert(FATHOM_STATS_VERSION == 1, "a new fathom_stats version: update structs[]");
 _Static_assert(FATHOM_GREP_STATS_VERSION == 1, "a new fathom_grep_stats version: update structs[]");
 _Static_assert(FATHOM_JSON_OPTS_VERSION == 1, "a new fathom_json_opts version: update structs[]");
+_Static_assert(FATHOM_GET_INFO_VERSION == 1, "a new fathom_get_info version: update structs[]");
 
 /* The version is the first member of each. */
 _Static_assert(offsetof(fathom_open_opts, version) == 0, "version first");
@@ -72,6 +75,7 @@ _Static_assert(offsetof(fathom_ingest_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_grep_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_json_opts, version) == 0, "version first");
+_Static_assert(offsetof(fathom_get_info, version) == 0, "version first");
 _Static_assert(FATHOM_SKIP_TOO_DEEP < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
 
 size_t fa_struct_size(int which, unsigned version)
@@ -163,4 +167,10 @@ int fathom_json_opts_init(fathom_json_opts *opts, unsigned version)
 {
 	static const fathom_json_opts tmpl = FATHOM_JSON_OPTS_INIT;
 	return init_from(FA_JSON_OPTS, opts, version, &tmpl);
+}
+
+int fathom_get_info_init(fathom_get_info *info, unsigned version)
+{
+	static const fathom_get_info tmpl = FATHOM_GET_INFO_INIT;
+	return init_from(FA_GET_INFO, info, version, &tmpl);
 }

@@ -21,20 +21,11 @@ int fa_map_file(fa_map *m, const char *path)
 	m->data = NULL;
 	m->len = 0;
 	m->fd = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
-		              "%s: %s", path, strerror(errno));
+	m->guard = -1;
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return fa_err(FATHOM_EIO, "%s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fa_err(FATHOM_EIO, "%s: not a regular file", path);
-	}
+	int fd = fa_open_regular(path, &st);
+	if (fd < 0)
+		return fd;
 	if (st.st_size == 0) {
 		close(fd);
 		return 0;
@@ -53,16 +44,53 @@ int fa_map_file(fa_map *m, const char *path)
 	close(fd);
 	m->data = p;
 	m->len = (size_t)st.st_size;
+	m->guard = fa_guard_add(p, m->len);
 	return 0;
 }
 
 void fa_unmap(fa_map *m)
 {
+	/* out of the guard's table first: the range may be reused at once */
+	fa_guard_remove(m->guard);
 	if (m->data && m->len)
 		munmap((void *)m->data, m->len);
 	m->data = NULL;
 	m->len = 0;
 	m->fd = -1;
+	m->guard = -1;
+}
+
+int fa_map_damaged(const fa_map *m)
+{
+	return fa_guard_damaged(m->guard);
+}
+
+/* Open path for reading if it is a regular file. O_NONBLOCK: opening a
+ * FIFO for reading would wait for a writer (forever, holding whatever the
+ * caller holds); a FIFO, device or folder is FATHOM_EINVAL. Blocking mode
+ * is restored for the read. The descriptor, or a negative code. */
+int fa_open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
+		              "%s: %s", path, strerror(errno));
+	int flags;
+	if (fstat(fd, st) != 0) {
+		int e = errno;
+		close(fd);
+		return fa_err(FATHOM_EIO, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return fa_err(FATHOM_EINVAL, "%s: not a regular file", path);
+	}
+	if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+		int e = errno;
+		close(fd);
+		return fa_err(FATHOM_EIO, "%s: %s", path, strerror(e));
+	}
+	return fd;
 }
 
 int fa_read_file(char **out, size_t *len, const char *path, size_t max)
@@ -70,10 +98,10 @@ int fa_read_file(char **out, size_t *len, const char *path, size_t max)
 	*out = NULL;
 	if (len)
 		*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = fa_open_regular(path, &st);
 	if (fd < 0)
-		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
-		              "%s: %s", path, strerror(errno));
+		return fd;
 	fbuf b;
 	/* One byte over max lets a too-large file be told from an exact fit. */
 	fbuf_init(&b, max < SIZE_MAX - 1 ? max + 1 : max);

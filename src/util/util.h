@@ -62,7 +62,7 @@ long fa_alloc_failed(void);
  * and copies out at the end (fa_struct_copy_out). */
 enum fa_struct {
 	FA_OPEN_OPTS, FA_INGEST_OPTS, FA_SEARCH_OPTS, FA_GREP_OPTS,
-	FA_INGEST_STATS, FA_STATS, FA_GREP_STATS, FA_JSON_OPTS, FA_NSTRUCTS
+	FA_INGEST_STATS, FA_STATS, FA_GREP_STATS, FA_JSON_OPTS, FA_GET_INFO, FA_NSTRUCTS
 };
 /* The size of version `version` of a struct; 0: a version not taken. */
 size_t fa_struct_size(int which, unsigned version);
@@ -254,15 +254,40 @@ typedef struct fa_map {
 	const unsigned char *data;
 	size_t len;
 	int fd;      /* kept open only while mapped; -1 otherwise */
+	int guard;   /* its slot in the SIGBUS guard (mapguard.c); -1: none */
 } fa_map;
 
-/* Map a whole file read-only. An empty file maps to data=NULL, len=0. */
+/* Map a whole file read-only. An empty file maps to data=NULL, len=0. The
+ * mapping is registered with the SIGBUS guard (mapguard.c): if the file
+ * shrinks while mapped, reads past its new end give zeros instead of
+ * killing the process, and fa_map_damaged() says so. */
 int fa_map_file(fa_map *m, const char *path);
 void fa_unmap(fa_map *m);
+/* Did a read of the mapping fault because the file shrank (or changed
+ * size) under it? Then what was read from it is zeros, not the file. */
+int fa_map_damaged(const fa_map *m);
 
-/* Read a whole file (up to max bytes, else FATHOM_ETOOBIG) into a
- * NUL-terminated buffer. */
+/* Read a whole regular file (up to max bytes, else FATHOM_ETOOBIG) into a
+ * NUL-terminated buffer. Anything else (a FIFO, a device, a folder) is
+ * FATHOM_EINVAL, "not a regular file", without waiting on it: the file is
+ * opened non-blocking and checked before it is read. */
 int fa_read_file(char **out, size_t *len, const char *path, size_t max);
+/* Open a regular file for reading, the way fa_read_file does: the
+ * descriptor (blocking, close-on-exec) and its fstat in *st, or a negative
+ * code: FATHOM_ENOTFOUND, FATHOM_EINVAL for a FIFO, device or folder
+ * (never waiting on it), FATHOM_EIO. */
+struct stat;
+int fa_open_regular(const char *path, struct stat *st);
+
+/* ---- the SIGBUS guard of mapped files (util/mapguard.c) ------------------- */
+/* Register a live mapping (installs the library's SIGBUS handler the first
+ * time): its slot, or -1 when it goes unguarded (the table is full, or the
+ * handler could not be installed). */
+int fa_guard_add(const void *data, size_t len);
+/* Unregister it, before it is unmapped. */
+void fa_guard_remove(int slot);
+/* 1 when a read in the mapping faulted and was given zero pages. */
+int fa_guard_damaged(int slot);
 
 /* Write data to dir/name atomically and durably: write dir/name.tmp, fsync,
  * rename over dir/name, fsync dir. */

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# What a careless filesystem and a careless user do (issue 13): a FIFO in a
+# file's place (item 2), a segment truncated under a running daemon (3),
+# grep's PATH arguments from another folder (9), a stale `get` (15), and
+# indexing mistakes (16). Commands that hung before their fix run under
+# `timeout`, so a hang fails instead of stopping the suite.
+source "$(dirname "$0")/lib.sh"
+command -v timeout > /dev/null || { echo "skip: no timeout"; exit 77; }
+PID=
+trap '[ -n "$PID" ] && kill -9 $PID 2> /dev/null; rm -rf "$T"' EXIT
+
+# ---- item 16: indexing mistakes ---------------------------------------------------
+mkdir -p "$T/w" && cd "$T/w" || exit 2
+expect_rc 2 "$F" index --index "$T/w/ix" /nonexistent
+[ -e "$T/w/ix" ] && fail "a failed first run left an index behind" || ok
+expect_err 'nonexistent' "$F" index --index "$T/w/ix" /nonexistent
+expect_no_out . "$F" index --index "$T/w/ix" /nonexistent   # no "indexed 0 documents" on stdout
+grep -q 'indexed 0 documents' "$T/.err" && fail "a failed run reports 'indexed 0 documents'" || ok
+mkdir -p "$T/w/good"
+echo 'the quokka smiles' > "$T/w/good/q.txt"
+echo 'the numbat digs' > "$T/w/n.txt"
+# one bad path among several: reported, the rest indexed, exit 2
+expect_rc 2 "$F" index --index "$T/w/ix" good /nonexistent/x n.txt
+grep -q '/nonexistent/x' "$T/.err" || fail "the bad path is not reported: $(cat "$T/.err")"
+expect_out 'q.txt' "$F" search --index "$T/w/ix" quokka
+expect_out 'n.txt' "$F" search --index "$T/w/ix" numbat
+expect_rc 0 "$F" index --index "$T/w/ix" good n.txt
+
+# ---- item 2: a FIFO where a file was -----------------------------------------------
+R=$T/tree
+mkdir -p "$R/sub"
+printf 'the okapi sleeps\nline two\n' > "$R/sub/a.txt"
+printf 'another okapi\n' > "$R/sub/b.txt"
+printf 'a big okapi file\n%.0s' $(seq 1 200) > "$R/big.log"
+"$F" index -q --index "$T/ix" --max-size 1000 "$R" || fail "index"
+rm "$R/sub/b.txt" && mkfifo "$R/sub/b.txt"
+rm "$R/big.log" && mkfifo "$R/big.log"   # indexed for grep alone: get reads it from disk
+# grep reads changed files from disk: it must skip the FIFO, not wait on it
+timeout 30 "$F" grep --index "$T/ix" okapi "$R" > "$T/g.out" 2> "$T/g.err"
+rc=$?
+[ $rc -eq 124 ] && fail "grep hung on a FIFO"
+# as for an unreadable file: the others are searched, the skip said, exit 2
+[ $rc -eq 2 ] || fail "grep exit $rc: $(cat "$T/g.err")"
+grep -q 'a.txt' "$T/g.out" || fail "grep lost a.txt: $(cat "$T/g.out")"
+grep -q 'b.txt: not a regular file' "$T/g.err" || fail "grep does not say why b.txt was skipped: $(cat "$T/g.err")"
+ok
+timeout 30 "$F" get --index "$T/ix" "$R/big.log" > /dev/null 2> "$T/g.err"
+rc=$?
+[ $rc -eq 124 ] && fail "get hung on a FIFO"
+grep -q 'not a regular file' "$T/g.err" || fail "get of a FIFO: exit $rc, $(cat "$T/g.err")"
+ok
+# index again: the FIFO is skipped with its reason, and the run ends
+timeout 30 "$F" index -v --index "$T/ix" "$R" > /dev/null 2> "$T/i.err"
+rc=$?
+[ $rc -eq 124 ] && fail "index hung on a FIFO"
+[ $rc -eq 0 ] || fail "index exit $rc: $(cat "$T/i.err")"
+grep -q 'b.txt: not a regular file' "$T/i.err" || fail "the FIFO's skip is not reported: $(cat "$T/i.err")"
+ok
+rm -f "$R/sub/b.txt" "$R/big.log"
+
+# ---- item 9: grep PATH arguments from any folder (absolute keys, no root) --------
+G=$T/g
+mkdir -p "$G/a/deep" "$G/b"
+for i in 1 2 3; do echo "the tapir $i" > "$G/a/x$i.c"; echo "a tapir $i" > "$G/b/y$i.c"; done
+echo 'deep tapir' > "$G/a/deep/z.c"
+"$F" index -q --index "$T/gix" "$G" || fail "index $G"
+n_here=$(cd "$T" && "$F" grep --index "$T/gix" -l tapir "$G/a" | wc -l)
+n_root=$(cd / && "$F" grep --index "$T/gix" -l tapir "$G/a" | wc -l)
+[ "$n_here" -eq 4 ] || fail "grep -l tapir $G/a from $T: $n_here files, want 4"
+[ "$n_root" -eq 4 ] || fail "grep -l tapir $G/a from /: $n_root files, want 4"
+ok
+# "." is the current folder, not the whole index
+out=$(cd "$G/b" && "$F" grep --index "$T/gix" -l tapir .)
+[ "$(echo "$out" | wc -l)" -eq 3 ] || fail "grep . from $G/b: $out"
+echo "$out" | grep -q 'x1.c' && fail "grep . matched a file outside the current folder" || ok
+out=$(cd "$G/a" && "$F" grep --index "$T/gix" -l tapir deep ../b/y2.c)
+[ "$(echo "$out" | wc -l)" -eq 2 ] || fail "grep deep ../b/y2.c from $G/a: $out"
+ok
+
+# ---- item 15: a stale get --------------------------------------------------------
+S=$T/s
+mkdir -p "$S/docs"
+printf 'first line of the wombat\nsecond\nthird\n' > "$S/docs/w.txt"
+(cd "$S" && "$F" index -q --index "$T/six" docs) || fail "index $S"
+printf 'FIRST line of the wombat\nsecond\nthird\n' > "$S/docs/w.txt"
+touch -d '2001-01-01' "$S/docs/w.txt"
+(cd "$S/docs" && "$F" get --index "$T/six" w.txt > "$T/get.out" 2> "$T/get.err")
+grep -q 'first line' "$T/get.out" || fail "get w.txt from docs/: $(cat "$T/get.out" "$T/get.err")"
+grep -q 'changed on disk since it was indexed' "$T/get.err" || fail "get does not say w.txt is stale: $(cat "$T/get.err")"
+ok
+(cd "$S" && "$F" grep --index "$T/six" --json FIRST docs) | grep -q 'FIRST' || fail "grep does not see the change"
+expect_out '"changed_since_indexing":true' "$F" search --index "$T/six" --json wombat
+
+# ---- items 3 and 15 through the daemon ---------------------------------------------
+command -v curl > /dev/null || { echo "skip: no curl (the daemon's part)"; finish; exit $?; }
+IX=$T/six serve_start
+post() { curl -s -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -X POST "$U$1" --data-binary "$2"; }
+code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?path=docs/w.txt&from=2&count=10")
+[ "$code" = 200 ] || fail "/get: $code $(cat "$T/b")"
+grep -q '"count": *2' "$T/b" || fail "/get count is not the lines delivered: $(cat "$T/b")"
+grep -q '"changed_since_indexing": *true' "$T/b" || fail "/get does not mark a stale file: $(cat "$T/b")"
+ok
+code=$(post /search '{"query":"wombat"}')
+[ "$code" = 200 ] || fail "/search before the damage: $code $(cat "$T/b")"
+seg=$(ls "$T/six"/seg-*.fseg | head -1)
+: > "$seg"   # truncated under the daemon's maps
+code=$(post /search '{"query":"wombat second"}')
+kill -0 "$PID" 2> /dev/null || fail "the daemon died of a truncated segment"
+grep -q "$(basename "$seg")" "$T/b" || fail "/search after truncation: $code $(cat "$T/b")"
+ok
+code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?path=docs/w.txt")
+grep -q "$(basename "$seg")" "$T/b" || fail "/get after truncation: $code $(cat "$T/b")"
+code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/health")
+[ "$code" = 200 ] || fail "/health after truncation: $code"
+kill -0 "$PID" 2> /dev/null || fail "the daemon died"
+ok
+serve_stop
+PID=
+# the CLI names the file too
+expect_err "$(basename "$seg")" "$F" search --index "$T/six" wombat
+finish
