@@ -246,17 +246,23 @@ static void test_truncated_segment(void)
 	fathom_close(ix);
 	fa_free(saved);
 
-	/* a SIGBUS outside any mapping of the library still ends the process
-	 * (the handler hands it on to the default action) */
+	/* a SIGBUS outside any mapping of the library still ends the process:
+	 * the handler hands it on to the default action (SIGBUS), or to the
+	 * handler it replaced (AddressSanitizer's reports it and aborts) */
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 2);   /* a sanitizer's report of it is expected */
 		raise(SIGBUS);
 		_exit(0);
 	}
 	int status = 0;
 	CHECK(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+	CHECK(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0));
+	if (!getenv("FATHOM_SANITIZE"))
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
 	test_rmrf(dir);
 	free(dir);
 }

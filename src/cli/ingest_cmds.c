@@ -592,16 +592,22 @@ int cmd_add(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("add: unexpected argument '%s'", argv[optind]);
+	struct stat ist;
+	int existed = stat(a.index, &ist) == 0;
 	fathom_index *ix;
 	cli_remote r;
 	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
 		return rc == 1 ? remote_add(&r, &a) : 2;
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_add_jsonl(ix, a.jsonl, &a.ci.io, &st);
-	cli_ingest_report(&a.ci, &st, "added");
 	if (rc)
 		cli_die_api(rc, "add failed, nothing committed");
-	return commit_and_close(ix, rc);
+	else
+		cli_ingest_report(&a.ci, &st, "added");
+	rc = commit_and_close(ix, rc);
+	if (rc && !existed)
+		remove_new_index(a.index);
+	return rc;
 }
 
 typedef struct chunk_out {

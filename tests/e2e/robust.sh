@@ -16,6 +16,8 @@ expect_rc 2 "$F" index --index "$T/w/ix" /nonexistent
 expect_err 'nonexistent' "$F" index --index "$T/w/ix" /nonexistent
 expect_no_out . "$F" index --index "$T/w/ix" /nonexistent   # no "indexed 0 documents" on stdout
 grep -q 'indexed 0 documents' "$T/.err" && fail "a failed run reports 'indexed 0 documents'" || ok
+expect_rc 2 "$F" add --index "$T/w/ix2" --jsonl /nonexistent.jsonl
+[ -e "$T/w/ix2" ] && fail "a failed first add left an index behind" || ok
 mkdir -p "$T/w/good"
 echo 'the quokka smiles' > "$T/w/good/q.txt"
 echo 'the numbat digs' > "$T/w/n.txt"
