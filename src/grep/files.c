@@ -223,8 +223,8 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 	}
 	*size = (uint64_t)st.st_size;
 	*changed = ix_file_changed((uint64_t)st.st_size,
-	                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, di->size,
-	                     di->mtime_ns);
+	                           (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+	                           di->size, di->mtime_ns);
 	return fd;
 }
 

@@ -289,8 +289,8 @@ static int batch_add(gbatch *b, const g_file *r)
 static int stat_changed(const struct stat *st, const ix_doc_info *di)
 {
 	return ix_file_changed((uint64_t)st->st_size,
-	                 (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec, di->size,
-	                 di->mtime_ns);
+	                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+	                       di->size, di->mtime_ns);
 }
 
 static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8_t *cand)
@@ -324,8 +324,8 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 				return 0;
 			}
 			if (!ix_file_changed((uint64_t)st.st_size,
-			               (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, size,
-			               mtime))
+			                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+			                     size, mtime))
 				return 0;   /* as indexed, and the index rules it out */
 			stat_done = 1;  /* changed: read it below */
 		}
