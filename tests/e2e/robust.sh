@@ -118,6 +118,16 @@ kill -0 "$PID" 2> /dev/null || fail "the daemon died"
 ok
 serve_stop
 PID=
+# POST /grep's paths do not depend on the folder the daemon started in
+for d in / "$G/b"; do
+	cd "$d" && IX=$T/gix serve_start
+	code=$(post /grep "{\"pattern\":\"tapir\",\"files_only\":true,\"paths\":[\"$G/a\"]}")
+	grep -q '"count": *4' "$T/b" || fail "POST /grep paths [$G/a], daemon started in $d: $code $(cat "$T/b")"
+	ok
+	serve_stop
+	PID=
+done
+cd "$T" || exit 2
 # the CLI names the file too
 expect_err "$(basename "$seg")" "$F" search --index "$T/six" wombat
 finish
