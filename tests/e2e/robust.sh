@@ -51,6 +51,19 @@ rc=$?
 [ $rc -eq 124 ] && fail "get hung on a FIFO"
 grep -q 'not a regular file' "$T/g.err" || fail "get of a FIFO: exit $rc, $(cat "$T/g.err")"
 ok
+# through the daemon: a grep that meets the FIFO answers, and SIGTERM stops it
+if command -v curl > /dev/null; then
+	IX=$T/ix serve_start
+	code=$(curl -s -m 20 -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' \
+		-X POST "$U/grep" --data-binary '{"pattern":"okapi"}')
+	[ "$code" = 200 ] || fail "POST /grep with a FIFO in the tree: $code $(cat "$T/b")"
+	ok
+	kill -TERM "$PID"
+	for _ in $(seq 1 100); do kill -0 "$PID" 2> /dev/null || break; sleep 0.1; done
+	kill -0 "$PID" 2> /dev/null && { fail "SIGTERM did not stop the daemon"; kill -9 "$PID"; }
+	wait "$PID" 2> /dev/null
+	PID=
+fi
 # index again: the FIFO is skipped with its reason, and the run ends
 timeout 30 "$F" index -v --index "$T/ix" "$R" > /dev/null 2> "$T/i.err"
 rc=$?
