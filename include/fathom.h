@@ -464,7 +464,8 @@ typedef struct fathom_hit {
 	uint32_t n_match_lines;
 	/* 1 when the document's file changed on disk since it was indexed (or
 	 * is gone), by the rule fathom_grep marks changed files with: the
-	 * snippet and lines are the indexed copy's */
+	 * snippet and lines are the indexed copy's. Checked (one stat) only
+	 * for hits with a snippet: 0 when snippet_bytes is 0 */
 	int stale;
 } fathom_hit;
 

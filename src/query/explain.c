@@ -68,7 +68,6 @@ static int build_hit(fathom_results *r, ix_index *ix, const q_pool *pool, size_t
 	h->byte_end = ci.byte_end;
 	h->score = p->score;
 	h->bonus = 1.0;
-	h->stale = ix_doc_stale(ix, &di);   /* grep's rule for changed files */
 	if ((rc = hit_sources(r, pool, p, h)))
 		return rc;
 	for (uint32_t i = 0; i < p->nfound; i++) {
@@ -78,7 +77,11 @@ static int build_hit(fathom_results *r, ix_index *ix, const q_pool *pool, size_t
 			return rc;
 	}
 	/* snippet_bytes 0: the caller wants ids and scores only (batch runs,
-	 * benchmarks), so skip reading and decompressing the text. */
+	 * benchmarks), so skip reading and decompressing the text, and the
+	 * stat that tells whether the file changed since (grep's rule), which
+	 * is about the text shown. */
+	if (snippet_bytes)
+		h->stale = ix_doc_stale(ix, &di);
 	if (h->snippet || snippet_bytes == 0) {
 		if (!h->snippet)
 			h->snippet = "";
