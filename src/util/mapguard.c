@@ -29,6 +29,7 @@
  * is async-signal-safe. mmap is called through syscall(2) so that a
  * sanitizer's mmap interceptor is not entered from the handler.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -93,8 +94,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 				continue;
 			uintptr_t page = a & ~(page_size - 1);
 			size_t rest = start + len - page;
+			int saved = errno;   /* the interrupted code's */
 			long r = syscall(SYS_mmap, (void *)page, rest, PROT_READ,
 			                 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			errno = saved;
 			if (r == -1)
 				break;   /* cannot repair it: as if we were not there */
 			atomic_store_explicit(&slots[i].damaged, 1, memory_order_release);
