@@ -63,6 +63,10 @@ $(BUILD)/libfathom_serve.a: $(SERVE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# mcp_schema.c builds docs/openapi.json into the binary (.incbin): the MCP
+# tools' schemas are the API's.
+$(BUILD)/src/serve/mcp_schema.o: docs/openapi.json
+
 $(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 

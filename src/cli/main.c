@@ -251,15 +251,20 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --watch PATH         keep PATH's files indexed as they change (inotify;\n"
 	  "                       repeatable; as given to 'fathom index')\n"
 	  "  --debounce SECONDS   quiet time before a watch batch (default 0.2)\n"
+	  "  --max-reply-bytes N  largest MCP tool reply at /mcp (default 256 KiB); a\n"
+	  "                       larger one comes in pages (the tools' offset)\n"
 	  "  'fathom index/add/delete/glossary/optimize' on this index go through the\n"
 	  "  daemon (SERVE in the index folder names it)\n"
 	  "  SIGTERM or Ctrl-C: requests in flight finish; every acknowledged write is\n"
 	  "  committed before it is answered\n" },
 	{ "mcp",
-	  "usage: fathom mcp [--index DIR] [--read-only]\n"
+	  "usage: fathom mcp [--index DIR] [--read-only] [--max-reply-bytes N]\n"
 	  "  a Model Context Protocol server on stdin/stdout (JSON-RPC, one message per\n"
 	  "  line) with the tools search, get_full_content, grep, list_sources,\n"
-	  "  glossary_pending and glossary_review\n" },
+	  "  glossary_pending and glossary_review (not with --read-only)\n"
+	  "  --max-reply-bytes N  largest tool reply (default 256 KiB, from 16384); a\n"
+	  "                       larger one comes in pages: reply_truncated, next_offset,\n"
+	  "                       and the same call with offset=next_offset goes on\n" },
 	{ "glossary",
 	  "usage: fathom glossary [--index DIR] [--json] SUBCOMMAND ...\n"
 	  "  add TERM TERM...     make the terms one alias group (auth authentication sign-in)\n"

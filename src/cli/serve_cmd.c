@@ -18,20 +18,24 @@
 
 /* Open the index for serving: its folder made absolute, and the current
  * folder moved to the index's root, so grep paths read as the index has
- * them whatever folder the daemon was started from. */
-static int open_state(sv_state **out, sv_opts *so, const char *index)
+ * them whatever folder the daemon was started from. On failure, 2 and why
+ * (also printed). */
+static int open_state(sv_state **out, sv_opts *so, const char *index, char *why, size_t whylen)
 {
 	char abs[PATH_MAX];
 	if (!realpath(index, abs)) {
-		fprintf(stderr, "%s: %s: %s (build one with 'fathom index' first)\n", cli_prog, index,
-		        strerror(errno));
+		snprintf(why, whylen, "%s: %s (build one with 'fathom index' first)", index,
+		         strerror(errno));
+		fprintf(stderr, "%s: %s\n", cli_prog, why);
 		return 2;
 	}
 	so->index = abs;
-	char why[1024];
-	int rc = sv_open(out, so, why, sizeof why);
+	int rc = sv_open(out, so, why, whylen);
 	if (rc) {
-		cli_die_api(rc, index);
+		const char *detail = fathom_errmsg();
+		snprintf(why, whylen, "%s: %s%s%s%s", index, detail && *detail ? detail : "",
+		         detail && *detail ? " (" : "", fathom_strerror(rc), detail && *detail ? ")" : "");
+		fprintf(stderr, "%s: %s\n", cli_prog, why);
 		return 2;
 	}
 	if (why[0])
@@ -45,10 +49,20 @@ static int open_state(sv_state **out, sv_opts *so, const char *index)
 	return 0;
 }
 
+/* --max-reply-bytes: the MCP tools' replies, at most (16 KiB to 1 GiB). */
+static int parse_max_reply(const char *arg, sv_opts *so)
+{
+	uint64_t v;
+	if (cli_parse_u64(arg, 16384, (uint64_t)1 << 30, &v))
+		return cli_usage_error("--max-reply-bytes wants bytes from 16384 to 1073741824");
+	so->max_reply = (size_t)v;
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
-	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE };
+	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -62,10 +76,11 @@ int cmd_serve(int argc, char **argv)
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "watch", required_argument, NULL, O_WATCH },
 		{ "debounce", required_argument, NULL, O_DEBOUNCE },
+		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0 };
 	char *watch[MAX_WATCH];
 	int nwatch = 0;
 	double debounce = 0.2;
@@ -117,6 +132,10 @@ int cmd_serve(int argc, char **argv)
 			if (cli_parse_float(optarg, 0.01, 60, &debounce))
 				return cli_usage_error("--debounce wants seconds from 0.01 to 60");
 			break;
+		case O_MAXREPLY:
+			if (parse_max_reply(optarg, &so))
+				return 2;
+			break;
 		default: return 2;
 		}
 	}
@@ -140,7 +159,8 @@ int cmd_serve(int argc, char **argv)
 	if (nwatch && !(wp = cli_daemon_paths(index, watch, nwatch)))
 		return 2;
 	sv_state *s;
-	int rc = open_state(&s, &so, index);
+	char why[1024];
+	int rc = open_state(&s, &so, index, why, sizeof why);
 	if (rc) {
 		json_decref(wp);
 		return rc;
@@ -166,32 +186,43 @@ int cmd_serve(int argc, char **argv)
 
 int cmd_mcp(int argc, char **argv)
 {
-	enum { O_INDEX = 1000, O_RO };
+	enum { O_INDEX = 1000, O_RO, O_MAXREPLY };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "read-only", no_argument, NULL, O_RO },
+		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0 };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case O_RO: so.read_only = 1; break;
+		case O_MAXREPLY:
+			if (parse_max_reply(optarg, &so))
+				return 2;
+			break;
 		default: return 2;
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("mcp takes no arguments ('%s')", argv[optind]);
 	so.lazy_writer = 1;   /* glossary_review takes the lock for its commit alone */
-	/* stdout is the protocol's: nothing else may be printed there */
-	sv_state *s;
-	int rc = open_state(&s, &so, index);
-	if (rc)
-		return rc;
-	rc = sv_mcp_stdio(s);
+	/* stdout is the protocol's: nothing else may be printed there. Without
+	 * an index the server still answers the handshake, and each tool call
+	 * says why it cannot work: a client that sees only a closed connection
+	 * cannot tell its user what is wrong. */
+	sv_state *s = NULL;
+	char why[1024];
+	if (open_state(&s, &so, index, why, sizeof why)) {
+		char reason[1200];
+		snprintf(reason, sizeof reason, "fathom has no index to serve: %s", why);
+		return sv_mcp_stdio(NULL, &so, reason);
+	}
+	int rc = sv_mcp_stdio(s, &so, NULL);
 	sv_close(s);
 	return rc;
 }

@@ -179,6 +179,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
 			return send_error(c, 401, "a bearer token is required",
 			                  SV_EP_OTHER, r->t0);
+		/* MCP (Streamable HTTP): a version we do not speak is a 400 */
+		const char *mv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+		if (mv && !sv_mcp_version_ok(mv) && strncmp(r->uri, "/mcp", 4) == 0 &&
+		    (r->uri[4] == '\0' || r->uri[4] == '?'))
+			return send_error(c, 400, "unsupported MCP-Protocol-Version", SV_EP_MCP, r->t0);
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > max_body) {
 			char msg[128];

@@ -24,15 +24,6 @@ static void raw_metrics(sv_state *s, const sv_req *rq, sv_reply *out)
 		sv_reply_error(out, 500, "out of memory");
 }
 
-/* A JSON-RPC message; a notification has no answer: 202 and no body. */
-static void raw_mcp(sv_state *s, const sv_req *rq, sv_reply *out)
-{
-	out->body = sv_mcp_message(s, rq->body ? rq->body : "", rq->len);
-	out->status = out->body ? 200 : 202;
-	out->ctype = "application/json";
-	out->len = out->body ? strlen(out->body) : 0;
-}
-
 static const struct route {
 	const char *path;       /* exact; one ending in '/' is a prefix with a non-empty tail */
 	unsigned method;
@@ -57,7 +48,7 @@ static const struct route {
 	{ "/vocabulary", M_GET, SV_EP_VOCAB, 0, sv_op_vocab, NULL },
 	{ "/sources", M_GET, SV_EP_SOURCES, 0, sv_op_sources, NULL },
 	{ "/metrics", M_GET, SV_EP_METRICS, 0, NULL, raw_metrics },
-	{ "/mcp", M_POST, SV_EP_MCP, 0, NULL, raw_mcp },
+	{ "/mcp", M_POST, SV_EP_MCP, 0, NULL, sv_raw_mcp },
 };
 
 const char *sv_endpoint_name(int ep)

@@ -62,6 +62,7 @@ typedef struct sv_opts {
 	int any_path;               /* POST /index may read paths outside the
 	                             * index's root folder (set when a token
 	                             * guards the daemon) */
+	size_t max_reply;           /* bytes of one MCP reply (0: 256 KiB) */
 } sv_opts;
 
 /* Open the index: a writer unless read_only or another process holds the
@@ -133,8 +134,12 @@ json_t *sv_do_glossary_review(sv_state *s, json_t *args, sv_err *e);
 /* One JSON-RPC message in; the response (JSON text, freed with fathom_free), or NULL for a
  * notification, which has none. */
 char *sv_mcp_message(sv_state *s, const char *msg, size_t len);
-/* The stdio transport: one message per line until EOF. */
-int sv_mcp_stdio(sv_state *s);
+/* The stdio transport: one message per line until EOF. s may be NULL (the
+ * index could not be opened): the handshake is answered, and every tool
+ * call is a tool error saying why; o gives the options then. */
+int sv_mcp_stdio(sv_state *s, const sv_opts *o, const char *why);
+/* Is v (an MCP-Protocol-Version header) a version this server speaks? */
+int sv_mcp_version_ok(const char *v);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------ */
 

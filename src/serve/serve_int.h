@@ -111,6 +111,8 @@ json_t *sv_op_add(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_index(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_optimize(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_delete(sv_state *s, const sv_req *rq, sv_err *e);
+/* mcp.c: POST /mcp */
+void sv_raw_mcp(sv_state *s, const sv_req *rq, sv_reply *out);
 /* glossary_ops.c */
 json_t *sv_op_glossary_get(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_glossary_post(sv_state *s, const sv_req *rq, sv_err *e);
