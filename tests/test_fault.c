@@ -396,7 +396,7 @@ static void test_serve_faults(void)
 {
 	char *dir = test_tmpdir("fault-serve");
 	build_base(dir);
-	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0 };
+	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, 0 };
 	sv_state *s = NULL;
 	char why[256];
 	CHECK_OK(sv_open(&s, &o, why, sizeof why));

@@ -208,7 +208,11 @@ void sv_raw_mcp(sv_state *s, const sv_req *rq, sv_reply *out)
 	out->body = message(&c, rq->body ? rq->body : "", rq->len, &bad);
 	out->status = !out->body ? 202 : bad ? 400 : 200;
 	out->ctype = "application/json";
+	if (!out->body)
+		out->body = sv_strdup("");   /* 202: an empty body, never a NULL one */
 	out->len = out->body ? strlen(out->body) : 0;
+	if (!out->body)
+		sv_reply_error(out, 500, "out of memory");
 }
 
 int sv_mcp_version_ok(const char *v)

@@ -168,7 +168,7 @@ static json_t *page(const pager *p, size_t from, size_t n, int cut)
 	if (!r)
 		return NULL;
 	char *text = render(p->tool, r);
-	if (cut) {
+	if (cut && text) {
 		size_t next = from + n;
 		json_object_set_new(r, "reply_truncated", json_true());
 		json_object_set_new(r, "next_offset", json_integer((json_int_t)next));
@@ -177,9 +177,9 @@ static json_t *page(const pager *p, size_t from, size_t n, int cut)
 		if (t2) {
 			text = t2;
 			snprintf(text + tl, room - tl,
-			         "%s[reply cut at the byte limit: %s %zu to %zu of %zu; call again with "
+			         "%s[reply cut at the byte limit: %s %zu-%zu of %zu; call again with "
 			         "offset=%zu for the rest]\n", tl && text[tl - 1] != '\n' ? "\n" : "",
-			         p->what, from, next, p->total, next);
+			         p->what, from + 1, next, p->total, next);
 		}
 	}
 	json_t *content = json_pack("[{s:s,s:s}]", "type", "text", "text", text ? text : "");

@@ -15,7 +15,9 @@
  *                   results through the library's fathom_results_json)
  *   ingest_ops.c    documents, index, optimize, delete; the ingest options
  *   glossary_ops.c  the glossary and the identifier vocabulary
- *   mcp.c           JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp)
+ *   mcp.c           JSON-RPC 2.0 for the Model Context Protocol (stdio, /mcp);
+ *                   mcp_schema.c its tools' schemas (docs/openapi.json's),
+ *                   mcp_reply.c its replies within the byte budget
  *   metrics.c       counters and latency histograms, Prometheus text
  *   http.c          libmicrohttpd: limits, token, Host/Origin checks, signals
  *   watch.c         inotify: re-index what changed (index --watch, serve --watch)
