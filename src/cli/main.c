@@ -243,6 +243,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --listen HOST:PORT   address (default 127.0.0.1:7700; port 0: any free one)\n"
 	  "  --token-file FILE    require 'Authorization: Bearer TOKEN' (TOKEN: the file)\n"
 	  "  --allow-host NAME    accept this Host/Origin name too (DNS rebinding guard)\n"
+	  "  --allow-origin URL   let a browser client from this origin (http://HOST:PORT)\n"
+	  "                       call the daemon (CORS: preflight OPTIONS answered)\n"
 	  "  --max-body BYTES     largest request body (default 64 MiB)\n"
 	  "  --timeout SECONDS    time a search, grep or ingest may run (default 30; 0: none)\n"
 	  "  --max-connections N  concurrent connections (default 256)\n"

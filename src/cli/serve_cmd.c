@@ -62,7 +62,7 @@ static int parse_max_reply(const char *arg, sv_opts *so)
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
-	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY };
+	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY, O_ORIGIN };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -77,6 +77,7 @@ int cmd_serve(int argc, char **argv)
 		{ "watch", required_argument, NULL, O_WATCH },
 		{ "debounce", required_argument, NULL, O_DEBOUNCE },
 		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
+		{ "allow-origin", required_argument, NULL, O_ORIGIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
@@ -84,8 +85,8 @@ int cmd_serve(int argc, char **argv)
 	char *watch[MAX_WATCH];
 	int nwatch = 0;
 	double debounce = 0.2;
-	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0 };
-	const char *allow[MAX_ALLOW];
+	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0, NULL, 0 };
+	const char *allow[MAX_ALLOW], *origins[MAX_ALLOW];
 	uint64_t v;
 	double d;
 	int c;
@@ -136,12 +137,21 @@ int cmd_serve(int argc, char **argv)
 			if (parse_max_reply(optarg, &so))
 				return 2;
 			break;
+		case O_ORIGIN:
+			if (ho.n_cors_origins == MAX_ALLOW)
+				return cli_usage_error("at most %d --allow-origin", MAX_ALLOW);
+			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+				return cli_usage_error("--allow-origin wants an origin: http://HOST:PORT or "
+				                       "https://HOST:PORT");
+			origins[ho.n_cors_origins++] = optarg;
+			break;
 		default: return 2;
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("serve takes no arguments ('%s')", argv[optind]);
 	ho.allow_hosts = allow;
+	ho.cors_origins = origins;
 	/* made absolute before the move to the index's root, and written to
 	 * SERVE so the CLI on this machine can authenticate (file permissions
 	 * decide who may) */

@@ -70,7 +70,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, int head)
+/* cors: the Origin of a request from a --allow-origin origin, or NULL. */
+static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, int head,
+                                  const char *cors)
 {
 	struct MHD_Response *res = MHD_create_response_from_buffer(
 		head ? 0 : rp->len, head ? (void *)"" : rp->body,
@@ -83,6 +85,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, 
 	MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
 	if (rp->status == 401)
 		MHD_add_response_header(res, "WWW-Authenticate", "Bearer");
+	if (cors) {
+		MHD_add_response_header(res, "Access-Control-Allow-Origin", cors);
+		MHD_add_response_header(res, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate");
+		MHD_add_response_header(res, "Vary", "Origin");
+	}
 	enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, res);
 	MHD_destroy_response(res);
 	return ok;
@@ -94,7 +101,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
 	sv_reply rp;
 	memset(&rp, 0, sizeof rp);
 	sv_reply_error(&rp, status, msg);
-	enum MHD_Result ok = send_reply(c, &rp, 0);
+	enum MHD_Result ok = send_reply(c, &rp, 0, NULL);
 	sv_reply_free(&rp);
 	sv_metrics_record(ep, status, sv_now() - t0);
 	return ok;
@@ -134,6 +141,37 @@ static int host_allowed(const hctx *h, const char *host)
 	return 0;
 }
 
+/* CORS (--allow-origin): a browser client served from another origin (the
+ * MCP Inspector, a web page) may call the daemon from exactly these
+ * origins. Its preflight (OPTIONS) is answered before the token check, as
+ * a preflight carries no credentials; every reply to it names the origin.
+ * Without --allow-origin, OPTIONS is what it was (405). */
+static int cors_allowed(const hctx *h, const char *origin)
+{
+	for (size_t i = 0; origin && i < h->o->n_cors_origins; i++)
+		if (!strcasecmp(origin, h->o->cors_origins[i]))
+			return 1;
+	return 0;
+}
+
+static enum MHD_Result send_preflight(struct MHD_Connection *c, const char *origin, double t0)
+{
+	struct MHD_Response *res = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!res)
+		return MHD_NO;
+	MHD_add_response_header(res, "Access-Control-Allow-Origin", origin);
+	MHD_add_response_header(res, "Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS");
+	MHD_add_response_header(res, "Access-Control-Allow-Headers",
+	                        "Content-Type, Accept, Authorization, MCP-Protocol-Version, "
+	                        "Mcp-Session-Id, Last-Event-ID");
+	MHD_add_response_header(res, "Access-Control-Max-Age", "600");
+	MHD_add_response_header(res, "Vary", "Origin");
+	enum MHD_Result ok = MHD_queue_response(c, 204, res);
+	MHD_destroy_response(res);
+	sv_metrics_record(SV_EP_OTHER, 204, sv_now() - t0);
+	return ok;
+}
+
 /* Constant-time comparison of the Authorization header with the token. */
 static int token_ok(const hctx *h, const char *auth)
 {
@@ -170,11 +208,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return send_error(c, 403,
 			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
 			                  SV_EP_OTHER, r->t0);
-		if (origin && strcmp(origin, "null") != 0) {
+		if (origin && strcmp(origin, "null") != 0 && !cors_allowed(h, origin)) {
 			const char *p = strstr(origin, "://");
 			if (!p || !host_allowed(h, p + 3))
 				return send_error(c, 403, "Origin not allowed", SV_EP_OTHER, r->t0);
 		}
+		if (cors_allowed(h, origin) && strcmp(method, "OPTIONS") == 0)
+			return send_preflight(c, origin, r->t0);
 		if (strncmp(r->uri, "/health", 7) != 0 &&
 		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
 			return send_error(c, 401, "a bearer token is required",
@@ -220,7 +260,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	sv_reply rp;
 	int head = strcmp(method, "HEAD") == 0;
 	sv_handle(h->s, method, r->uri, r->body, r->len, &rp);
-	enum MHD_Result ok = send_reply(c, &rp, head);
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	enum MHD_Result ok = send_reply(c, &rp, head, cors_allowed(h, origin) ? origin : NULL);
 	sv_metrics_record(rp.endpoint, rp.status, sv_now() - r->t0);
 	sv_reply_free(&rp);
 	return ok;

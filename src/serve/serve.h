@@ -193,6 +193,9 @@ typedef struct sv_http_opts {
 	unsigned header_limit;       /* bytes of request headers */
 	unsigned idle_timeout;       /* seconds a slow client may stall */
 	int quiet;
+	const char *const *cors_origins; /* origins ("http://host:port") a browser
+	                              * client may call from (CORS) */
+	size_t n_cors_origins;
 } sv_http_opts;
 
 /* Serve until SIGTERM or SIGINT; then finish what is in flight and close. */

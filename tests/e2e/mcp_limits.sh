@@ -13,7 +13,8 @@
 # - --read-only lists no tool that writes; --index /missing answers the
 #   handshake and says why in each tool result;
 # - over HTTP: a bogus MCP-Protocol-Version is 400, a JSON-RPC response
-#   posted by the client 202 with no body;
+#   posted by the client 202 with no body, and with --allow-origin (CORS)
+#   a browser client's preflight OPTIONS is answered;
 # - no strtok in the daemon (its threads share strtok's state).
 source "$(dirname "$0")/lib.sh"
 command -v jq > /dev/null || { echo "skip: no jq"; exit 77; }
@@ -159,7 +160,7 @@ jq -s -e 'length == 3 and .[0].result.protocolVersion == "2025-06-18" and (.[1].
 	fail "mcp --index /missing: $(head -c 400 "$T/miss")"
 
 # ---- over HTTP: the protocol's details, and the schemas' bounds in the operations ------
-serve_start --max-reply-bytes $MAX
+serve_start --max-reply-bytes $MAX --allow-origin http://localhost:6274
 trap 'kill -9 $PID 2> /dev/null; rm -rf "$T"' EXIT
 post() { # PATH BODY [HEADER]: status to stdout, body to $T/b
 	curl -s -o "$T/b" -w '%{http_code}' -X POST "$U$1" -H 'Content-Type: application/json' \
@@ -175,6 +176,18 @@ s=$(post /mcp 'not json'); [ "$s" = 400 ] && jq -e '.error.code == -32700' "$T/b
 s=$(post /mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"e","max_count":0,"limit":1000}}}')
 [ "$s" = 200 ] && [ "$(wc -c < "$T/b")" -le $MAX ] && jq -e '.result.structuredContent.next_offset > 0' "$T/b" > /dev/null && ok ||
 	fail "daemon --max-reply-bytes: $s, $(wc -c < "$T/b") bytes"
+
+# CORS configured (--allow-origin): a browser client's preflight, then its POST
+O=http://localhost:6274
+curl -s -o /dev/null -D "$T/h" -w '%{http_code}' -X OPTIONS "$U/mcp" -H "Origin: $O" \
+	-H 'Access-Control-Request-Method: POST' -H 'Access-Control-Request-Headers: content-type, mcp-protocol-version' > "$T/s"
+[ "$(cat "$T/s")" = 204 ] && grep -qi "^access-control-allow-origin: $O" "$T/h" &&
+	grep -qi '^access-control-allow-headers:.*MCP-Protocol-Version' "$T/h" &&
+	grep -qi '^access-control-allow-methods:.*POST' "$T/h" && ok || fail "CORS preflight: $(cat "$T/s") $(cat "$T/h")"
+s=$(curl -s -o "$T/b" -D "$T/h" -w '%{http_code}' -X POST "$U/mcp" -H "Origin: $O" -H 'Content-Type: application/json' --data-binary "$init")
+[ "$s" = 200 ] && grep -qi "^access-control-allow-origin: $O" "$T/h" && ok || fail "CORS POST: $s $(cat "$T/h")"
+s=$(curl -s -o /dev/null -w '%{http_code}' -X OPTIONS "$U/mcp" -H 'Origin: http://evil.example:6274' -H 'Access-Control-Request-Method: POST')
+[ "$s" != 204 ] && ok || fail "a preflight from an origin not allowed: $s"
 
 # every bound of the request schemas the tools use, in the HTTP operation:
 # the bound itself is taken, one past it refused naming the member
