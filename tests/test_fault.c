@@ -431,6 +431,69 @@ static void test_serve_faults(void)
 	free(dir);
 }
 
+/* The MCP server through the same seam: tools/list (its schemas parsed
+ * from the built-in docs/openapi.json on first use) and a tool reply cut
+ * into pages by a small budget, with every allocation failing in turn:
+ * each answer is JSON-RPC (the result, an error, or a tool error), and the
+ * first run that meets no failure answers as a run with none would. */
+static void test_mcp_faults(void)
+{
+	char *dir = test_tmpdir("fault-mcp");
+	build_base(dir);
+	fathom_index *w = open_writer(dir);   /* a document longer than one page */
+	if (!w)
+		return;
+	char body[3000];
+	for (size_t i = 0; i + 1 < sizeof body; i++)
+		body[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
+	body[sizeof body - 1] = '\0';
+	add(w, "long", body);
+	CHECK_OK(fathom_commit(w));
+	fathom_close(w);
+	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, 1200 };
+	sv_state *s = NULL;
+	char why[256];
+	CHECK_OK(sv_open(&s, &o, why, sizeof why));
+	if (!s)
+		return;
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"get_full_content\",\"arguments\":{\"id\":\"long\",\"offset\":5}}}",
+	};
+	for (size_t m = 0; m < sizeof msgs / sizeof msgs[0]; m++) {
+		long n, errors = 0;
+		char *last = NULL;
+		for (n = 0; n < MAX_RUNS; n++) {
+			fa_alloc_fail_after(n);
+			char *got = sv_mcp_message(s, msgs[m], strlen(msgs[m]));
+			long hit = fa_alloc_failed();
+			fa_alloc_fail_after(-1);
+			json_t *j = got ? json_loads(got, 0, NULL) : NULL;
+			json_t *res = json_object_get(j, "result");
+			CHECK(!got || json_object_get(j, "error") || res);
+			errors += !got || !res || json_is_true(json_object_get(res, "isError"));
+			json_decref(j);
+			if (!hit) {
+				last = got;
+				break;
+			}
+			fathom_free(got);
+		}
+		CHECK(n < MAX_RUNS);
+		char *want = sv_mcp_message(s, msgs[m], strlen(msgs[m]));
+		CHECK(want && last && strcmp(want, last) == 0);
+		if (m == 1)
+			CHECK(want && strstr(want, "\"next_offset\""));   /* the reply was cut */
+		printf("     fault-mcp %zu: %ld runs, %ld answered with an error\n", m, n + 1, errors);
+		fathom_free(want);
+		fathom_free(last);
+	}
+	sv_close(s);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	/* Hundreds of commits, each with its fsyncs: in memory when we can,
@@ -442,5 +505,6 @@ int main(void)
 	RUN(test_merge_copy_faults);
 	RUN(test_search_faults);
 	RUN(test_serve_faults);
+	RUN(test_mcp_faults);
 	return TEST_DONE();
 }

@@ -119,7 +119,8 @@ static size_t grep_items(json_t *f)
 	return l ? json_array_size(l) : 1;
 }
 
-/* A copy of r with items [from, from + n) (borrowed pieces, new containers). */
+/* A copy of r with items [from, from + n) (borrowed pieces, new
+ * containers); NULL when out of memory, never a page missing items. */
 static json_t *slice(const pager *p, size_t from, size_t n)
 {
 	json_t *out = json_copy(p->r);
@@ -129,16 +130,22 @@ static json_t *slice(const pager *p, size_t from, size_t n)
 		const char *t = json_string_value(json_object_get(p->r, "text"));
 		while (n && ((unsigned char)t[from + n] & 0xC0) == 0x80)
 			n--;   /* never half a character (t ends with a NUL) */
-		json_object_set_new(out, "text", json_stringn(t + from, n));
+		if (json_object_set_new(out, "text", json_stringn(t + from, n))) {
+			json_decref(out);
+			return NULL;
+		}
 		return out;
 	}
 	const char *key = !strcmp(p->tool, "search") ? "results" : !strcmp(p->tool, "grep") ? "files" : "items";
 	json_t *src = json_object_get(p->r, key), *dst = json_array(), *x;
 	size_t i, at = 0;
+	int bad = !dst;
 	json_array_foreach(src, i, x) {
+		if (bad)
+			break;
 		if (strcmp(p->tool, "grep") != 0) {
 			if (i >= from && i < from + n)
-				json_array_append(dst, x);
+				bad = json_array_append(dst, x) != 0;
 			continue;
 		}
 		/* grep: the file's lines that fall in the page, under a copy of its entry */
@@ -149,15 +156,23 @@ static json_t *slice(const pager *p, size_t from, size_t n)
 			if (lines && f) {
 				size_t lo = from > at ? from - at : 0, hi = from + n - at < k ? from + n - at : k;
 				json_t *sub = json_array();
-				for (size_t j = lo; j < hi; j++)
-					json_array_append(sub, json_array_get(lines, j));
-				json_object_set_new(f, "lines", sub);
+				for (size_t j = lo; j < hi && sub; j++)
+					if (json_array_append(sub, json_array_get(lines, j))) {
+						json_decref(sub);
+						sub = NULL;
+					}
+				bad = json_object_set_new(f, "lines", sub) != 0;
 			}
-			json_array_append_new(dst, f);
+			bad |= json_array_append_new(dst, f) != 0;
 		}
 		at += k;
 	}
-	json_object_set_new(out, key, dst);
+	if (bad || json_object_set_new(out, key, dst)) {
+		if (bad)
+			json_decref(dst);
+		json_decref(out);
+		return NULL;
+	}
 	return out;
 }
 

@@ -139,7 +139,7 @@ static int tools_ready(void)
 	if (!listed) {
 		if (!spec)
 			spec = json_loads(sv_openapi_json, 0, NULL);
-		json_t *l = json_array(), *t;
+		json_t *l = spec ? json_array() : NULL, *t;   /* no spec: no list, tried again */
 		size_t i;
 		json_array_foreach(json_object_get(spec, "x-mcp-tools"), i, t) {
 			if (!l || json_array_append_new(l, list_entry(t))) {
