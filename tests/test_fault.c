@@ -389,6 +389,17 @@ static long long reply_count(const sv_reply *r)
 	return n;
 }
 
+/* The daemon's state on dir, read-only; max_reply: the MCP reply budget
+ * (0: the default). */
+static sv_state *open_serve(const char *dir, size_t max_reply)
+{
+	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, max_reply };
+	sv_state *s = NULL;
+	char why[256];
+	CHECK_OK(sv_open(&s, &o, why, sizeof why));
+	return s;
+}
+
 /* The daemon allocates through the same seam (its own buffers and
  * jansson's): a search request with every allocation failing in turn is
  * answered, with its result or with an error status, and leaks nothing. */
@@ -396,10 +407,7 @@ static void test_serve_faults(void)
 {
 	char *dir = test_tmpdir("fault-serve");
 	build_base(dir);
-	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, 0 };
-	sv_state *s = NULL;
-	char why[256];
-	CHECK_OK(sv_open(&s, &o, why, sizeof why));
+	sv_state *s = open_serve(dir, 0);
 	if (!s)
 		return;
 	static const char body[] = "{\"query\": \"auth TC-1001\", \"k\": 5, \"explain\": true}";
@@ -450,10 +458,7 @@ static void test_mcp_faults(void)
 	add(w, "long", body);
 	CHECK_OK(fathom_commit(w));
 	fathom_close(w);
-	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, 1200 };
-	sv_state *s = NULL;
-	char why[256];
-	CHECK_OK(sv_open(&s, &o, why, sizeof why));
+	sv_state *s = open_serve(dir, 1200);
 	if (!s)
 		return;
 	static const char *const msgs[] = {
