@@ -120,6 +120,35 @@ jq -e '.result.tools | map({(.name): .}) | add |
 	([.[] | .inputSchema.properties.offset != null] == [true,true,true,false,true,false])' "$T/list" > /dev/null && ok ||
 	fail "tools/list lacks bounds, enums, item types or output schemas"
 
+# every tool's structuredContent (whole, and a cut page) is valid against its
+# outputSchema, and every schema is a valid JSON Schema (when python3 has jsonschema)
+if python3 -c 'import jsonschema' 2> /dev/null; then
+	printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"tools/list"}' \
+		'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"walrus","k":50}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"zebra"}}}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"e","max_count":0}}}' \
+		'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"e","files_only":true}}}' \
+		'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_full_content","arguments":{"path":"big.h","from":2,"count":500}}}' \
+		'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list_sources","arguments":{}}}' \
+		'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"glossary_pending","arguments":{}}}' |
+		"$F" mcp --index "$T/ix" --max-reply-bytes $MAX > "$T/v"
+	python3 - "$T/v" > "$T/v.err" 2>&1 <<'PY' && ok || fail "structuredContent against outputSchema: $(cat "$T/v.err")"
+import json, sys, jsonschema
+msgs = [json.loads(l) for l in open(sys.argv[1])]
+tools = {t["name"]: t for t in msgs[0]["result"]["tools"]}
+for t in tools.values():
+    jsonschema.Draft7Validator.check_schema(t["inputSchema"])
+    jsonschema.Draft7Validator.check_schema(t["outputSchema"])
+calls = {1: "search", 2: "search", 3: "grep", 4: "grep", 5: "get_full_content", 6: "list_sources", 7: "glossary_pending"}
+for m in msgs[1:]:
+    assert not m["result"]["isError"], m
+    jsonschema.validate(m["result"]["structuredContent"], tools[calls[m["id"]]]["outputSchema"])
+assert sum(bool(m["result"]["structuredContent"].get("reply_truncated")) for m in msgs[1:]) >= 3
+PY
+else
+	echo "note: python3 has no jsonschema; outputSchema validation skipped"
+fi
+
 # arguments the schema forbids: tool errors that name the argument
 bad() { # ARGS TOOL PATTERN
 	call "$2" "$1"
