@@ -89,8 +89,7 @@ static char *tools_call(const mcp_ctx *c, json_t *id, json_t *params)
 	if (args && !json_is_object(args))
 		return rpc_error(id, -32602, "Invalid params: arguments must be an object");
 	const char *name = json_string_value(tn);
-	int pages;
-	if (!sv_mcp_tool_known(name, c->o->read_only, &pages)) {
+	if (!sv_mcp_tool_known(name, c->o->read_only)) {
 		char buf[200];
 		snprintf(buf, sizeof buf, "Unknown tool: %.100s", name);
 		return rpc_error(id, -32602, buf);

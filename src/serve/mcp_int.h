@@ -23,9 +23,8 @@
 /* The tools/list array (a new reference; NULL when out of memory); with
  * read_only, only the tools that write nothing. */
 json_t *sv_mcp_tools(int read_only);
-/* Is name a tool of the list (read_only as above)? *pages: its reply is
- * cut into pages with "offset". */
-int sv_mcp_tool_known(const char *name, int read_only, int *pages);
+/* Is name a tool of the list (read_only as above)? */
+int sv_mcp_tool_known(const char *name, int read_only);
 /* args against the tool's input schema: 0, or -1 with e set (400) naming
  * the argument and what is wrong with it. */
 int sv_mcp_check_args(const char *name, json_t *args, sv_err *e);

@@ -191,11 +191,9 @@ json_t *sv_mcp_tools(int read_only)
 	return l;
 }
 
-int sv_mcp_tool_known(const char *name, int read_only, int *pages)
+int sv_mcp_tool_known(const char *name, int read_only)
 {
-	json_t *t = find(name, read_only);
-	*pages = t && json_is_true(json_object_get(t, "pages"));
-	return t != NULL;
+	return find(name, read_only) != NULL;
 }
 
 /* ---- arguments against a schema ---------------------------------------------------- */
