@@ -33,7 +33,7 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
 DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
-DEPS_TEST  := clang libclang-rt-14-dev grep curl jq
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 
 .PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
