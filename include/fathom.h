@@ -201,7 +201,9 @@ enum fathom_skip_reason {
 	FATHOM_SKIP_BAD_UTF8 = 8,  /* too much invalid UTF-8 to be text */
 	FATHOM_SKIP_BAD_RECORD = 9,/* a JSON line that does not parse; the path
 	                            * given to the callback is "FILE:LINE: why" */
-	FATHOM_SKIP_TOO_DEEP = 10  /* folder nesting over the depth limit */
+	FATHOM_SKIP_TOO_DEEP = 10, /* folder nesting over the depth limit */
+	FATHOM_SKIP_OUTSIDE_ROOT = 11 /* its real path (links resolved) lies outside
+	                            * fathom_ingest_opts.confine_root */
 };
 
 const char *fathom_skip_reason_name(int reason);
@@ -270,11 +272,18 @@ typedef struct fathom_ingest_opts {
 	 * calling thread alone). The index is the same whatever the count. The
 	 * document store's frames are compressed on one thread per CPU. */
 	unsigned threads;
+	/* version 5: a folder nothing indexed may lie outside. A path given,
+	 * or a link met in the walk (to a file or a folder, or a link in a
+	 * given path), whose real path is not this folder or under it is
+	 * skipped (FATHOM_SKIP_OUTSIDE_ROOT) and never read. NULL: none (the
+	 * default; links are followed wherever they lead). A daemon serving a
+	 * folder sets it to that folder. */
+	const char *confine_root;
 } fathom_ingest_opts;
 
-#define FATHOM_INGEST_OPTS_VERSION 4   /* versions 1 to 3 are accepted */
+#define FATHOM_INGEST_OPTS_VERSION 5   /* versions 1 to 4 are accepted */
 #define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
-	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0, 0 }
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0, 0, NULL }
 int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version);
 
 /* Walk files and folders and index what changed since the last run.

@@ -23,12 +23,17 @@ static void test_opts_init(void)
 	      io.chunk_target == im.chunk_target && io.chunk_max == im.chunk_max &&
 	      io.follow_symlinks == 1 && io.use_gitignore == 1 && io.remove_missing == 1 &&
 	      io.meta == NULL && io.progress == NULL && io.ident_min_len == im.ident_min_len &&
-	      io.grep_max_file_size == im.grep_max_file_size && io.grep_only == 0);
+	      io.grep_max_file_size == im.grep_max_file_size && io.grep_only == 0 &&
+	      io.confine_root == NULL);
 	/* version 1: the fields of version 1, nothing after them touched */
 	memset(&io, 0xff, sizeof io);
 	CHECK_OK(fathom_ingest_opts_init(&io, 1));
 	CHECK(io.version == 1 && io.chunk_target == im.chunk_target && io.cb_ctx == NULL);
 	CHECK(io.ident_min_len == 0xffffffffu && io.grep_only == -1);
+	/* version 4: up to threads; confine_root (version 5) untouched */
+	memset(&io, 0xff, sizeof io);
+	CHECK_OK(fathom_ingest_opts_init(&io, 4));
+	CHECK(io.version == 4 && io.threads == 0 && io.confine_root == (const char *)(~(uintptr_t)0));
 
 	fathom_search_opts so, sm = FATHOM_SEARCH_OPTS_INIT;
 	memset(&so, 0xff, sizeof so);
@@ -84,6 +89,7 @@ static void test_output_structs(void)
 		untouched &= room.after[i] == 0xab;
 	CHECK(untouched);
 	CHECK_EQ(fa_struct_size(FA_INGEST_OPTS, 1), offsetof(fathom_ingest_opts, ident_min_len));
+	CHECK_EQ(fa_struct_size(FA_INGEST_OPTS, 4), offsetof(fathom_ingest_opts, confine_root));
 	/* search options 1 and 2 are no prefix of 3 (read by their own layout) */
 	CHECK_EQ(fa_struct_size(FA_SEARCH_OPTS, 1), 0);
 	CHECK_EQ(fa_struct_size(FA_SEARCH_OPTS, 2), 0);

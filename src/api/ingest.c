@@ -41,6 +41,7 @@ const char *fathom_skip_reason_name(int reason)
 	case FATHOM_SKIP_BAD_UTF8: return "not valid UTF-8 text";
 	case FATHOM_SKIP_BAD_RECORD: return "bad JSON line";
 	case FATHOM_SKIP_TOO_DEEP: return "nested too deep";
+	case FATHOM_SKIP_OUTSIDE_ROOT: return "outside the root folder";
 	default: return "skipped";
 	}
 }
@@ -339,13 +340,14 @@ int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	}
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
-	if (opts->version >= 1 && opts->version <= 3) {
-		/* a caller built before version 2 (3, 4): its struct ends before
-		 * the identifier limits (the grep settings, threads), which take
-		 * their defaults */
+	if (opts->version >= 1 && opts->version <= 4) {
+		/* a caller built before version 2 (3, 4, 5): its struct ends before
+		 * the identifier limits (the grep settings, threads, confine_root),
+		 * which take their defaults */
 		static const size_t ends[] = { offsetof(fathom_ingest_opts, ident_min_len),
 		                               offsetof(fathom_ingest_opts, grep_max_file_size),
-		                               offsetof(fathom_ingest_opts, threads) };
+		                               offsetof(fathom_ingest_opts, threads),
+		                               offsetof(fathom_ingest_opts, confine_root) };
 		memcpy(&r->own_opts, opts, ends[opts->version - 1]);
 		r->own_opts.version = FATHOM_INGEST_OPTS_VERSION;
 		opts = r->opts = &r->own_opts;

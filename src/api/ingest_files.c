@@ -395,6 +395,7 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 			.on_file = on_file,
 			.on_skip = on_walk_skip,
 			.ctx = &w,
+			.confine = opts->confine_root,
 		};
 		/* never the index's own folder, when it lies inside the tree */
 		struct stat ist;

@@ -41,6 +41,10 @@ typedef struct walk_opts {
 	 * inside the tree). */
 	int has_skip_dir;
 	uint64_t skip_dev, skip_ino;
+	/* A folder nothing walked may lie outside, by real path (links
+	 * resolved): a root or a followed link that resolves outside it is
+	 * FATHOM_SKIP_OUTSIDE_ROOT. NULL: none. */
+	const char *confine;
 } walk_opts;
 
 /* Walk root (a folder or a single file). Returns 0, the callback's non-zero

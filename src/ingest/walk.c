@@ -21,7 +21,13 @@
  *    FATHOM_SKIP_SYMLINK_LOOP;
  *  - broken links, folders that cannot be opened: FATHOM_SKIP_UNREADABLE;
  *  - paths over PATH_MAX and folders deeper than WALK_MAX_DEPTH:
- *    FATHOM_SKIP_TOO_DEEP.
+ *    FATHOM_SKIP_TOO_DEEP;
+ *  - when the walk is confined to a folder (a daemon serving it): a root
+ *    or a followed link whose real path lies outside that folder:
+ *    FATHOM_SKIP_OUTSIDE_ROOT. Entries that are no links lie where their
+ *    folder does, so only the root and links need resolving; a linked
+ *    folder is judged by the descriptor it was opened as, so a link
+ *    swapped after the check cannot lead the walk out.
  * Hidden files are not skipped.
  *
  * Ignore rules come from .gitignore, .ignore and .fathomignore in every
@@ -83,6 +89,8 @@ typedef struct walker {
 	size_t n_outer, outer_cap;
 	size_t prefix_len;         /* 0 when the root is the top (or no repo) */
 	char mpath[PATH_MAX];
+	char confine[PATH_MAX];    /* the real path of o->confine, when set */
+	size_t confine_len;        /* 0: not confined */
 } walker;
 
 /* ---- small pieces ------------------------------------------------------------ */
@@ -491,6 +499,39 @@ static void skip(const walker *w, int reason)
 		w->o->on_skip(w->o->ctx, w->path, reason);
 }
 
+/* ---- confinement: real paths against the confining folder's ------------------------------ */
+
+/* Is real (a real path) the confining folder or under it? "/x2" is not
+ * under "/x". */
+static int real_inside(const walker *w, const char *real)
+{
+	size_t n = w->confine_len;
+	if (n == 1)
+		return 1;   /* confined to "/" */
+	return strncmp(real, w->confine, n) == 0 && (real[n] == '\0' || real[n] == '/');
+}
+
+/* Does path, every link in it resolved, lie inside? One that cannot be
+ * resolved does not. */
+static int path_inside(const walker *w, const char *path)
+{
+	char real[PATH_MAX];
+	return realpath(path, real) != NULL && real_inside(w, real);
+}
+
+/* Does the folder open at fd lie inside? Asked of the descriptor, so a
+ * link changed since it was opened does not matter. */
+static int fd_inside(const walker *w, int fd)
+{
+	char proc[64], real[PATH_MAX];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, real, sizeof real - 1);
+	if (n < 0 || (size_t)n >= sizeof real - 1)
+		return path_inside(w, w->path);   /* no /proc: by the path */
+	real[n] = '\0';
+	return real_inside(w, real);
+}
+
 static int64_t mtime_ns(const struct stat *st)
 {
 	/* Clamped: a file stamped past the year 2262 must not overflow. */
@@ -538,6 +579,11 @@ static int enter_folder(walker *w, size_t depth, const char *name, int via_link)
 		if (fd >= 0)
 			close(fd);
 		skip(w, FATHOM_SKIP_UNREADABLE);
+		return 0;
+	}
+	if (via_link && w->confine_len && !fd_inside(w, fd)) {
+		close(fd);
+		skip(w, FATHOM_SKIP_OUTSIDE_ROOT);
 		return 0;
 	}
 	uint64_t dev = (uint64_t)st.st_dev, ino = (uint64_t)st.st_ino;
@@ -594,6 +640,11 @@ static int visit_entry(walker *w, size_t depth, const char *name)
 	}
 	if (!link_ok) {
 		skip(w, FATHOM_SKIP_UNREADABLE);
+		return 0;
+	}
+	/* A linked folder is judged once it is open (enter_folder). */
+	if (is_link && !is_dir && w->confine_len && !path_inside(w, w->path)) {
+		skip(w, FATHOM_SKIP_OUTSIDE_ROOT);
 		return 0;
 	}
 	if (is_dir && o->has_skip_dir && (uint64_t)st.st_dev == o->skip_dev &&
@@ -682,6 +733,19 @@ int walk_tree(const char *root, const walk_opts *opts)
 		rc = fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO, "%s: %s", root,
 		            strerror(errno));
 		goto cleanup;
+	}
+	if (opts->confine) {
+		if (!realpath(opts->confine, w->confine)) {
+			rc = fa_err(FATHOM_EIO, "%s: %s", opts->confine, strerror(errno));
+			goto cleanup;
+		}
+		w->confine_len = strlen(w->confine);
+		/* The root itself, through whatever links its path holds. */
+		if (!path_inside(w, root)) {
+			snprintf(w->path, sizeof w->path, "%s", root);
+			skip(w, FATHOM_SKIP_OUTSIDE_ROOT);
+			goto cleanup;
+		}
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		rc = walk_single_file(w, root, &st);

@@ -392,7 +392,9 @@ static int inside_root(const char *root, const char *path)
 /* POST /index {"paths": [...], "options": {...}, "wait": false}: what
  * `fathom index PATH...` does, on the daemon's writer. Relative paths are
  * relative to the index's root folder. Without a token guarding the
- * daemon, only paths inside that folder may be read. */
+ * daemon, only paths inside that folder may be read: a path named outside
+ * it is refused (403), and a file or folder the walk reaches through a
+ * link is skipped when its real path lies outside (confine_root). */
 json_t *sv_op_index(sv_state *s, const sv_req *rq, sv_err *e)
 {
 	json_t *args = rq->args;
@@ -446,6 +448,9 @@ json_t *sv_op_index(sv_state *s, const sv_req *rq, sv_err *e)
 			}
 		}
 	}
+	/* Nor may a link in the tree lead the walk out of it. */
+	if (!sv_options(s)->any_path)
+		r.io.confine_root = fathom_root(w);
 	ingest_req_arm(&r, s, wait);
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	int rc = fathom_index_paths(w, paths, json_array_size(pj), &r.io, &st);

@@ -79,7 +79,8 @@ static int add_one(sv_watch *w, const char *dir)
 }
 
 /* Watch dir and every folder under it (links are not followed: a linked
- * folder's changes show up at the next batch another change opens). */
+ * folder's changes show up at the next batch another change opens, and
+ * fathom serve --watch confines that batch's walk to the index's root). */
 static int add_tree(sv_watch *w, const char *dir, int depth)
 {
 	struct stat st;
@@ -314,6 +315,10 @@ static int serve_apply(void *ctx, size_t events)
 	}
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	/* as POST /index: nothing outside the root, whatever a link says */
+	const char *root = fathom_root(w);
+	if (!sv_options(sw.s)->any_path && root && *root)
+		io.confine_root = root;
 	int changed;
 	int rc = sv_watch_reindex(w, (const char *const *)sw.paths, sw.n, &io, &st, &changed);
 	if (rc && !sw.quiet)

@@ -31,6 +31,7 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	                     { 0, offsetof(fathom_ingest_opts, ident_min_len),
 	                       offsetof(fathom_ingest_opts, grep_max_file_size),
 	                       offsetof(fathom_ingest_opts, threads),
+	                       offsetof(fathom_ingest_opts, confine_root),
 	                       sizeof(fathom_ingest_opts) } },
 	/* versions 1 and 2 held the field weights inline, after match: no
 	 * prefix of version 3, so fathom_search reads them by their own
@@ -57,7 +58,7 @@ static const struct_info structs[FA_NSTRUCTS] = {
  * the library then reads some other way, or not at all). These stop the
  * build until the row is updated. */
 _Static_assert(FATHOM_OPEN_OPTS_VERSION == 1, "a new fathom_open_opts version: update structs[]");
-_Static_assert(FATHOM_INGEST_OPTS_VERSION == 4, "a new fathom_ingest_opts version: update structs[]");
+_Static_assert(FATHOM_INGEST_OPTS_VERSION == 5, "a new fathom_ingest_opts version: update structs[]");
 _Static_assert(FATHOM_SEARCH_OPTS_VERSION == 3, "a new fathom_search_opts version: update structs[]");
 _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
@@ -76,7 +77,7 @@ _Static_assert(offsetof(fathom_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_grep_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_json_opts, version) == 0, "version first");
 _Static_assert(offsetof(fathom_get_info, version) == 0, "version first");
-_Static_assert(FATHOM_SKIP_TOO_DEEP < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
+_Static_assert(FATHOM_SKIP_OUTSIDE_ROOT < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
 
 size_t fa_struct_size(int which, unsigned version)
 {
