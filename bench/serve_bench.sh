@@ -46,7 +46,7 @@ echo "== search alone: $CONN connections, ${DUR}s"
 wrk -t2 -c"$CONN" -d"${DUR}s" --latency -s "$W/search.lua" "$U" | tee "$W/alone.txt" | grep RESULT
 echo "== search while a writer posts documents (one commit per request)"
 ( i=0; while :; do i=$((i + 1))
-	curl -s -o /dev/null -X POST "$U/documents" --data-binary "{\"id\":\"load$i\",\"title\":\"load $i\",\"body\":\"concurrent indexing document $i about cells and proteins\"}" || break
+	curl -s -o /dev/null -X POST "$U/documents" -H 'Content-Type: application/json' --data-binary "{\"id\":\"load$i\",\"title\":\"load $i\",\"body\":\"concurrent indexing document $i about cells and proteins\"}" || break
 	echo "$i" > "$W/writes"; done ) &
 WP=$!
 wrk -t2 -c"$CONN" -d"${DUR}s" --latency -s "$W/search.lua" "$U" | tee "$W/writing.txt" | grep RESULT

@@ -62,7 +62,7 @@ static int parse_max_reply(const char *arg, sv_opts *so)
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
-	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY, O_ORIGIN };
+	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY, O_ORIGIN, O_HEAD };
 	static const struct option lo[] = {
 		{ "index", required_argument, NULL, O_INDEX },
 		{ "listen", required_argument, NULL, O_LISTEN },
@@ -72,6 +72,7 @@ int cmd_serve(int argc, char **argv)
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "max-connections", required_argument, NULL, O_MAXCONN },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "head-timeout", required_argument, NULL, O_HEAD },
 		{ "read-only", no_argument, NULL, O_RO },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "watch", required_argument, NULL, O_WATCH },
@@ -85,7 +86,7 @@ int cmd_serve(int argc, char **argv)
 	char *watch[MAX_WATCH];
 	int nwatch = 0;
 	double debounce = 0.2;
-	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0, NULL, 0 };
+	sv_http_opts ho = { "127.0.0.1:7700", NULL, NULL, 0, 256, 65536, 30, 0, NULL, 0, 10.0 };
 	const char *allow[MAX_ALLOW], *origins[MAX_ALLOW];
 	uint64_t v;
 	double d;
@@ -120,6 +121,11 @@ int cmd_serve(int argc, char **argv)
 			if (cli_parse_u64(optarg, 1, 3600, &v))
 				return cli_usage_error("--idle-timeout wants seconds from 1 to 3600");
 			ho.idle_timeout = (unsigned)v;
+			break;
+		case O_HEAD:
+			if (cli_parse_float(optarg, 0.1, 3600, &d))
+				return cli_usage_error("--head-timeout wants seconds from 0.1 to 3600");
+			ho.head_timeout = d;
 			break;
 		case O_RO: so.read_only = 1; break;
 		case 'q':

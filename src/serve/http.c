@@ -5,6 +5,22 @@
  * and Host/Origin checks against DNS rebinding. SIGTERM and SIGINT stop
  * new connections, let the requests in flight finish (each write commits
  * before it is answered), then close the index.
+ *
+ * Slow clients: libmicrohttpd's idle timeout restarts with every byte, so
+ * a client sending a header line a second would hold its connection for
+ * ever. A watchdog thread gives each request head (from the connection's
+ * start, or from the end of the request before it on a kept-alive
+ * connection, to its last header) --head-timeout seconds in all, then
+ * shuts the connection's socket down; and no client address may hold
+ * every connection (MHD_OPTION_PER_IP_CONNECTION_LIMIT), so one more
+ * client can always come in from elsewhere.
+ *
+ * Cross-site requests: a web page can send a "simple" POST (form types,
+ * no preflight) to a daemon on the same machine. Every request with an
+ * Origin must come from the daemon's own origin (an allowed host, the
+ * port the request was sent to; "null" never), and every POST must
+ * declare a JSON body (application/json, or JSON lines), which no simple
+ * request can.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,11 +34,21 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "serve/serve.h"
+
+/* One connection, as the watchdog sees it. */
+typedef struct hconn {
+	struct hconn *prev, *next;
+	MHD_socket fd;
+	double head_t0;           /* when its current request head began */
+	int in_head;              /* 1 until that head has all come */
+	int cut;                  /* shut down by the watchdog */
+} hconn;
 
 typedef struct hctx {
 	sv_state *s;
@@ -30,8 +56,15 @@ typedef struct hctx {
 	char *token;              /* NULL: none required */
 	char host[260];           /* the listen host, as given */
 	int loopback;             /* listening on loopback only */
-	unsigned port;
+	unsigned port;            /* the port bound */
 	_Atomic int inflight;
+	/* the watchdog */
+	pthread_mutex_t mu;
+	pthread_cond_t wake;
+	hconn *conns;             /* open connections */
+	double head_timeout;
+	int dog_stop;
+	_Atomic unsigned long heads_cut;
 } hctx;
 
 typedef struct hreq {
@@ -53,13 +86,103 @@ static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
+/* The watchdog's record of connection c (NULL: none was made). */
+static hconn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* The head of the request on c began (at) or is complete (at < 0). */
+static void head_mark(hctx *h, struct MHD_Connection *c, double at)
+{
+	hconn *hc = conn_of(c);
+	if (!hc)
+		return;
+	pthread_mutex_lock(&h->mu);
+	hc->in_head = at >= 0;
+	if (at >= 0)
+		hc->head_t0 = at;
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	hctx *h = cls;
+	hconn *hc = *socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		hc = ci ? fathom_calloc(1, sizeof *hc) : NULL;
+		*socket_context = hc;
+		if (!hc)
+			return;   /* no memory: the idle timeout alone guards it */
+		hc->fd = ci->connect_fd;
+		hc->head_t0 = sv_now();
+		hc->in_head = 1;
+		pthread_mutex_lock(&h->mu);
+		hc->next = h->conns;
+		if (h->conns)
+			h->conns->prev = hc;
+		h->conns = hc;
+		pthread_mutex_unlock(&h->mu);
+		return;
+	}
+	if (!hc)
+		return;
+	/* Called before libmicrohttpd closes the socket: once unlinked, the
+	 * watchdog never touches a descriptor that may be reused. */
+	pthread_mutex_lock(&h->mu);
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	pthread_mutex_unlock(&h->mu);
+	fathom_free(hc);
+	*socket_context = NULL;
+}
+
+/* Shut down every connection whose request head has taken longer than
+ * head_timeout; libmicrohttpd then sees the end of the stream and closes
+ * it. Checked ten times a second. */
+static void *watchdog(void *arg)
+{
+	hctx *h = arg;
+	pthread_mutex_lock(&h->mu);
+	while (!h->dog_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->wake, &h->mu, &ts);
+		double now = sv_now();
+		for (hconn *hc = h->conns; hc && !h->dog_stop; hc = hc->next) {
+			if (!hc->in_head || hc->cut || now - hc->head_t0 <= h->head_timeout)
+				continue;
+			shutdown(hc->fd, SHUT_RDWR);
+			hc->cut = 1;
+			atomic_fetch_add(&h->heads_cut, 1);
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-	(void)c;
 	(void)toe;
 	hctx *h = cls;
 	hreq *r = *con_cls;
+	/* a kept-alive connection waits for its next head from now */
+	head_mark(h, c, sv_now());
 	if (!r)
 		return;
 	if (r->started)
@@ -154,6 +277,74 @@ static int cors_allowed(const hctx *h, const char *origin)
 	return 0;
 }
 
+/* The port an authority names ("host:port", "[::1]:port"), dflt when it
+ * names none, 0 when it is no port. */
+static unsigned authority_port(const char *a, unsigned dflt)
+{
+	const char *p;
+	if (a[0] == '[') {
+		p = strchr(a, ']');
+		if (!p || (p[1] && p[1] != ':'))
+			return 0;
+		p = p[1] ? p + 2 : NULL;
+	} else {
+		p = strchr(a, ':');
+		if (p && strchr(p + 1, ':'))
+			return 0;   /* a bare IPv6 address is no authority */
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return dflt;
+	char *end;
+	unsigned long v = strtoul(p, &end, 10);
+	return *p >= '0' && *p <= '9' && !*end && v > 0 && v <= 65535 ? (unsigned)v : 0;
+}
+
+/* An Origin is allowed when it is the daemon's own: http or https, a host
+ * the Host check takes (and, where that takes any, the one in Host), and
+ * the port the request was sent to. "null" (sandboxed frames, files,
+ * some redirects) is anyone's, so never. */
+static int origin_allowed(const hctx *h, const char *origin, const char *host)
+{
+	unsigned dflt;
+	const char *a;
+	if (!strncasecmp(origin, "http://", 7)) {
+		dflt = 80;
+		a = origin + 7;
+	} else if (!strncasecmp(origin, "https://", 8)) {
+		dflt = 443;
+		a = origin + 8;
+	} else {
+		return 0;
+	}
+	if (!*a || strchr(a, '/') || strchr(a, '@') || !host_allowed(h, a))
+		return 0;
+	char oname[256], hname[256];
+	host_name(a, oname, sizeof oname);
+	host_name(host, hname, sizeof hname);
+	if (h->o->n_allow_hosts == 0 && !h->loopback && strcasecmp(oname, hname) != 0)
+		return 0;
+	unsigned op = authority_port(a, dflt), hp = authority_port(host, dflt);
+	return op != 0 && (op == hp || op == h->port);
+}
+
+/* Is a POST's Content-Type JSON, or JSON lines (POST /documents)? The
+ * media type alone counts, not its parameters (charset=utf-8). */
+static int json_content_type(const char *ct)
+{
+	static const char *const ok[] = { "application/json", "application/x-ndjson",
+	                                  "application/jsonl", "application/x-jsonlines" };
+	if (!ct)
+		return 0;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	size_t n = strcspn(ct, "; \t");
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		if (n == strlen(ok[i]) && !strncasecmp(ct, ok[i], n))
+			return 1;
+	return 0;
+}
+
 static enum MHD_Result send_preflight(struct MHD_Connection *c, const char *origin, double t0)
 {
 	struct MHD_Response *res = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -170,6 +361,24 @@ static enum MHD_Result send_preflight(struct MHD_Connection *c, const char *orig
 	MHD_destroy_response(res);
 	sv_metrics_record(SV_EP_OTHER, 204, sv_now() - t0);
 	return ok;
+}
+
+typedef struct header_count {
+	unsigned host, content_length, content_type;
+} header_count;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	(void)kind;
+	(void)value;
+	header_count *n = cls;
+	if (!key)
+		return MHD_YES;
+	n->host += !strcasecmp(key, "Host");
+	n->content_length += !strcasecmp(key, "Content-Length");
+	n->content_type += !strcasecmp(key, "Content-Type");
+	return MHD_YES;
 }
 
 /* Constant-time comparison of the Authorization header with the token. */
@@ -202,17 +411,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->started = 1;
 		r->t0 = sv_now();
 		atomic_fetch_add(&h->inflight, 1);
+		head_mark(h, c, -1);   /* the head is all here */
+		header_count n = { 0, 0, 0 };
+		MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &n);
+		/* Two of these could be read two ways (which Host was checked, how
+		 * long the body is), so none is taken twice. */
+		if (n.host > 1 || n.content_length > 1 || n.content_type > 1)
+			return send_error(c, 400, n.host > 1 ? "more than one Host header"
+			                          : n.content_length > 1 ? "more than one Content-Length header"
+			                          : "more than one Content-Type header", SV_EP_OTHER, r->t0);
 		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 		if (!host || !host_allowed(h, host))
 			return send_error(c, 403,
 			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
 			                  SV_EP_OTHER, r->t0);
-		if (origin && strcmp(origin, "null") != 0 && !cors_allowed(h, origin)) {
-			const char *p = strstr(origin, "://");
-			if (!p || !host_allowed(h, p + 3))
-				return send_error(c, 403, "Origin not allowed", SV_EP_OTHER, r->t0);
-		}
+		/* an Origin must be the daemon's own, or one --allow-origin names */
+		if (origin && !cors_allowed(h, origin) && !origin_allowed(h, origin, host))
+			return send_error(c, 403, "Origin not allowed (only the daemon's own origin: an "
+			                  "allowed host and this port, never null; or --allow-origin)",
+			                  SV_EP_OTHER, r->t0);
 		if (cors_allowed(h, origin) && strcmp(method, "OPTIONS") == 0)
 			return send_preflight(c, origin, r->t0);
 		if (strncmp(r->uri, "/health", 7) != 0 &&
@@ -230,6 +448,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (--max-body)", max_body);
 			return send_error(c, 413, msg, SV_EP_OTHER, r->t0);
 		}
+		if (strcmp(method, "POST") == 0 &&
+		    !json_content_type(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
+			return send_error(c, 415, "a POST must have Content-Type: application/json "
+			                  "(POST /documents: or application/x-ndjson)", SV_EP_OTHER, r->t0);
 		return MHD_YES;   /* the body, if any, comes next */
 	}
 	if (*upload_size) {
@@ -316,6 +538,33 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *s
 	return 0;
 }
 
+/* Bind and listen ourselves, so a busy port is an error that says so:
+ * SO_REUSEADDR (a restart need not wait out TIME_WAIT) but never
+ * SO_REUSEPORT, with which a second daemon would share the port and
+ * requests would go to either index at random. */
+static int open_listener(const struct sockaddr_storage *ss, socklen_t sl, unsigned *port)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (ss->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	struct sockaddr_storage got;
+	socklen_t gl = sizeof got;
+	if (bind(fd, (const struct sockaddr *)ss, sl) != 0 || listen(fd, 128) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&got, &gl) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	*port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+	                                         : ((struct sockaddr_in *)&got)->sin_port);
+	return fd;
+}
+
 static int is_loopback(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -368,23 +617,47 @@ int sv_http_run(sv_state *s, const sv_http_opts *o)
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, (uint16_t)h.port, NULL, NULL, on_request, &h,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, &h,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, &h,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections ? o->max_connections : 256),
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout ? o->idle_timeout : 30),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(o->header_limit ? o->header_limit : 65536),
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-		MHD_OPTION_END);
-	if (!d) {
-		fprintf(stderr, "fathom serve: cannot listen on %s: %s\n", o->listen, strerror(errno));
+	int lfd = open_listener(&ss, sl, &h.port);
+	if (lfd < 0) {
+		int e = errno;
+		fprintf(stderr, "fathom serve: cannot listen on %s port %u: %s%s\n", h.host, h.port,
+		        strerror(e), e == EADDRINUSE ? " (another fathom serve, or another program, "
+		                                       "has it; choose another with --listen)" : "");
 		fathom_free(h.token);
 		return 2;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	unsigned port = info ? info->port : h.port;
+	unsigned maxconn = o->max_connections ? o->max_connections : 256;
+	/* One client address may hold all connections but a few (at least one
+	 * kept for the others). */
+	unsigned per_ip = maxconn > 1 ? maxconn - (maxconn / 16 ? maxconn / 16 : 1) : 1;
+	h.head_timeout = o->head_timeout > 0 ? o->head_timeout : 10;
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.wake, NULL);
+	struct MHD_Daemon *d = MHD_start_daemon(
+		flags, (uint16_t)h.port, NULL, NULL, on_request, &h,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_logger, &h,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, &h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, &h,
+		MHD_OPTION_CONNECTION_LIMIT, maxconn,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(o->idle_timeout ? o->idle_timeout : 30),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(o->header_limit ? o->header_limit : 65536),
+		MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "fathom serve: cannot serve on %s port %u: %s\n", h.host, h.port,
+		        strerror(errno));
+		close(lfd);
+		fathom_free(h.token);
+		return 2;
+	}
+	/* the watchdog: signals go to the sigwait below, not to it */
+	pthread_t dog;
+	int dog_rc = pthread_create(&dog, NULL, watchdog, &h);
+	if (dog_rc)
+		fprintf(stderr, "fathom serve: no watchdog for slow request heads: %s\n",
+		        strerror(dog_rc));
+	unsigned port = h.port;
 	char url[320];
 	snprintf(url, sizeof url, ss.ss_family == AF_INET6 ? "http://[%s]:%u" : "http://%s:%u",
 	         h.host, port);
@@ -409,9 +682,18 @@ int sv_http_run(sv_state *s, const sv_http_opts *o)
 	double t0 = sv_now();
 	while (atomic_load(&h.inflight) > 0 && sv_now() - t0 < 30)
 		usleep(10000);
+	if (!dog_rc) {
+		pthread_mutex_lock(&h.mu);
+		h.dog_stop = 1;
+		pthread_cond_signal(&h.wake);
+		pthread_mutex_unlock(&h.mu);
+		pthread_join(dog, NULL);
+	}
 	MHD_stop_daemon(d);
 	if (ls != MHD_INVALID_SOCKET)
 		close(ls);
+	pthread_cond_destroy(&h.wake);
+	pthread_mutex_destroy(&h.mu);
 	unlink(serve_path);
 	fathom_free(h.token);
 	if (!o->quiet)

@@ -23,6 +23,13 @@ void sv_err_set(sv_err *e, int status, const char *fmt, ...)
 	e->status = status;
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
+	/* a message cut at its buffer's end loses the cut character whole:
+	 * back to the last character's first byte, dropped if incomplete */
+	size_t n = strlen(e->msg), i = n;
+	while (i > 0 && n - i < 3 && ((unsigned char)e->msg[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i > 0 && (unsigned char)e->msg[i - 1] >= 0xC0 && !sv_utf8_valid(e->msg + i - 1, n - i + 1))
+		e->msg[i - 1] = '\0';
 }
 
 void sv_err_api(sv_err *e, int rc, const char *what)
@@ -246,6 +253,7 @@ static const char *status_code(int st)
 	case 404: return "not_found";
 	case 405: return "method_not_allowed";
 	case 413: return "too_large";
+	case 415: return "unsupported_media_type";
 	case 503: return "unavailable";
 	case 504: return "timeout";
 	default: return "internal";
@@ -255,8 +263,10 @@ static const char *status_code(int st)
 void sv_reply_err(sv_reply *r, const sv_err *e)
 {
 	int st = e->status ? e->status : 500;
-	sv_reply_json(r, st, json_pack("{s:{s:s,s:s}}", "error", "code", status_code(st), "message",
-	                            e->msg[0] ? e->msg : "internal error"));
+	/* sv_jstr: a message quoting request bytes that are not UTF-8 is still
+	 * this error, with U+FFFD for them, not "out of memory" */
+	sv_reply_json(r, st, json_pack("{s:{s:s,s:o}}", "error", "code", status_code(st), "message",
+	                               sv_jstr(e->msg[0] ? e->msg : "internal error")));
 }
 
 void sv_reply_result(sv_reply *r, json_t *j, const sv_err *e)

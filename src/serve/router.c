@@ -95,6 +95,11 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 		return;
 	}
 	sv_req rq = { method, q ? q + 1 : "", NULL, body, len, NULL };
+	if (sv_check_target(path, rq.qs, &e)) {
+		sv_reply_err(out, &e);
+		fathom_free(path);
+		return;
+	}
 	unsigned m = method_bit(method);
 	const struct route *hit = NULL;
 	int known = 0;
@@ -112,9 +117,11 @@ void sv_handle(sv_state *s, const char *method, const char *target, const char *
 	json_t *res = NULL;
 	int replied = 0;
 	if (!known)
-		sv_err_set(&e, 404, "no such endpoint: %.200s (docs/API.md lists them)", path);
+		sv_err_set(&e, 404, "no such endpoint: %.*s (docs/API.md lists them)",
+		           sv_utf8_cut(path, 200), path);
 	else if (!hit)
-		sv_err_set(&e, 405, "%s is not allowed on %.200s", method, path);
+		sv_err_set(&e, 405, "%.*s is not allowed on %.*s", sv_utf8_cut(method, 32), method,
+		           sv_utf8_cut(path, 200), path);
 	else if (!hit->json_body || (rq.args = sv_parse_body(body, len, &e)) != NULL) {
 		if (hit->raw) {
 			int ep = out->endpoint;

@@ -19,7 +19,8 @@
  *                   mcp_schema.c its tools' schemas (docs/openapi.json's),
  *                   mcp_reply.c its replies within the byte budget
  *   metrics.c       counters and latency histograms, Prometheus text
- *   http.c          libmicrohttpd: limits, token, Host/Origin checks, signals
+ *   http.c          libmicrohttpd: limits, slow clients, token, Host/Origin
+ *                   and Content-Type checks, signals
  *   watch.c         inotify: re-index what changed (index --watch, serve --watch)
  *
  * This header is what the CLI uses (fathom serve, fathom mcp, index
@@ -196,6 +197,8 @@ typedef struct sv_http_opts {
 	const char *const *cors_origins; /* origins ("http://host:port") a browser
 	                              * client may call from (CORS) */
 	size_t n_cors_origins;
+	double head_timeout;         /* seconds a request head may take in all
+	                              * (0: 10) */
 } sv_http_opts;
 
 /* Serve until SIGTERM or SIGINT; then finish what is in flight and close. */

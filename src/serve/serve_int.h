@@ -96,6 +96,14 @@ char *sv_pct_decode(const char *p, size_t n, int plus);
 char *sv_qs_get(const char *qs, const char *key, int *bad);
 /* A number as a JSON integer (NULL when absent; *bad when not a number). */
 json_t *sv_qs_int(const char *qs, const char *key, int *bad);
+/* A request's decoded path and its query string (undecoded): 0 when every
+ * part decodes to valid UTF-8; else -1 and a 400 naming the part. */
+int sv_check_target(const char *path, const char *qs, sv_err *e);
+/* Is s[0..n) valid UTF-8? */
+int sv_utf8_valid(const char *s, size_t n);
+/* The bytes of s to print in at most max (for "%.*s"), not cutting a
+ * character in two. */
+int sv_utf8_cut(const char *s, size_t max);
 
 /* ---- the operations behind the routes ------------------------------------------ */
 

@@ -42,13 +42,13 @@ printf '{"id":"after","body":"written after the failure"}\n' | expect_rc 0 "$F" 
 
 # the daemon
 serve_start
-s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" --data-binary @"$T/big.jsonl")
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" -H 'Content-Type: application/json' --data-binary @"$T/big.jsonl")
 [ "$s" = 500 ] && jq -e '.error.message | test("No space left")' "$T/b" > /dev/null && ok || fail "daemon: status $s, $(head -c 300 "$T/b")"
 s=$(curl -s -o "$T/b" -w '%{http_code}' "$U/health")
 [ "$s" = 200 ] && jq -e '.status == "ok"' "$T/b" > /dev/null && ok || fail "health after a full disk: $s"
-s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/search" --data-binary '{"query":"otters","k":50}')
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/search" -H 'Content-Type: application/json' --data-binary '{"query":"otters","k":50}')
 [ "$s" = 200 ] && [ "$(jq .count "$T/b")" = "$before" ] && ok || fail "daemon search after a full disk"
-s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" --data-binary '{"id":"after2","body":"second recovery"}')
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" -H 'Content-Type: application/json' --data-binary '{"id":"after2","body":"second recovery"}')
 [ "$s" = 200 ] && ok || fail "daemon: a small write after the failure: $s $(cat "$T/b")"
 serve_stop
 "$F" verify --index "$IX" > /dev/null 2>&1 && ok || fail "index does not verify after the daemon's full disk"

@@ -34,9 +34,9 @@ same() {
 	local args
 	args=$(jq -cn --arg q "$q" --argjson o "$json" '$o + {query: $q}')
 	(cd "$R" && "$F" search --index "$IX" --json "${cli[@]}" -- "$q") > "$T/cli.$n"
-	curl -s -X POST "$U/search" --data-binary "$args" > "$T/http.$n"
+	curl -s -X POST "$U/search" -H 'Content-Type: application/json' --data-binary "$args" > "$T/http.$n"
 	jq -cn --argjson a "$args" '{jsonrpc: "2.0", id: 1, method: "tools/call", params: {name: "search", arguments: $a}}' > "$T/req.$n"
-	curl -s -X POST "$U/mcp" --data-binary @"$T/req.$n" | jq '.result.structuredContent' > "$T/mcp.$n"
+	curl -s -X POST "$U/mcp" -H 'Content-Type: application/json' --data-binary @"$T/req.$n" | jq '.result.structuredContent' > "$T/mcp.$n"
 	"$F" mcp --index "$IX" < "$T/req.$n" | jq '.result.structuredContent' > "$T/stdio.$n"
 	jq -S "$shared" "$T/cli.$n" > "$T/want.$n" || { fail "$q: CLI output is not JSON: $(head -c 300 "$T/cli.$n")"; return; }
 	for w in http mcp stdio; do

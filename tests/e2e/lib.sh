@@ -60,6 +60,21 @@ serve_start() {
 	[ -n "$U" ] || { echo "daemon did not start:"; cat "$T/serve.err"; exit 1; }
 }
 serve_stop() { kill -TERM "$PID" 2> /dev/null; wait "$PID" 2> /dev/null; }
+# req METHOD PATH [BODY]: a request to the daemon at $U (a body is sent as
+# JSON); the reply's body to $T/b, its status to stdout
+req() {
+	local m=$1 p=$2; shift 2
+	if [ $# -gt 0 ]; then
+		curl -s -o "$T/b" -w '%{http_code}' -X "$m" "$U$p" -H 'Content-Type: application/json' --data-binary "$1"
+	else
+		curl -s -o "$T/b" -w '%{http_code}' -X "$m" "$U$p"
+	fi
+}
+# is WANT_STATUS GOT_STATUS JQ_TEST WHAT: the status, and jq's test of $T/b
+is() {
+	if [ "$2" = "$1" ] && jq -e "$3" "$T/b" > /dev/null 2>&1; then ok; else
+		fail "$4: status $2 (want $1), body $(head -c 300 "$T/b")"; fi
+}
 finish() {
 	echo "$checks checks passed, $fails failed"
 	[ "$fails" -eq 0 ]

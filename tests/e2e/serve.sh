@@ -30,19 +30,6 @@ for i in $(seq 1 5); do printf 'filler %d about nothing\n' "$i" > "$R/docs/f$i.m
 start() { serve_start --idle-timeout 2 "$@"; }
 stop() { serve_stop; }
 trap 'kill -9 $PID 2> /dev/null; rm -rf "$T"' EXIT
-# req METHOD PATH [BODY]: the body to $T/b, the status to stdout
-req() {
-	local m=$1 p=$2; shift 2
-	if [ $# -gt 0 ]; then
-		curl -s -o "$T/b" -w '%{http_code}' -X "$m" "$U$p" --data-binary "$1"
-	else
-		curl -s -o "$T/b" -w '%{http_code}' -X "$m" "$U$p"
-	fi
-}
-is() { # WANT_STATUS GOT_STATUS JQ_TEST what
-	if [ "$2" = "$1" ] && jq -e "$3" "$T/b" > /dev/null 2>&1; then ok; else
-		fail "$4: status $2 (want $1), body $(head -c 300 "$T/b")"; fi
-}
 
 start
 # every path of docs/openapi.json is served (none is "no such endpoint")
@@ -103,11 +90,11 @@ s=$(req GET /nowhere); is 404 "$s" '.error.code == "not_found"' "unknown endpoin
 s=$(req GET '/get?path=%zz'); is 400 "$s" '.error' "bad escape"
 s=$(curl -s -o "$T/b" -w '%{http_code}' -H 'Host: evil.example' "$U/health"); is 403 "$s" '.error.code == "forbidden"' "Host check"
 s=$(curl -s -o "$T/b" -w '%{http_code}' -H 'Origin: http://evil.example' "$U/stats"); is 403 "$s" '.error' "Origin check"
-s=$(curl -s -o "$T/b" -w '%{http_code}' -H "Origin: http://localhost:1234" "$U/stats"); is 200 "$s" '.documents' "local Origin"
+s=$(curl -s -o "$T/b" -w '%{http_code}' -H "Origin: http://localhost:${U##*:}" "$U/stats"); is 200 "$s" '.documents' "local Origin"
 head -c 70000000 /dev/zero | tr '\0' 'a' > "$T/huge"
-s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" --data-binary @"$T/huge"); is 413 "$s" '.error.code == "too_large"' "body limit"
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/documents" -H 'Content-Type: application/json' --data-binary @"$T/huge"); is 413 "$s" '.error.code == "too_large"' "body limit"
 # a slow client (half a request, then silence) is dropped; others are served
-exec 7<>/dev/tcp/127.0.0.1/"${U##*:}"; printf 'POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{"qu' >&7
+exec 7<>/dev/tcp/127.0.0.1/"${U##*:}"; printf 'POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"qu' >&7
 s=$(req GET /health); is 200 "$s" '.status == "ok"' "served beside a slow client"
 # after --idle-timeout (2 s) the daemon has closed it: a read sees EOF (1),
 # not a time-out (> 128)
@@ -162,7 +149,7 @@ stop
 start
 : > "$T/acked"
 ( for i in $(seq 1 400); do
-	c=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/documents" --data-binary "{\"id\":\"k$i\",\"body\":\"kill test $i\"}")
+	c=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/documents" -H 'Content-Type: application/json' --data-binary "{\"id\":\"k$i\",\"body\":\"kill test $i\"}")
 	[ "$c" = 200 ] && echo "k$i" >> "$T/acked"
 done ) &
 W=$!

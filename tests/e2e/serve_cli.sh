@@ -17,7 +17,7 @@ printf 'outside platypus\n' > "$T/outside/o.md"
 start() { serve_start "$@"; }
 stop() { serve_stop; }
 trap 'kill -9 $PID 2> /dev/null; rm -rf "$T"' EXIT
-search() { curl -s -X POST "$U/search" -H "Authorization: Bearer ${TOKEN:-}" --data-binary "{\"query\":\"$1\",\"k\":20}"; }
+search() { curl -s -X POST "$U/search" -H "Authorization: Bearer ${TOKEN:-}" -H 'Content-Type: application/json' --data-binary "{\"query\":\"$1\",\"k\":20}"; }
 keys() { "$F" list --index "$T/ix" | cut -f1 | sort | tr '\n' ' '; }
 
 start
@@ -37,7 +37,7 @@ grep -q "outside the index's root" "$T/.err" && ok || fail "outside path: $(cat 
 # options travel: --meta, chunk sizes
 printf '{"id":"j1","title":"one","body":"narwhal one"}\n{bad line\n{"id":"j2","body":"narwhal two"}\n' > "$T/d.jsonl"
 expect_err "skipped .*:2" "$F" add --index "$T/ix" --meta library=zoo "$T/d.jsonl"
-r=$(curl -s -X POST "$U/search" --data-binary '{"query":"narwhal","filters":{"library":"zoo"}}')
+r=$(curl -s -X POST "$U/search" -H 'Content-Type: application/json' --data-binary '{"query":"narwhal","filters":{"library":"zoo"}}')
 [ "$(echo "$r" | jq -c '[.results[].id] | sort')" = '["j1","j2"]' ] && ok || fail "add with --meta: $r"
 [ "$(curl -s "$U/sources" | jq '.metadata.library.zoo')" = 2 ] && ok || fail "sources lacks library=zoo: $(curl -s "$U/sources")"
 printf '{"id":"j3","body":"narwhal three"}\n' | expect_rc 0 "$F" add -q --index "$T/ix" -
@@ -45,11 +45,11 @@ printf '{"id":"j3","body":"narwhal three"}\n' | expect_rc 0 "$F" add -q --index 
 # the options reach the ingest: a small chunk target cuts a long body into
 # several chunks; an unknown or out-of-range option is refused
 body=$(printf 'sentence number %d about chunking here. ' $(seq 1 40))
-r=$(curl -s -X POST "$U/documents?chunk_target=200&chunk_max=300" --data-binary "{\"id\":\"long1\",\"body\":\"$body\"}")
+r=$(curl -s -X POST "$U/documents?chunk_target=200&chunk_max=300" -H 'Content-Type: application/json' --data-binary "{\"id\":\"long1\",\"body\":\"$body\"}")
 [ "$(echo "$r" | jq '.chunks')" -gt 3 ] && ok || fail "chunk_target not applied: $r"
-s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/documents?chunk_targte=200" --data-binary '{"id":"x","body":"y"}')
+s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/documents?chunk_targte=200" -H 'Content-Type: application/json' --data-binary '{"id":"x","body":"y"}')
 [ "$s" = 400 ] && ok || fail "unknown document option: $s"
-s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/index" --data-binary '{"paths":["docs"],"options":{"gitignore":"maybe"}}')
+s=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U/index" -H 'Content-Type: application/json' --data-binary '{"paths":["docs"],"options":{"gitignore":"maybe"}}')
 [ "$s" = 400 ] && ok || fail "bad boolean option: $s"
 expect_rc 0 "$F" delete -q --index "$T/ix" j1
 [ "$(search narwhal | jq -c '[.results[].id] | sort')" = '["j2","j3"]' ] && ok || fail "delete through the daemon"
@@ -89,7 +89,7 @@ grep -q "through" "$T/.err" && fail "went to a dead daemon" || ok
 
 # the per-request time limit covers searches: past it, 504 and no answer
 start --timeout 0.000000001
-s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/search" --data-binary '{"query":"narwhal"}')
+s=$(curl -s -o "$T/b" -w '%{http_code}' -X POST "$U/search" -H 'Content-Type: application/json' --data-binary '{"query":"narwhal"}')
 [ "$s" = 504 ] && jq -e '.error.message | test("time limit")' "$T/b" > /dev/null && ok || fail "search past --timeout: $s $(cat "$T/b")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$U/health")" = 200 ] && ok || fail "health with a tiny --timeout"
 stop

@@ -69,7 +69,7 @@ rm -f "$IX/SERVE"
 PID=$!
 for _ in $(seq 1 100); do [ -s "$IX/SERVE" ] && break; sleep 0.05; done
 U=$(cut -d' ' -f1 "$IX/SERVE")
-sq() { curl -s -X POST "$U/search" --data-binary "{\"query\":\"$1\"}"; }
+sq() { curl -s -X POST "$U/search" -H 'Content-Type: application/json' --data-binary "{\"query\":\"$1\"}"; }
 until_out '"docs/t.md"' sq tapir && ok || fail "serve --watch: changes before the start"
 printf 'iota ibex\n' > "$R/new/i.md"
 until_out '"new/i.md"' sq ibex && ok || fail "serve --watch: a new file"
