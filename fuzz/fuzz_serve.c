@@ -54,7 +54,7 @@ static void setup(void)
 	fathom_close(ix);
 	/* writes go through, and are undone by the next input's lack of them;
 	 * a small body limit and time limit keep each input quick */
-	sv_opts o = { dir, 0, 0, 1u << 16, 2.0, 0, 0 };
+	sv_opts o = { dir, 0, 0, 1u << 16, 2.0, 0, 0, 0 };
 	char why[256];
 	if (sv_open(&st, &o, why, sizeof why))
 		abort();

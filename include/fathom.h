@@ -148,7 +148,14 @@ typedef struct fathom_index fathom_index;
 enum fathom_open_flags {
 	FATHOM_OPEN_READONLY = 0, /* search only; takes no lock */
 	FATHOM_OPEN_WRITE = 1,    /* take the writer lock */
-	FATHOM_OPEN_CREATE = 2    /* create the folder if missing (implies WRITE) */
+	FATHOM_OPEN_CREATE = 2,   /* create the folder if missing (implies WRITE) */
+	FATHOM_OPEN_CONFINE = 4   /* read from disk (fathom_grep; fathom_get of a
+	                           * file indexed for grep alone) nothing whose
+	                           * real path lies outside the index's root
+	                           * folder: a file a link leads out of it is
+	                           * skipped (grep) or not found (get). For a
+	                           * daemon serving that folder; fathom_index_paths
+	                           * has fathom_ingest_opts.confine_root */
 };
 
 typedef struct fathom_open_opts {

@@ -393,7 +393,7 @@ static long long reply_count(const sv_reply *r)
  * (0: the default). */
 static sv_state *open_serve(const char *dir, size_t max_reply)
 {
-	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, max_reply };
+	sv_opts o = { dir, 1, 0, 1u << 20, 0, 0, max_reply, 0 };
 	sv_state *s = NULL;
 	char why[256];
 	CHECK_OK(sv_open(&s, &o, why, sizeof why));

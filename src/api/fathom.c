@@ -2,6 +2,7 @@
  * fathom.c — the public API: opening an index, reading documents back,
  * statistics, and the entry points of search. Ingest lives in ingest.c.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,17 @@ static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
 	return 0;
 }
 
+/* FATHOM_OPEN_CONFINE: does path (a file indexed for grep alone) lie, by
+ * its real path, in the index's root folder ("": the current one)? */
+static int confined_path(const char *root, const char *path, const char *name)
+{
+	char rr[PATH_MAX], pr[PATH_MAX];
+	if (!realpath(*root ? root : ".", rr) || !realpath(path, pr) || !fa_real_inside(rr, pr))
+		return fa_err(FATHOM_ENOTFOUND, "%s: not read (gone, or its real path lies outside "
+		              "the index's root folder)", name);
+	return 0;
+}
+
 static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id,
                    uint32_t from_line, uint32_t count, fathom_get_info *info)
 {
@@ -204,8 +216,14 @@ static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id
 		char *path = *root ? fa_path_resolve(root, di.path) : fa_strdup(di.path);
 		char *data = NULL;
 		size_t len = 0;
-		rc = path ? fa_read_file(&data, &len, path, (size_t)1 << 30)
-		          : fa_err(FATHOM_ENOMEM, "out of memory");
+		rc = path ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
+		if (!rc && (fx->flags & FATHOM_OPEN_CONFINE) &&
+		    (rc = confined_path(root, path, di.path)) != 0) {
+			fa_free(path);
+			return rc;
+		}
+		if (!rc)
+			rc = fa_read_file(&data, &len, path, (size_t)1 << 30);
 		if (rc == FATHOM_ENOTFOUND)
 			rc = fa_err(FATHOM_ENOTFOUND, "%s: indexed for grep alone, and gone from disk", di.path);
 		if (!rc)

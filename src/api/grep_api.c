@@ -59,7 +59,8 @@ int fathom_grep(fathom_index *fx, const char *pattern, const fathom_grep_opts *o
 	public_emit p = { cb, ctx };
 	if ((rc = ix_check_mapped(fx->ix)) != 0)
 		return rc;
-	rc = ix_checked(fx->ix, g_search(fx->ix, pattern, opts, emit_public, &p, &all, 0));
+	rc = ix_checked(fx->ix, g_search(fx->ix, pattern, opts, emit_public, &p, &all,
+	                                 fx->flags & FATHOM_OPEN_CONFINE ? G_CONFINE : 0));
 	if (stats)
 		fa_struct_copy_out(FA_GREP_STATS, stats, &all);
 	return rc;
@@ -207,7 +208,8 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	fa_arena_init(&x.arena, 16 * 1024, 0);
 	q_cand_list list = { &q_grep_source, NULL, 0, 0 };
 	if (!rc)
-		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, NULL, 1);
+		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, NULL,
+		              G_KEEP_TEXT | (fx->flags & FATHOM_OPEN_CONFINE ? G_CONFINE : 0));
 	if (!rc) {
 		if (x.n)
 			qsort(x.v, x.n, sizeof *x.v, by_lines);

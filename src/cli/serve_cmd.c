@@ -82,7 +82,7 @@ int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
 	char *watch[MAX_WATCH];
 	int nwatch = 0;
 	double debounce = 0.2;
@@ -170,6 +170,7 @@ int cmd_serve(int argc, char **argv)
 		ho.token_file = token_abs;
 		so.any_path = 1;   /* POST /index may read outside the root: callers are known */
 	}
+	so.confine = !so.any_path;   /* and grep and get read nothing outside it */
 	/* the watched paths as the daemon, in the index's root, must name them */
 	json_t *wp = NULL;
 	if (nwatch && !(wp = cli_daemon_paths(index, watch, nwatch)))
@@ -210,7 +211,7 @@ int cmd_mcp(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0 };
+	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -220,6 +221,15 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 		close(fd);
 		snprintf(r->why, sizeof r->why, "larger than %zu MiB: not searched", G_MAX_FILE >> 20);
 		return -2;
+	}
+	if (r->scope->confine) {
+		/* asked of the open file: a link swapped in since is what counts */
+		char real[PATH_MAX];
+		if (fa_fd_real_path(fd, real, sizeof real) != 0 || !fa_real_inside(r->scope->confine, real)) {
+			close(fd);
+			snprintf(r->why, sizeof r->why, "outside the index's root folder: not read");
+			return -2;
+		}
 	}
 	*size = (uint64_t)st.st_size;
 	*changed = ix_file_changed((uint64_t)st.st_size,

@@ -261,6 +261,7 @@ typedef struct g_scope {
 	char **prefixes;           /* the PATH arguments as index paths */
 	size_t nprefixes;
 	const char *glob, *lang;   /* NULL or "": none */
+	char *confine;             /* G_CONFINE: the root's real path (g_search's) */
 } g_scope;
 
 /* A path argument as the index names it: arg resolved against cwd (the
@@ -334,8 +335,12 @@ typedef int (*g_emit_fn)(void *ctx, const g_file *f);
  * thread. emit returning > 0 stops it (FATHOM_EINTERRUPTED), < 0 is an
  * error returned as is. keep_text: emit gets the text even for -c.
  * stats may be NULL. */
+/* flags of g_search */
+#define G_KEEP_TEXT 1              /* the callback gets the text (not files_only) */
+#define G_CONFINE 2                /* read no file whose real path lies outside
+                                    * the index's root (FATHOM_OPEN_CONFINE) */
 int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_emit_fn emit,
-             void *ctx, fathom_grep_stats *stats, int keep_text);
+             void *ctx, fathom_grep_stats *stats, unsigned flags);
 
 /* The trigram query of a pattern (and the expression of a boolean query),
  * as fathom_grep_explain gives it; *out is fa_free'd. */

@@ -17,6 +17,9 @@
  * changed since indexing: files.c), then the text read and the boolean
  * expression evaluated over it, each term matched at most once (scan.c).
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -717,7 +720,7 @@ static int run(gctx *g, fathom_grep_stats *stats)
 }
 
 int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_emit_fn emit,
-             void *ctx, fathom_grep_stats *stats, int keep_text)
+             void *ctx, fathom_grep_stats *stats, unsigned flags)
 {
 	fathom_grep_stats own;
 	if (!stats)
@@ -734,13 +737,23 @@ int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_
 	fa_arena_init(&a, 16 * 1024, 0);
 	g.arena = &a;
 	int rc = prepare(&g, pattern, stats);
-	if (keep_text && !opts->files_only)
+	if ((flags & G_KEEP_TEXT) && !opts->files_only)
 		g.keep_text = 1;
+	if (!rc && (flags & G_CONFINE)) {
+		/* no root known: the current folder, where relative paths are read */
+		char real[PATH_MAX];
+		const char *root = ix_root(ix);
+		if (!realpath(*root ? root : ".", real))
+			rc = fa_err(FATHOM_EIO, "%s: %s", *root ? root : ".", strerror(errno));
+		else if (!(g.scope.confine = fa_strdup(real)))
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+	}
 	if (!rc)
 		rc = run(&g, stats);
 	for (size_t i = 0; g.cand && i < g.nseg; i++)
 		fa_free(g.cand[i]);
 	fa_free(g.cand);
+	fa_free(g.scope.confine);
 	g_scope_free(&g.scope);
 	for (uint32_t t = 0; g.terms && t < g.nterms; t++)
 		g_regex_free(g.terms[t].re);

@@ -501,14 +501,10 @@ static void skip(const walker *w, int reason)
 
 /* ---- confinement: real paths against the confining folder's ------------------------------ */
 
-/* Is real (a real path) the confining folder or under it? "/x2" is not
- * under "/x". */
+/* Is real (a real path) the confining folder or under it? */
 static int real_inside(const walker *w, const char *real)
 {
-	size_t n = w->confine_len;
-	if (n == 1)
-		return 1;   /* confined to "/" */
-	return strncmp(real, w->confine, n) == 0 && (real[n] == '\0' || real[n] == '/');
+	return fa_real_inside(w->confine, real);
 }
 
 /* Does path, every link in it resolved, lie inside? One that cannot be
@@ -523,12 +519,9 @@ static int path_inside(const walker *w, const char *path)
  * link changed since it was opened does not matter. */
 static int fd_inside(const walker *w, int fd)
 {
-	char proc[64], real[PATH_MAX];
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(proc, real, sizeof real - 1);
-	if (n < 0 || (size_t)n >= sizeof real - 1)
+	char real[PATH_MAX];
+	if (fa_fd_real_path(fd, real, sizeof real) != 0)
 		return path_inside(w, w->path);   /* no /proc: by the path */
-	real[n] = '\0';
 	return real_inside(w, real);
 }
 

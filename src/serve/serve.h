@@ -66,6 +66,10 @@ typedef struct sv_opts {
 	                             * index's root folder (set when a token
 	                             * guards the daemon) */
 	size_t max_reply;           /* bytes of one MCP reply (0: 256 KiB) */
+	int confine;                /* read from disk (grep, get) nothing whose
+	                             * real path lies outside the index's root
+	                             * (FATHOM_OPEN_CONFINE: fathom serve without
+	                             * a token) */
 } sv_opts;
 
 /* Open the index: a writer unless read_only or another process holds the

@@ -40,6 +40,12 @@ double sv_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* How the daemon opens the index: confined to its root unless told not. */
+static unsigned open_flags(const sv_state *s, unsigned flags)
+{
+	return flags | (s->o.confine ? FATHOM_OPEN_CONFINE : 0);
+}
+
 int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len)
 {
 	*out = NULL;
@@ -63,7 +69,7 @@ int sv_open(sv_state **out, const sv_opts *o, char *why, size_t why_len)
 	int rc = 0;
 	if (!o->read_only && !o->lazy_writer) {
 		fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-		oo.flags = FATHOM_OPEN_WRITE;
+		oo.flags = open_flags(s, FATHOM_OPEN_WRITE);
 		rc = fathom_open(&s->w, s->dir, &oo);
 		if (rc == FATHOM_ELOCKED) {
 			snprintf(why, why_len, "%s", fathom_errmsg());
@@ -137,6 +143,7 @@ fathom_index *sv_reader_get(sv_state *s)
 	pthread_mutex_unlock(&s->pool_mu);
 	if (!ix) {
 		fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+		oo.flags = open_flags(s, FATHOM_OPEN_READONLY);
 		if (fathom_open(&ix, s->dir, &oo) != 0)
 			return NULL;
 	}
@@ -179,7 +186,7 @@ fathom_index *sv_writer_lock(sv_state *s)
 	if (!s->w) {
 		/* lazy: the lock is taken for this write alone */
 		fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-		oo.flags = FATHOM_OPEN_WRITE;
+		oo.flags = open_flags(s, FATHOM_OPEN_WRITE);
 		if (fathom_open(&s->w, s->dir, &oo) != 0) {
 			s->w = NULL;
 			pthread_mutex_unlock(&s->w_mu);

@@ -309,6 +309,15 @@ int fa_mkdir_p(const char *path);
  * "../x". A new string (fa_free), NULL when out of memory. */
 char *fa_path_resolve(const char *base, const char *rel);
 
+/* ---- confinement (util/confine.c) -------------------------------------------- */
+/* Is real (a real path: absolute, no links) the folder root_real (also a
+ * real path) or under it? "/x2" is not under "/x". */
+int fa_real_inside(const char *root_real, const char *real);
+/* The real path of what fd has open (from /proc/self/fd): 0, or -1 when it
+ * cannot be told. Asked of a descriptor, it holds whatever a link in its
+ * path was changed to since. */
+int fa_fd_real_path(int fd, char *out, size_t cap);
+
 /* ---- time ----------------------------------------------------------------- */
 double fa_now(void);  /* monotonic seconds */
 

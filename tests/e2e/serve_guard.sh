@@ -29,7 +29,13 @@ ln -s "$E" "$R/linkout"                      # a linked folder
 ln -s "$E/secret.txt" "$R/docs/leak.txt"     # a linked file
 ln -s ../root2 "$R/prefix"                   # $T/root2 starts with $T/root
 ln -s docs/otters.md "$R/otters-link.md"     # a link that stays inside
-(cd "$R" && "$F" index -q --index "$T/ix" docs)
+mkdir -p "$R/notes"
+echo "harmless notes" > "$R/notes/n.txt"
+# the CLI follows links: docs/leak.txt is indexed with what it leads to
+(cd "$R" && "$F" index -q --index "$T/ix" docs && "$F" index -q --index "$T/ix" --grep-only notes)
+# a file indexed for grep alone (read from disk), swapped for a link since
+rm "$R/notes/n.txt"
+ln -s "$E/secret.txt" "$R/notes/n.txt"
 
 J='Content-Type: application/json'
 # raw BYTES: sent as they are on a new connection; the status line out
@@ -44,6 +50,10 @@ raw() {
 
 # ---- symlinks ----------------------------------------------------------------
 serve_start
+# what the daemon reads from disk: grep (every file a link leads out to is
+# skipped, docs/leak.txt included), get of a file indexed for grep alone
+s=$(req POST /grep '{"pattern":"walrus"}'); is 200 "$s" '.count == 0' "grep reads no file a link leads out to"
+s=$(req GET '/get?path=notes/n.txt'); is 404 "$s" '.error' "get of a grep-only file swapped for a link"
 s=$(req POST /index '{"paths":["."]}')
 is 200 "$s" '.skipped["outside the root folder"] >= 3' "POST /index skips what links lead out to"
 s=$(req POST /search '{"query":"walrus narwhal beluga","mode":"any"}'); is 200 "$s" '.count == 0' "nothing from outside is searchable"
