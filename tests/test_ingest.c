@@ -646,6 +646,62 @@ static void test_walk_second_link_first(void)
 	free(root);
 }
 
+/* Walk path following links, confined to confine (NULL: not), logging
+ * paths past shown's. */
+static void confined_walk(walk_log *l, const char *path, const char *confine, const char *shown)
+{
+	memset(l, 0, sizeof *l);
+	l->prefix = strlen(shown) + 1;
+	walk_opts o;
+	memset(&o, 0, sizeof o);
+	o.follow_symlinks = 1;
+	o.on_file = on_file_log;
+	o.on_skip = on_skip_log;
+	o.ctx = l;
+	o.confine = confine;
+	CHECK_OK(walk_tree(path, &o));
+}
+
+/* Confined to a folder (a daemon serving it): a link out of it, to a
+ * folder, to a file, or to a sibling whose name starts with the folder's,
+ * is skipped; a link that stays inside is followed; a root whose path
+ * leads out through a link is skipped whole. */
+static void test_walk_confine(void)
+{
+	char *top = test_tmpdir("confine");
+	mk(top, "root");
+	mk(top, "root2");
+	mk(top, "out");
+	put(top, "out/secret.txt", "s\n");
+	put(top, "root2/p.txt", "p\n");
+	put(top, "root/a.txt", "a\n");
+	mk(top, "root/sub");
+	put(top, "root/sub/b.txt", "b\n");
+	ln(top, "../out", "root/linkdir");
+	ln(top, "../out/secret.txt", "root/linkfile");
+	ln(top, "../root2", "root/prefix");
+	ln(top, "a.txt", "root/inside");
+	ln(top, "sub", "root/subalias");
+	char root[1024], viaout[1024];
+	snprintf(root, sizeof root, "%s/root", top);
+	snprintf(viaout, sizeof viaout, "%s/root/linkdir", top);
+	walk_log l;
+	confined_walk(&l, root, root, root);
+	CHECK_STR(l.text, "F0 a.txt\nF0 inside\nS11 linkdir\nS11 linkfile\nS11 prefix\n"
+	                  "F0 sub/b.txt\nS5 subalias\n");
+	/* a root that is a link out, or a file behind one */
+	confined_walk(&l, viaout, root, root);
+	CHECK_STR(l.text, "S11 linkdir\n");
+	snprintf(viaout, sizeof viaout, "%s/root/linkdir/secret.txt", top);
+	confined_walk(&l, viaout, root, root);
+	CHECK_STR(l.text, "S11 linkdir/secret.txt\n");
+	/* unconfined, the same tree is walked through every link */
+	confined_walk(&l, root, NULL, root);
+	CHECK(strstr(l.text, "F0 linkdir/secret.txt\n") && strstr(l.text, "F0 prefix/p.txt\n"));
+	test_rmrf(top);
+	free(top);
+}
+
 static void test_walk_depth_limit(void)
 {
 	char *root = test_tmpdir("deep");
@@ -795,6 +851,7 @@ int main(void)
 	RUN(test_walk_fixture);
 	RUN(test_walk_alloc_failures);
 	RUN(test_walk_second_link_first);
+	RUN(test_walk_confine);
 	RUN(test_walk_depth_limit);
 	RUN(test_walk_inside_repo);
 	RUN(test_walk_unreadable);
