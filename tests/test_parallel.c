@@ -516,7 +516,7 @@ static void test_merge_threads(void)
 	free(lines);
 }
 
-/* Older callers' option structs (versions 1 to 3) still work. */
+/* Older callers' option structs (versions 1 to 4) still work. */
 static void test_old_opts_versions(void)
 {
 	char dir[300];
@@ -524,16 +524,18 @@ static void test_old_opts_versions(void)
 	fathom_index *ix = open_ix(dir);
 	if (!ix)
 		return;
-	for (unsigned v = 1; v <= 3; v++) {
+	for (unsigned v = 1; v <= 4; v++) {
 		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
 		o.version = v;
-		o.threads = 1000;   /* past the end of an old struct: never read */
+		if (v <= 3)
+			o.threads = 1000;   /* past the end of an old struct: never read */
+		o.confine_root = "/nonexistent/folder";   /* the same */
 		fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 		CHECK_OK(fathom_add_jsonl_mem(ix, jsonl, sizeof jsonl - 1, "mem", &o, &st));
 		CHECK_EQ(st.docs_added, 3);
 	}
 	fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
-	o.version = 5;
+	o.version = FATHOM_INGEST_OPTS_VERSION + 1;
 	CHECK_EQ(fathom_add_jsonl_mem(ix, jsonl, sizeof jsonl - 1, "mem", &o, NULL), FATHOM_EINVAL);
 	fathom_close(ix);
 }

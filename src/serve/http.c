@@ -64,7 +64,6 @@ typedef struct hctx {
 	hconn *conns;             /* open connections */
 	double head_timeout;
 	int dog_stop;
-	_Atomic unsigned long heads_cut;
 } hctx;
 
 typedef struct hreq {
@@ -168,7 +167,6 @@ static void *watchdog(void *arg)
 				continue;
 			shutdown(hc->fd, SHUT_RDWR);
 			hc->cut = 1;
-			atomic_fetch_add(&h->heads_cut, 1);
 		}
 	}
 	pthread_mutex_unlock(&h->mu);
