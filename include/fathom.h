@@ -153,7 +153,8 @@ enum fathom_open_flags {
 	                           * file indexed for grep alone) nothing whose
 	                           * real path lies outside the index's root
 	                           * folder: a file a link leads out of it is
-	                           * skipped (grep) or not found (get). For a
+	                           * skipped (grep) or not found (get); none for
+	                           * an index with no root recorded. For a
 	                           * daemon serving that folder; fathom_index_paths
 	                           * has fathom_ingest_opts.confine_root */
 };

@@ -188,11 +188,14 @@ static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
 }
 
 /* FATHOM_OPEN_CONFINE: does path (a file indexed for grep alone) lie, by
- * its real path, in the index's root folder ("": the current one)? */
+ * its real path, in the index's root folder? An index with none recorded
+ * (built from absolute paths) has no folder to be confined to. */
 static int confined_path(const char *root, const char *path, const char *name)
 {
 	char rr[PATH_MAX], pr[PATH_MAX];
-	if (!realpath(*root ? root : ".", rr) || !realpath(path, pr) || !fa_real_inside(rr, pr))
+	if (!*root)
+		return 0;
+	if (!realpath(root, rr) || !realpath(path, pr) || !fa_real_inside(rr, pr))
 		return fa_err(FATHOM_ENOTFOUND, "%s: not read (gone, or its real path lies outside "
 		              "the index's root folder)", name);
 	return 0;

@@ -739,12 +739,13 @@ int g_search(ix_index *ix, const char *pattern, const fathom_grep_opts *opts, g_
 	int rc = prepare(&g, pattern, stats);
 	if ((flags & G_KEEP_TEXT) && !opts->files_only)
 		g.keep_text = 1;
-	if (!rc && (flags & G_CONFINE)) {
-		/* no root known: the current folder, where relative paths are read */
+	/* an index with no root recorded (built from absolute paths) has no
+	 * folder to be confined to */
+	const char *root = ix_root(ix);
+	if (!rc && (flags & G_CONFINE) && *root) {
 		char real[PATH_MAX];
-		const char *root = ix_root(ix);
-		if (!realpath(*root ? root : ".", real))
-			rc = fa_err(FATHOM_EIO, "%s: %s", *root ? root : ".", strerror(errno));
+		if (!realpath(root, real))
+			rc = fa_err(FATHOM_EIO, "%s: %s", root, strerror(errno));
 		else if (!(g.scope.confine = fa_strdup(real)))
 			rc = fa_err(FATHOM_ENOMEM, "out of memory");
 	}
