@@ -639,6 +639,45 @@ static void test_route(void)
 	fa_arena_free(&a);
 }
 
+/* A group of plain words joins the sequence around it (parse.c): its
+ * children are counted once and no orphan AND node is left, so the tree
+ * never has more child links than nodes (fuzz_parse's invariant; the
+ * group was once counted twice: "(a b c)" gave 5 nodes and 6 links). */
+static void test_parse_group_counts(void)
+{
+	static const struct {
+		const char *q, *form;
+		uint32_t nodes, kids;
+	} cases[] = {
+		{ "(a b c)", "(AND a b c)", 4, 3 },
+		{ "x (a b c) y", "(AND x a b c y)", 6, 5 },
+		{ "((a b) (c d))", "(AND a b c d)", 5, 4 },
+		{ "(a b) OR c", "(OR (AND a b) c)", 6, 5 },
+		{ "-(a b) c", "(AND (NOT (AND a b)) c)", 6, 5 },
+		/* the input that made fuzz_parse abort */
+		{ "(A OR - O(BC )R D)", "(AND (OR A -) O BC R D)", 8, 7 },
+	};
+	fa_arena a;
+	fa_arena_init(&a, 64 * 1024, 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		q_ast t;
+		fbuf f;
+		fbuf_init(&f, 1u << 16);
+		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q)));
+		q_ast_format(&t, &f);
+		fbuf_putc(&f, '\0');
+		CHECK_STR((const char *)f.data, cases[i].form);
+		if (t.nnodes != cases[i].nodes || t.nkids != cases[i].kids)
+			fprintf(stderr, "  \"%s\": %u nodes, %u links\n", cases[i].q, t.nnodes, t.nkids);
+		CHECK_EQ(t.nnodes, cases[i].nodes);
+		CHECK_EQ(t.nkids, cases[i].kids);
+		CHECK(t.nkids <= t.nnodes);
+		fbuf_free(&f);
+		fa_arena_reset(&a);
+	}
+	fa_arena_free(&a);
+}
+
 /* A reranker that prefers short chunks and notes what it was given. */
 typedef struct fake_rr {
 	size_t calls, n;
@@ -811,6 +850,7 @@ int main(void)
 	RUN(test_snippets);
 	RUN(test_empty_and_none);
 	RUN(test_route);
+	RUN(test_parse_group_counts);
 	RUN(test_rerank);
 	RUN(test_alloc_failures);
 	text_analyzer_free(an);

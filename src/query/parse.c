@@ -355,10 +355,18 @@ static int parse_seq(pstate *st, int depth, uint8_t scope, int closing, size_t o
 		/* AND is associative: a group of plain words inside a sequence
 		 * joins it, so "Escherichia coli (E. coli)" is three words, as
 		 * a reader means it. */
-		const q_node *in = &st->t->node[item];
-		if (in->kind == QN_AND) {
-			for (uint32_t k = 0; k < in->n; k++)
-				if ((rc = push(st, st->t->kid[in->first + k])))
+		q_ast *t = st->t;
+		const q_node *in = &t->node[item];
+		if (in->kind == QN_AND && item + 1 == t->nnodes && in->first + in->n == t->nkids) {
+			/* The group was the last node made and its children the last
+			 * adopted: unmake it, so its children are counted once, under
+			 * this sequence, and no orphan node is left behind. The kid
+			 * entries stay readable until the next adopt overwrites them. */
+			uint32_t first = in->first, n = in->n;
+			t->nnodes--;
+			t->nkids = first;
+			for (uint32_t k = 0; k < n; k++)
+				if ((rc = push(st, t->kid[first + k])))
 					return rc;
 			continue;
 		}
