@@ -21,7 +21,8 @@ static const char *docs =
 	"{\"id\":\"b\",\"title\":\"Ops\",\"body\":\"Rotate the session key \\u00e9 daily.\"}\n"
 	"{\"id\":\"c\\u00ff\",\"body\":\"nothing to see\"}\n";
 
-static fathom_index *make_index(char **dir)
+/* A new index in a scratch folder holding the JSON lines. */
+static fathom_index *make_index_of(char **dir, const char *lines, const fathom_ingest_opts *io)
 {
 	*dir = test_tmpdir("api");
 	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
@@ -31,9 +32,14 @@ static fathom_index *make_index(char **dir)
 	if (!ix)
 		exit(2);
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
-	CHECK_OK(fathom_add_jsonl_mem(ix, docs, strlen(docs), "docs", NULL, &st));
+	CHECK_OK(fathom_add_jsonl_mem(ix, lines, strlen(lines), "docs", io, &st));
 	CHECK_OK(fathom_commit(ix));
 	return ix;
+}
+
+static fathom_index *make_index(char **dir)
+{
+	return make_index_of(dir, docs, NULL);
 }
 
 static void test_limits_published(void)
@@ -254,11 +260,81 @@ static void test_results_json_alloc_failures(void)
 	free(dir);
 }
 
+/* What fathom_list_meta() lists (GET /sources, the MCP list_sources) is
+ * what a filter selects: every key=value it reports, used as a search
+ * filter, finds exactly the documents it counted. "lang" was once listed
+ * but never matched as a filter (only --lang and lang:X did). */
+typedef struct facet_check {
+	fathom_index *ix;
+	size_t seen;
+	int has_lang_c, has_team_b;
+} facet_check;
+
+static int check_facet(void *ctx, const char *key, const char *value, uint64_t ndocs)
+{
+	facet_check *fc = ctx;
+	char kv[256];
+	snprintf(kv, sizeof kv, "%s=%s", key, value);
+	const char *filters[] = { kv };
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.filters = filters;
+	so.n_filters = 1;
+	so.k = 100;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, fc->ix, "common", &so));
+	size_t n = r ? fathom_results_count(r) : 0;
+	if (n != ndocs)
+		fprintf(stderr, "  filter %s: %zu hits, list_meta counted %llu\n", kv, n,
+		        (unsigned long long)ndocs);
+	CHECK_EQ(n, ndocs);
+	fathom_results_free(r);
+	fc->seen++;
+	fc->has_lang_c |= strcmp(kv, "lang=c") == 0;
+	fc->has_team_b |= strcmp(kv, "team=b") == 0;
+	return 0;
+}
+
+static void test_filters_match_sources(void)
+{
+	static const char lines[] =
+		"{\"id\":\"c1\",\"path\":\"src/a.c\",\"body\":\"common int main\",\"library\":\"libc\"}\n"
+		"{\"id\":\"p1\",\"path\":\"src/b.py\",\"body\":\"common def main\",\"version\":\"3\"}\n"
+		"{\"id\":\"m1\",\"path\":\"docs/c.md\",\"body\":\"common words\",\"system\":\"unix\"}\n"
+		"{\"id\":\"j1\",\"body\":\"common french\",\"lang\":\"fr\",\"kind\":\"note\"}\n";
+	/* a key with two values on every document */
+	const char *meta[] = { "team=a", "team=b" };
+	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
+	io.meta = meta;
+	io.n_meta = 2;
+	char *dir;
+	fathom_index *ix = make_index_of(&dir, lines, &io);
+	facet_check fc = { ix, 0, 0, 0 };
+	CHECK_OK(fathom_list_meta(ix, check_facet, &fc));
+	/* library, version, system, kind, team=a, team=b, lang c python markdown text fr */
+	CHECK_EQ(fc.seen, 11);
+	CHECK(fc.has_lang_c && fc.has_team_b);
+	/* --lang and lang:X select the same documents as the filter lang=X */
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.lang = "fr";
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "common", &so));
+	CHECK_EQ(r ? fathom_results_count(r) : 0, 1);
+	fathom_results_free(r);
+	r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "common lang:c", NULL));
+	CHECK(r && fathom_results_count(r) == 1 && strcmp(fathom_results_hit(r, 0)->doc_id, "c1") == 0);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_limits_published);
 	RUN(test_limits_are_the_checks);
 	RUN(test_results_json_shape);
 	RUN(test_results_json_alloc_failures);
+	RUN(test_filters_match_sources);
 	return TEST_DONE();
 }

@@ -1,6 +1,9 @@
 /*
  * filter.c — restrictions applied before ranking: metadata "key=value"
  * pairs (all must hold), a glob over the document path, and a language.
+ * A pair matches what fathom_list_meta() (GET /sources, list_sources)
+ * counts under it, so every value listed there works as a filter: "lang"
+ * is the detected language as well as any "lang" metadata.
  *
  * A filtered query builds one bitmap of allowed chunks per segment by
  * walking the segment's documents, so the retrieval loops test a bit per
@@ -64,14 +67,28 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q
 	return 0;
 }
 
+/* Does the document have key=value? What fathom_list_meta() lists is
+ * what matches: every metadata pair (a key may have several values), and
+ * "lang" for the language detected at ingest as well. */
+static int doc_has(const ix_doc_info *d, const char *key, const char *value)
+{
+	size_t kl = strlen(key);
+	const char *m = d->meta;
+	for (uint32_t i = 0; m && i < d->n_meta; i++) {
+		size_t l = strlen(m);
+		if (l > kl && memcmp(m, key, kl) == 0 && m[kl] == '=' && strcmp(m + kl + 1, value) == 0)
+			return 1;
+		m += l + 1;
+	}
+	return strcmp(key, "lang") == 0 && d->lang && strcmp(d->lang, value) == 0;
+}
+
 int q_filter_doc(const q_filter *f, const ix_doc_info *d)
 {
-	for (size_t i = 0; i < f->n; i++) {
-		const char *v = ix_doc_meta(d, f->keys[i]);
-		if (!v || strcmp(v, f->values[i]) != 0)
+	for (size_t i = 0; i < f->n; i++)
+		if (!doc_has(d, f->keys[i], f->values[i]))
 			return 0;
-	}
-	if (f->lang && (!d->lang || strcmp(d->lang, f->lang) != 0))
+	if (f->lang && !doc_has(d, "lang", f->lang))
 		return 0;
 	if (f->glob) {
 		const char *path = d->path ? d->path : "";
