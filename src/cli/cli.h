@@ -22,6 +22,15 @@ int cli_parse_float(const char *s, double lo, double hi, double *out);
  * parsed within them. */
 void cli_limit(int which, double *lo, double *hi);
 int cli_parse_limit(const char *s, int which, uint64_t *out);
+/* A name (a path, an id, a title) in human output, control characters,
+ * invalid UTF-8 and backslashes escaped C-style (\n, \t, \xNN, \\), so no
+ * name can forge an output line or drive the terminal. */
+void cli_put_name(FILE *f, const char *s);
+/* getopt_long for every command, argv[0] being the command's name: -h and
+ * --help print the command's help to stdout and exit 0; an unknown option,
+ * a missing value or a value given to a flag is reported with a hint and
+ * returned as '?' (the callers' default case: exit 2). */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo);
 void cli_json_str(FILE *f, const char *s, size_t n);
 void cli_json_cstr(FILE *f, const char *s);
 const char *cli_default_index(void);

@@ -29,7 +29,7 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 	a->category = NULL;
 	a->json = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", doc_longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", doc_longopts)) != -1) {
 		switch (c) {
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_JSON: a->json = 1; break;
@@ -137,7 +137,8 @@ static int print_doc(void *ctx, const char *id, const char *path, uint64_t size,
 		cli_json_cstr(stdout, path);
 		printf(",\"size\":%llu,\"chunks\":%u}\n", (unsigned long long)size, n_chunks);
 	} else {
-		printf("%s\t%llu bytes\t%u chunks\n", id, (unsigned long long)size, n_chunks);
+		cli_put_name(stdout, id);
+		printf("\t%llu bytes\t%u chunks\n", (unsigned long long)size, n_chunks);
 	}
 	return 0;
 }

@@ -131,7 +131,7 @@ int cmd_eval(int argc, char **argv)
 	uint64_t v, k = 100, ctarget = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "k:", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "k:", lo)) != -1) {
 		int used = cli_search_opt(&so, c, optarg);
 		if (used < 0)
 			return 2;

@@ -112,7 +112,7 @@ int cmd_glossary(int argc, char **argv)
 	const char *index = cli_default_index();
 	int json = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
 		switch (c) {
 		case 'i': index = optarg; break;
 		case 'j': json = 1; break;

@@ -32,10 +32,9 @@ static size_t line_start(const char *t, size_t len, size_t from, uint32_t back)
 static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, size_t s, size_t e,
                        char sep, const fathom_grep_line *m)
 {
-	if (o->color)
-		printf("\033[35m%s\033[0m%c", f->path, sep);
-	else
-		printf("%s%c", f->path, sep);
+	fputs(o->color ? "\033[35m" : "", stdout);
+	cli_put_name(stdout, f->path);
+	printf("%s%c", o->color ? "\033[0m" : "", sep);
 	if (o->line_numbers)
 		printf(o->color ? "\033[32m%u\033[0m%c" : "%u%c", no, sep);
 	if (m && o->color && m->match_end > m->match_start) {
@@ -54,7 +53,9 @@ static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, si
 static void on_skip(void *ctx, const char *path, const char *why)
 {
 	(void)ctx;
-	fprintf(stderr, "fathom grep: %s: %s\n", path, why);
+	fputs("fathom grep: ", stderr);
+	cli_put_name(stderr, path);
+	fprintf(stderr, ": %s\n", why);
 }
 
 static int on_file(void *ctx, const fathom_grep_file *f)
@@ -64,11 +65,13 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 	if (o->quiet)
 		return 1;   /* one match answers the question */
 	if (o->files_only || f->n_lines == 0) {
-		printf("%s\n", f->path);
+		cli_put_name(stdout, f->path);
+		fputc('\n', stdout);
 		return 0;
 	}
 	if (o->count) {
-		printf("%s:%zu\n", f->path, f->n_lines);
+		cli_put_name(stdout, f->path);
+		printf(":%zu\n", f->n_lines);
 		return 0;
 	}
 	if (o->json) {
@@ -148,7 +151,8 @@ static int print_chunks(fathom_index *ix, const char *pattern, const fathom_grep
 	}
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
-		printf("%s:%u-%u\t%g matching line%s\tchunk %llu\t%s\n", h->path, h->line_start,
+		cli_put_name(stdout, h->path);
+		printf(":%u-%u\t%g matching line%s\tchunk %llu\t%s\n", h->line_start,
 		       h->line_end, h->score, h->score == 1 ? "" : "s",
 		       (unsigned long long)h->chunk_id, h->snippet);
 	}
@@ -193,7 +197,7 @@ int cmd_grep(int argc, char **argv)
 	uint32_t chunks_k = 0;
 	uint64_t v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "FiwlcnNC:A:B:m:Qqj:", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "FiwlcnNC:A:B:m:Qqj:", lo)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case 'F': go.literal = 1; break;

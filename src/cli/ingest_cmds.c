@@ -70,7 +70,9 @@ static void on_skip(void *ctx, const char *path, int reason)
 	if (ci->verbose) {
 		if (ci->tty)
 			fprintf(stderr, "\r\033[K");
-		fprintf(stderr, "skip %s: %s\n", path, fathom_skip_reason_name(reason));
+		fputs("skip ", stderr);
+		cli_put_name(stderr, path);
+		fprintf(stderr, ": %s\n", fathom_skip_reason_name(reason));
 	}
 }
 
@@ -176,7 +178,7 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 	a->watch = 0;
 	a->debounce = 0.2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "vq", ingest_longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "vq", ingest_longopts)) != -1) {
 		switch (c) {
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_META:

@@ -116,6 +116,61 @@ void cli_json_cstr(FILE *f, const char *s)
 	cli_json_str(f, s ? s : "", s ? strlen(s) : 0);
 }
 
+/* ---- names in human output ------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (NUL-terminated), 0 if none. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+	if (c >= 0xE0 && c <= 0xEF) {
+		unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xF0 && c <= 0xF4) {
+		unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80 ? 4
+		                                                                                 : 0;
+	}
+	return 0;
+}
+
+/* A file name can hold any byte but '/' and NUL: a newline in one would
+ * forge an output line, an escape sequence would drive the terminal. So
+ * names are written C-style, as ls -b does: \n, \t, \r, \\ for a
+ * backslash, and \xNN for every other control character (C0, DEL, and
+ * the C1 controls U+0080-U+009F byte by byte) and every byte that is not
+ * part of valid UTF-8. Everything else is written as it is, so the
+ * output reads back unambiguously; --json gives the exact bytes. */
+void cli_put_name(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		size_t n = utf8_seq(p);
+		int c1 = n == 2 && p[0] == 0xC2 && p[1] < 0xA0;
+		if (n > 1 && !c1) {
+			fwrite(p, 1, n, f);
+			p += n;
+			continue;
+		}
+		if (n == 1 && *p >= 0x20 && *p != 0x7F && *p != '\\') {
+			fputc(*p++, f);
+			continue;
+		}
+		switch (*p) {
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\\': fputs("\\\\", f); break;
+		default: fprintf(f, "\\x%02x", *p); break;
+		}
+		p++;
+	}
+}
+
 /* ---- help ------------------------------------------------------------------ */
 
 static const char usage_text[] =
@@ -145,6 +200,12 @@ static const char usage_text[] =
 "\n"
 "common options:\n"
 "  --index DIR          the index folder (default: $FATHOM_INDEX, else .fathom)\n"
+"  -h, --help           the command's options\n"
+"  --                   the end of the options: what follows is arguments, even\n"
+"                       when it starts with '-' (an unknown option is an error)\n"
+"\n"
+"Names in human output are written with C-style escapes (\\n, \\t, \\\\, \\xNN\n"
+"for control characters and bytes that are not UTF-8); --json gives them exact.\n"
 "\n"
 "Run 'fathom help COMMAND' for the options of a command.\n";
 
@@ -184,6 +245,9 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  (threads parsing and analysing lines) as for index.\n" },
 	{ "search",
 	  "usage: fathom search [--index DIR] [options] QUERY...\n"
+	  "       fathom search [--index DIR] [options] -- QUERY...   (QUERY holding -word)\n"
+	  "  an argument starting with '-' is an option; after --, -word is the query's\n"
+	  "  NOT word (docs/QUERY.md)\n"
 	  "  -k N                 number of results (default 10)\n"
 	  "  --match MODE         all | any | auto (default auto: short keyword queries\n"
 	  "                       require every term; long questions rank disjunctively)\n"
@@ -210,7 +274,7 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "stats", "usage: fathom stats [--index DIR] [--json]\n" },
 	{ "verify", "usage: fathom verify [--index DIR]\n  exit 0 when every file passes its checks, 2 otherwise\n" },
 	{ "grep",
-	  "usage: fathom grep [--index DIR] [options] PATTERN [PATH...]\n"
+	  "usage: fathom grep [--index DIR] [options] [--] PATTERN [PATH...]\n"
 	  "  PCRE2 syntax by default; the trigram index picks the files to read\n"
 	  "  -F                   the pattern is a literal string (its lines: any of them)\n"
 	  "  -i, -w               ignore case; whole words only\n"
@@ -308,18 +372,106 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --chunk-target N     chunk documents (default: one chunk per document)\n" },
 };
 
+static const char *help_of(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof cmd_help / sizeof cmd_help[0]; i++)
+		if (strcmp(cmd, cmd_help[i].cmd) == 0)
+			return cmd_help[i].text;
+	return NULL;
+}
+
 static int cmd_help_fn(int argc, char **argv)
 {
 	if (argc > 1) {
-		for (size_t i = 0; i < sizeof cmd_help / sizeof cmd_help[0]; i++)
-			if (strcmp(argv[1], cmd_help[i].cmd) == 0) {
-				fputs(cmd_help[i].text, stdout);
-				return 0;
-			}
-		return cli_usage_error("no command '%s'", argv[1]);
+		const char *text = help_of(argv[1]);
+		if (!text)
+			return cli_usage_error("no command '%s'", argv[1]);
+		fputs(text, stdout);
+		return 0;
 	}
 	fputs(usage_text, stdout);
 	return 0;
+}
+
+/* ---- options ----------------------------------------------------------------- */
+
+/* The long option that the element "--name[=value]" names (a unique
+ * prefix, as getopt_long takes it), or NULL. */
+static const struct option *long_named(const struct option *lo, const char *elem)
+{
+	const char *name = elem + 2, *eq = strchr(name, '=');
+	size_t n = eq ? (size_t)(eq - name) : strlen(name);
+	const struct option *found = NULL;
+	for (; lo && lo->name; lo++) {
+		if (strncmp(lo->name, name, n) != 0)
+			continue;
+		if (strlen(lo->name) == n)
+			return lo;
+		if (found)
+			return NULL;   /* ambiguous */
+		found = lo;
+	}
+	return found;
+}
+
+static int bad_option(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad_option(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s %s: ", cli_prog, cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (strcmp(cmd, "search") == 0)
+		fprintf(stderr, "\n(-word in a query excludes word: put such a query after --, as in "
+		                "%s search -- '-word other words'; %s search --help lists the options)\n",
+		        cli_prog, cli_prog);
+	else
+		fprintf(stderr, "\n(arguments that start with '-' go after --; %s %s --help lists "
+		                "the options)\n", cli_prog, cmd);
+	return '?';
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo)
+{
+	const char *cmd = argv[0];
+	char sopts[64];
+	/* a leading ':' tells a missing value (':') from the rest ('?') */
+	if (snprintf(sopts, sizeof sopts, ":%s", shortopts) >= (int)sizeof sopts)
+		return bad_option(cmd, "too many short options");
+	opterr = 0;
+	int c = getopt_long(argc, argv, sopts, lo, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	/* A missing value ends argv, and an unknown or mis-valued long option
+	 * is a whole element: either way it is argv[optind - 1]. An unknown
+	 * short option may sit inside a bundle (-xvf), so it is named by
+	 * its letter. */
+	const char *elem = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	int is_long = strncmp(elem, "--", 2) == 0 && elem[2];
+	const struct option *o = is_long ? long_named(lo, elem) : NULL;
+	if (c == ':') {
+		if (is_long)
+			return bad_option(cmd, "option '--%s' wants a value", o ? o->name : elem + 2);
+		return bad_option(cmd, "option '-%c' wants a value", optopt);
+	}
+	if (is_long && optopt && o && o->val == optopt && o->has_arg == no_argument)
+		return bad_option(cmd, "option '--%s' takes no value", o->name);
+	if ((is_long && !optopt && strcmp(elem, "--help") == 0) ||
+	    (!(is_long && !optopt) && optopt == 'h')) {
+		const char *text = help_of(cmd);
+		fputs(text ? text : usage_text, stdout);
+		exit(fflush(stdout) == 0 ? 0 : 2);
+	}
+	if (is_long && !optopt) {
+		const char *eq = strchr(elem, '=');
+		int n = eq ? (int)(eq - elem) : (int)strlen(elem), prefixed = 0;
+		for (const struct option *p = lo; p && p->name; p++)
+			prefixed += strncmp(p->name, elem + 2, (size_t)n - 2) == 0;
+		return bad_option(cmd, prefixed > 1 ? "option '%.*s' is ambiguous" : "unknown option '%.*s'",
+		                  n, elem);
+	}
+	return bad_option(cmd, "unknown option '-%c'", optopt);
 }
 
 const char *cli_default_index(void)

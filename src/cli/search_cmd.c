@@ -184,12 +184,15 @@ static void print_human(const fathom_results *r, int color, int explain)
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
 		const char *where = h->path && *h->path ? h->path : h->doc_id;
-		printf("%s%zu. %s%s  %.3f\n", color ? "\033[1m" : "", i + 1,
-		       h->title && *h->title ? h->title : where, color ? "\033[0m" : "", h->score);
-		printf("   %s%s%s:%u-%u", color ? "\033[35m" : "", where, color ? "\033[0m" : "",
-		       h->line_start, h->line_end);
-		if (h->url && *h->url)
-			printf("  %s", h->url);
+		printf("%s%zu. ", color ? "\033[1m" : "", i + 1);
+		cli_put_name(stdout, h->title && *h->title ? h->title : where);
+		printf("%s  %.3f\n   %s", color ? "\033[0m" : "", h->score, color ? "\033[35m" : "");
+		cli_put_name(stdout, where);
+		printf("%s:%u-%u", color ? "\033[0m" : "", h->line_start, h->line_end);
+		if (h->url && *h->url) {
+			fputs("  ", stdout);
+			cli_put_name(stdout, h->url);
+		}
 		fputc('\n', stdout);
 		print_snippet(h, color);
 		if (explain) {
@@ -400,26 +403,10 @@ int cmd_search(int argc, char **argv)
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
 	int json = 0, explain = 0, tjson = 0, warmup = 0, color = isatty(1), c;
 	uint64_t v;
-	/* -word and -(group) are negations in the query, not options: search's
-	 * only short option is -k, and long ones start with --. A space in
-	 * front makes getopt leave them to the query, in their place. */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (a[0] != '-' || a[1] == '\0' || a[1] == '-' ||
-		    (a[1] == 'k' && (a[2] == '\0' || (a[2] >= '0' && a[2] <= '9'))))
-			continue;
-		if (i > 1 && strcmp(argv[i - 1], "-k") == 0)
-			continue;
-		size_t n = strlen(a);
-		char *sp = malloc(n + 2);
-		if (!sp)
-			return 2;
-		sp[0] = ' ';
-		memcpy(sp + 1, a, n + 1);
-		argv[i] = sp;   /* freed at exit */
-	}
+	/* Every argument before "--" that starts with '-' is an option: a
+	 * query holding -word (a negation) goes after "--" (docs/QUERY.md). */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "k:", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "k:", lo)) != -1) {
 		int used = cli_search_opt(&so, c, optarg);
 		if (used < 0)
 			return 2;

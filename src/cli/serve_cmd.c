@@ -92,7 +92,7 @@ int cmd_serve(int argc, char **argv)
 	double d;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "q", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "q", lo)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case O_LISTEN: ho.listen = optarg; break;
@@ -214,7 +214,7 @@ int cmd_mcp(int argc, char **argv)
 	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case O_RO: so.read_only = 1; break;
