@@ -164,7 +164,7 @@ typedef struct ingest_args {
 } ingest_args;
 
 /* Options only some commands take. */
-enum { ALLOW_JSONL = 1, ALLOW_WATCH = 2 };
+enum { ALLOW_JSONL = 1, ALLOW_WATCH = 2, ALLOW_INGEST = 4 };
 
 static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 {
@@ -255,6 +255,15 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 		case 'v': a->ci.verbose = 1; break;
 		case 'q': a->ci.quiet = 1; break;
 		default: return 2;
+		}
+		/* delete and optimize read no files: an option about reading
+		 * them is a mistake to report, not to ignore */
+		if (!(allow & ALLOW_INGEST) && c != OPT_INDEX && c != 'v' && c != 'q') {
+			const struct option *o = ingest_longopts;
+			while (o->name && o->val != c)
+				o++;
+			return cli_usage_error("%s: --%s is for reading files (index, add, chunk)", argv[0],
+			                       o->name ? o->name : "?");
 		}
 	}
 	/* A target above the cap raises the cap, so --chunk-target alone works. */
@@ -541,7 +550,7 @@ static void remove_new_index(const char *dir)
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, ALLOW_WATCH);
+	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST | ALLOW_WATCH);
 	if (rc)
 		return rc;
 	if (optind >= argc)
@@ -583,7 +592,7 @@ int cmd_index(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, ALLOW_JSONL);
+	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST | ALLOW_JSONL);
 	if (rc)
 		return rc;
 	if (!a.jsonl) {
@@ -640,7 +649,7 @@ static int print_chunk(void *ctx, const fathom_chunk_info *c)
 int cmd_chunk(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, 0);
+	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST);
 	if (rc)
 		return rc;
 	if (optind >= argc)
