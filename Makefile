@@ -4,6 +4,7 @@
 #   make test       deps + build + every test (unit, end-to-end, fuzz seed replay)
 #   make sanitize   the test suite under ASan + UBSan (build-san/)
 #   make fuzz       libFuzzer targets (clang) in build-fuzz/
+#   make fuzz-smoke every fuzz target for FUZZ_SECONDS (60) each, under ASan + UBSan
 #   make bench      benchmarks against peers (see bench/README.md)
 #   make demo       deps + build + index a real corpus + show searches
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -36,7 +37,7 @@ DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev lib
 DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 
-.PHONY: all test sanitize fuzz bench demo deps deps-bench clean check-header unit e2e replay
+.PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay
 
 all: $(BUILD)/fathom $(BUILD)/libfathom.a $(BUILD)/libfathom.so
 
@@ -108,7 +109,21 @@ fuzz: deps
 	@echo "run e.g.: mkdir -p build-fuzz/new && build-fuzz/fuzz_tokenize build-fuzz/new fuzz/corpus/fuzz_tokenize -max_total_time=60"
 	@echo "(new inputs go to the first folder; copy crashers into fuzz/corpus/<target>/ so make test replays them)"
 
-bench: all deps-bench
+# Every fuzz target for FUZZ_SECONDS (default 60) from its saved corpus,
+# ASan + UBSan halting on the first error; fails on any crash, leak,
+# timeout or sanitizer report, and prints executions, exec/s, coverage and
+# new corpus entries per target (fuzz/smoke.sh).
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/smoke.sh $(FUZZ_SRC:fuzz/%.c=%)
+
+# The open-loop load generator of bench/serve_bench.sh: a plain HTTP
+# client, no libfathom.
+$(BUILD)/bench/loadgen: bench/loadgen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lm
+
+bench: all deps-bench $(BUILD)/bench/loadgen
 	bench/run.sh
 	bench/grep_bench.sh
 	bench/serve_bench.sh

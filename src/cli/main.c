@@ -264,7 +264,9 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --batch FILE         run every line of FILE (or a BEIR queries .jsonl) as a query\n"
 	  "  --run FILE           with --batch: write a TREC run file\n"
 	  "  --timing-json        with --batch: print one JSON line of latency figures\n"
-	  "  --warmup             with --batch: run each query once untimed before timing it\n" },
+	  "  --warmup             with --batch: run each query once untimed before timing it\n"
+	  "  --snippets           with --batch: build each hit's snippet, as a single search\n"
+	  "                       does (by default a batch times ids and scores alone)\n" },
 	{ "get",
 	  "usage: fathom get [--index DIR] ID[:FROM[:COUNT]]\n"
 	  "       fathom get [--index DIR] --chunk CHUNK_ID\n"

@@ -384,7 +384,7 @@ static int run_batch(fathom_index *ix, const char *file, fathom_search_opts *so,
 int cmd_search(int argc, char **argv)
 {
 	enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2,
-	       OPT_WARMUP };
+	       OPT_WARMUP, OPT_SNIPPETS };
 	static struct option lo[32];
 	static const struct option extra[] = {
 		{ "index", required_argument, NULL, OPT_INDEX2 },
@@ -395,13 +395,14 @@ int cmd_search(int argc, char **argv)
 		{ "timing-json", no_argument, NULL, OPT_TJSON },
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "warmup", no_argument, NULL, OPT_WARMUP },
+		{ "snippets", no_argument, NULL, OPT_SNIPPETS },
 		{ NULL, 0, NULL, 0 },
 	};
 	cli_search_longopts_with(lo, sizeof lo / sizeof lo[0], extra);
 
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
-	int json = 0, explain = 0, tjson = 0, warmup = 0, color = isatty(1), c;
+	int json = 0, explain = 0, tjson = 0, warmup = 0, snippets = 0, color = isatty(1), c;
 	uint64_t v;
 	/* Every argument before "--" that starts with '-' is an option: a
 	 * query holding -word (a negation) goes after "--" (docs/QUERY.md). */
@@ -428,6 +429,7 @@ int cmd_search(int argc, char **argv)
 		case OPT_RUN: run = optarg; break;
 		case OPT_TJSON: tjson = 1; break;
 		case OPT_WARMUP: warmup = 1; break;
+		case OPT_SNIPPETS: snippets = 1; break;
 		case OPT_COLOR:
 			if (strcmp(optarg, "always") == 0)
 				color = 1;
@@ -439,8 +441,8 @@ int cmd_search(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if ((run || tjson || warmup) && !batch)
-		return cli_usage_error("--run, --timing-json and --warmup go with --batch");
+	if ((run || tjson || warmup || snippets) && !batch)
+		return cli_usage_error("--run, --timing-json, --warmup and --snippets go with --batch");
 	if (!batch && optind >= argc)
 		return cli_usage_error("search: what query? (fathom search WORDS...)");
 	fathom_index *ix;
@@ -448,7 +450,10 @@ int cmd_search(int argc, char **argv)
 		return 2;
 	int rc;
 	if (batch) {
-		so.snippet_bytes = 0; /* ids and scores only: no snippets to build */
+		/* ids and scores only, unless --snippets asks for what a single
+		 * search and the daemon build (bench/serve_bench.sh compares them) */
+		if (!snippets)
+			so.snippet_bytes = 0;
 		rc = run_batch(ix, batch, &so, run, tjson, warmup);
 		fathom_close(ix);
 		return rc;
