@@ -261,7 +261,9 @@ static int print_vocab(void *ctx, const fathom_vocab_entry *e)
 	       (unsigned long long)e->occurrences);
 	for (size_t i = 0; i < e->n_variants; i++)
 		printf("%s%s", i ? ", " : "", e->variants[i]);
-	printf("  (first: %s)\n", e->first_seen);
+	fputs("  (first: ", stdout);
+	cli_put_name(stdout, e->first_seen);
+	fputs(")\n", stdout);
 	return 0;
 }
 

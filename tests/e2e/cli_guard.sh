@@ -12,7 +12,7 @@ source "$(dirname "$0")/lib.sh"
 R=$T/tree; IX=$T/ix
 mkdir -p "$R/src" "$R/docs"
 nl=$'evil\nfake.txt:1:forged line'   # a name that would forge a grep line
-printf 'the forgery word\n' > "$R/$nl"
+printf 'the forgery word TC-4242\n' > "$R/$nl"
 printf 'the forgery word\n' > "$R/tab"$'\t'"name.txt"
 printf 'the forgery word\n' > "$R/esc"$'\033'"[31mred.txt"
 printf 'the forgery word\n' > "$R/back\\slash.txt"
@@ -57,6 +57,11 @@ LC_ALL=C grep -q $'[\t\033]' "$T/s.out" && fail "search: a raw tab or escape" ||
 [ "$(wc -l < "$T/l.out")" = 7 ] && ok || fail "list: $(wc -l < "$T/l.out") lines, want 7: $(cat "$T/l.out")"
 grep -qF 'evil\nfake.txt:1:forged line' "$T/l.out" && ok || fail "list: the newline is not written \\n"
 LC_ALL=C grep -q $'\033' "$T/l.out" && fail "list: a raw escape" || ok
+
+# vocab names the first document holding an identifier
+"$F" vocab --index "$IX" TC-4242 > "$T/v.out"
+[ "$(grep -c . "$T/v.out")" = 2 ] && ok || fail "vocab: want a header and one line: $(cat "$T/v.out")"
+grep -qF '(first: evil\nfake.txt:1:forged line)' "$T/v.out" && ok || fail "vocab: the newline is not written \\n"
 
 # JSON keeps the exact name
 if command -v jq > /dev/null; then
