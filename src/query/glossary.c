@@ -200,7 +200,9 @@ static uint64_t rd_n(rd *r, size_t n)
 static char *rd_str(rd *r, size_t max)
 {
 	size_t n = (size_t)rd_n(r, 2);
-	if (r->bad || n > max || (size_t)(r->end - r->p) < n) {
+	/* the strings are C strings: a NUL inside one is damage (it would cut
+	 * the string, and the glossary would not write back as it was read) */
+	if (r->bad || n > max || (size_t)(r->end - r->p) < n || memchr(r->p, 0, n)) {
 		r->bad = 1;
 		return NULL;
 	}
@@ -231,7 +233,8 @@ int q_gloss_parse(q_glossary *g, const unsigned char *data, size_t len)
 		it->kind = (uint8_t)rd_n(&r, 1);
 		it->status = (uint8_t)rd_n(&r, 1);
 		it->source = (uint8_t)rd_n(&r, 1);
-		rd_n(&r, 1);
+		if (rd_n(&r, 1) != 0)   /* reserved, written 0 */
+			r.bad = 1;
 		it->id = (uint32_t)rd_n(&r, 4);
 		it->count = rd_n(&r, 8);
 		it->evidence = rd_str(&r, Q_GLOSS_MAX_EVIDENCE);
