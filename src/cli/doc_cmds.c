@@ -8,12 +8,18 @@
 
 enum { OPT_INDEX = 4000, OPT_JSON, OPT_CHUNK, OPT_CATEGORY };
 
-static const struct option doc_longopts[] = {
-	{ "index", required_argument, NULL, OPT_INDEX },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "chunk", required_argument, NULL, OPT_CHUNK },
-	{ "category", required_argument, NULL, OPT_CATEGORY },
-	{ NULL, 0, NULL, 0 },
+/* Each command takes its own options and no other's (verify --json or
+ * list --chunk is an unknown option, as 'fathom help CMD' lists them). */
+#define DOC_INDEX { "index", required_argument, NULL, OPT_INDEX }
+#define DOC_JSON { "json", no_argument, NULL, OPT_JSON }
+#define DOC_END { NULL, 0, NULL, 0 }
+static const struct option get_opts[] = {
+	DOC_INDEX, { "chunk", required_argument, NULL, OPT_CHUNK }, DOC_END,
+};
+static const struct option list_stats_opts[] = { DOC_INDEX, DOC_JSON, DOC_END };
+static const struct option verify_opts[] = { DOC_INDEX, DOC_END };
+static const struct option vocab_opts[] = {
+	DOC_INDEX, DOC_JSON, { "category", required_argument, NULL, OPT_CATEGORY }, DOC_END,
 };
 
 typedef struct doc_args {
@@ -21,7 +27,7 @@ typedef struct doc_args {
 	int json;
 } doc_args;
 
-static int parse_doc_args(doc_args *a, int argc, char **argv)
+static int parse_doc_args(doc_args *a, int argc, char **argv, const struct option *lo)
 {
 	int c;
 	a->index = cli_default_index();
@@ -29,7 +35,7 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 	a->category = NULL;
 	a->json = 0;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "", doc_longopts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
 		switch (c) {
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_JSON: a->json = 1; break;
@@ -43,9 +49,10 @@ static int parse_doc_args(doc_args *a, int argc, char **argv)
 
 /* Parse the options of list/stats/verify and open the index read-only;
  * non-zero (already reported) on failure. */
-static int parse_and_open(doc_args *a, int argc, char **argv, fathom_index **ix)
+static int parse_and_open(doc_args *a, int argc, char **argv, const struct option *lo,
+                          fathom_index **ix)
 {
-	if (parse_doc_args(a, argc, argv))
+	if (parse_doc_args(a, argc, argv, lo))
 		return 2;
 	return cli_open(ix, a->index, FATHOM_OPEN_READONLY, NULL) ? 2 : 0;
 }
@@ -74,7 +81,7 @@ static int split_range(char *id, uint32_t *from, uint32_t *count)
 int cmd_get(int argc, char **argv)
 {
 	doc_args a;
-	if (parse_doc_args(&a, argc, argv))
+	if (parse_doc_args(&a, argc, argv, get_opts))
 		return 2;
 	if (!a.chunk && optind != argc - 1)
 		return cli_usage_error("get: one document id or path (fathom get ID[:FROM[:COUNT]])");
@@ -147,7 +154,7 @@ int cmd_list(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, &ix))
+	if (parse_and_open(&a, argc, argv, list_stats_opts, &ix))
 		return 2;
 	list_ctx l = { a.json, 0 };
 	int rc = fathom_list_docs(ix, print_doc, &l);
@@ -161,7 +168,7 @@ int cmd_stats(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, &ix))
+	if (parse_and_open(&a, argc, argv, list_stats_opts, &ix))
 		return 2;
 	fathom_stats s = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&s, ix);
@@ -221,7 +228,7 @@ int cmd_verify(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, &ix))
+	if (parse_and_open(&a, argc, argv, verify_opts, &ix))
 		return 2;
 	int rc = fathom_verify(ix);
 	fathom_close(ix);
@@ -271,7 +278,7 @@ int cmd_vocab(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_doc_args(&a, argc, argv))
+	if (parse_doc_args(&a, argc, argv, vocab_opts))
 		return 2;
 	if (argc - optind > 1)
 		return cli_usage_error("vocab: at most one PREFIX");

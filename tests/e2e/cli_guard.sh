@@ -7,7 +7,8 @@
 # - every value list_sources shows under "metadata" works as a filter
 #   (--filter lang=c was once empty while lang:c and --lang c worked);
 # - an unknown option is an error with a hint, never a query word; "--"
-#   ends the options; every command's -h and --help print its help.
+#   ends the options; every command's -h and --help print its help, and
+#   get, list, stats, verify and vocab take only the options it lists.
 source "$(dirname "$0")/lib.sh"
 R=$T/tree; IX=$T/ix
 mkdir -p "$R/src" "$R/docs"
@@ -137,6 +138,24 @@ expect_out 'impl\.c' "$F" list --index "$IX"
 # nothing is created by a command that fails on its options
 expect_rc 2 "$F" index --index "$T/none" -Z "$R"
 [ -e "$T/none" ] && fail "index -Z created an index" || ok
+# get, list, stats, verify and vocab each take their own options alone (they
+# once shared one table: verify --json and list --chunk 1 ran silently), and
+# each --help lists exactly those
+declare -A own=([get]="--chunk --index" [list]="--index --json" [stats]="--index --json"
+	[verify]="--index" [vocab]="--category --index --json")
+declare -A val=([--chunk]=1 [--category]=version [--index]="$IX" [--json]=)
+for c in get list stats verify vocab; do
+	for o in --chunk --category --json; do
+		case " ${own[$c]} " in *" $o "*) continue ;; esac
+		# shellcheck disable=SC2086
+		expect_rc 2 "$F" "$c" --index "$IX" $o ${val[$o]}
+		# shellcheck disable=SC2086
+		expect_err "unknown option '$o'" "$F" "$c" --index "$IX" $o ${val[$o]}
+	done
+	expect_err "unknown option '-k'" "$F" "$c" --index "$IX" -k 3
+	listed=$("$F" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ')
+	[ "$listed" = "${own[$c]} " ] && ok || fail "fathom $c --help lists '$listed', it takes '${own[$c]}'"
+done
 # every command's -h and --help: its help on stdout, exit 0, nothing run
 for c in index add search get list delete stats verify optimize vocab glossary grep serve mcp chunk eval; do
 	"$F" "$c" --help > "$T/h.out" 2> "$T/h.err"
