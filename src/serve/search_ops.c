@@ -202,6 +202,22 @@ void sv_raw_search(sv_state *s, const sv_req *rq, sv_reply *out)
 
 /* ---- grep ------------------------------------------------------------------------- */
 
+/* A relative path is relative to the index's root folder, where the
+ * daemon works. An index with no root recorded (built from absolute paths)
+ * gives it no base: the folder the daemon happened to start in would
+ * decide which files it names, so such a path is refused (400; the MCP
+ * tools' error). 0 when path may be used. */
+static int path_has_base(fathom_index *ix, const char *path, const char *what, sv_err *e)
+{
+	const char *root = fathom_root(ix);
+	if (path[0] == '/' || (root && *root))
+		return 0;
+	sv_err_set(e, 400, "%s \"%.200s\" is relative, and the index has no root folder (it was "
+	           "built from absolute paths) to resolve it against: give an absolute path", what,
+	           path);
+	return -1;
+}
+
 typedef struct grep_acc {
 	json_t *files;
 	size_t limit, nfiles;
@@ -318,6 +334,13 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 		json_decref(a.files);
 		return NULL;
 	}
+	for (size_t i = 0; i < np; i++) {
+		if (path_has_base(ix, paths[i], "the path", e)) {
+			sv_reader_put(s, ix);
+			json_decref(a.files);
+			return NULL;
+		}
+	}
 	fathom_grep_stats st = FATHOM_GREP_STATS_INIT;
 	int rc = fathom_grep(ix, pattern, &go, grep_cb, &a, &st);
 	sv_reader_put(s, ix);
@@ -362,6 +385,10 @@ json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, j
 	fathom_index *ix = sv_reader(s, e);
 	if (!ix)
 		return NULL;
+	if (key == path && path_has_base(ix, path, "the path", e)) {
+		sv_reader_put(s, ix);
+		return NULL;
+	}
 	char *text = NULL;
 	size_t len = 0;
 	fathom_get_info info = FATHOM_GET_INFO_INIT;

@@ -131,15 +131,41 @@ kill -0 "$PID" 2> /dev/null || fail "the daemon died"
 ok
 serve_stop
 PID=
-# POST /grep's paths do not depend on the folder the daemon started in
-for d in / "$G/b"; do
+# POST /grep's paths do not depend on the folder the daemon started in.
+# $T/gix has no root (built from an absolute path): a relative path has no
+# base there, so every daemon refuses it alike (it once resolved against
+# the daemon's starting folder: "a" named 4 files from $G, none from
+# $G/b), in POST /grep, GET /get and the MCP grep and get_full_content
+n=0
+for d in "$G" "$G/b" /; do
+	n=$((n + 1))
 	cd "$d" && IX=$T/gix serve_start
 	code=$(post /grep "{\"pattern\":\"tapir\",\"files_only\":true,\"paths\":[\"$G/a\"]}")
 	grep -q '"count": *4' "$T/b" || fail "POST /grep paths [$G/a], daemon started in $d: $code $(cat "$T/b")"
 	ok
+	code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?path=$G/a/x1.c")
+	[ "$code" = 200 ] && grep -q 'the tapir 1' "$T/b" && ok || fail "/get $G/a/x1.c from $d: $code $(cat "$T/b")"
+	for p in a . ../b; do
+		code=$(post /grep "{\"pattern\":\"tapir\",\"files_only\":true,\"paths\":[\"$G/b\",\"$p\"]}")
+		echo "$code $(cat "$T/b")" >> "$T/rel.$n"
+		[ "$code" = 400 ] && grep -q 'no root folder' "$T/b" && grep -q 'absolute' "$T/b" && ok \
+			|| fail "POST /grep paths [$p], daemon started in $d: $code $(cat "$T/b")"
+	done
+	code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?path=a/x1.c")
+	echo "$code $(cat "$T/b")" >> "$T/rel.$n"
+	[ "$code" = 400 ] && grep -q 'no root folder' "$T/b" && ok || fail "/get?path=a/x1.c from $d: $code $(cat "$T/b")"
+	for args in '"grep","arguments":{"pattern":"tapir","paths":["a"]}' \
+		'"get_full_content","arguments":{"path":"a/x1.c"}'; do
+		post /mcp "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":$args}}" > /dev/null
+		cat "$T/b" >> "$T/rel.$n"
+		grep -q '"isError": *true' "$T/b" && grep -q 'no root folder' "$T/b" && ok \
+			|| fail "MCP $args from $d: $(cat "$T/b")"
+	done
 	serve_stop
 	PID=
 done
+cmp -s "$T/rel.1" "$T/rel.2" && cmp -s "$T/rel.1" "$T/rel.3" && ok \
+	|| fail "relative paths answered differently by daemons started in other folders: $(cat "$T/rel.1" "$T/rel.2")"
 cd "$T" || exit 2
 # the CLI names the file too
 expect_err "$(basename "$seg")" "$F" search --index "$T/six" wombat
