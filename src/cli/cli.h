@@ -26,6 +26,10 @@ int cli_parse_limit(const char *s, int which, uint64_t *out);
  * invalid UTF-8 and backslashes escaped C-style (\n, \t, \xNN, \\), so no
  * name can forge an output line or drive the terminal. */
 void cli_put_name(FILE *f, const char *s);
+/* The note after a path whose file changed on disk since it was indexed
+ * (a hit's stale flag, a grep file's fresh_from_disk, get's info.stale):
+ * the words the daemon's MCP text uses, as JSON's changed_since_indexing. */
+#define CLI_STALE_NOTE "(changed since indexing)"
 /* getopt_long for every command, argv[0] being the command's name: -h and
  * --help print the command's help to stdout and exit 0; an unknown option,
  * a missing value or a value given to a flag is reported with a hint and

@@ -116,10 +116,12 @@ int cmd_get(int argc, char **argv)
 		fathom_close(ix);
 		return rc == FATHOM_ENOTFOUND ? 1 : 2;
 	}
-	if (info.stale)
-		fprintf(stderr, "%s: %s changed on disk since it was indexed: this is the indexed "
-		                "copy (fathom index updates it; fathom grep reads the file as it is)\n",
-		        cli_prog, argv[optind]);
+	if (info.stale) {
+		fprintf(stderr, "%s: ", cli_prog);
+		cli_put_name(stderr, argv[optind]);
+		fputs(" " CLI_STALE_NOTE ": this is the indexed copy (fathom index updates it; "
+		      "fathom grep reads the file as it is)\n", stderr);
+	}
 	fwrite(text, 1, len, stdout);
 	if (len && text[len - 1] != '\n')
 		fputc('\n', stdout);

@@ -64,6 +64,15 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 	o->matched_lines += f->n_lines;
 	if (o->quiet)
 		return 1;   /* one match answers the question */
+	if (f->fresh_from_disk && !o->json) {
+		/* on stderr, as grep's notes about a file are, so path:line:text
+		 * (and -l's paths) stay what scripts and editors read */
+		fflush(stdout);
+		fputs("fathom grep: ", stderr);
+		cli_put_name(stderr, f->path);
+		fputs(" " CLI_STALE_NOTE ": read as it is on disk now; the index has an older copy\n",
+		      stderr);
+	}
 	if (o->files_only || f->n_lines == 0) {
 		cli_put_name(stdout, f->path);
 		fputc('\n', stdout);
@@ -81,8 +90,9 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 			cli_json_str(stdout, f->path, strlen(f->path));
 			printf(",\"line\":%u,\"text\":", l->line);
 			cli_json_str(stdout, f->text + l->start, (size_t)(l->end - l->start));
-			printf(",\"match\":[%llu,%llu]}\n", (unsigned long long)(l->match_start - l->start),
-			       (unsigned long long)(l->match_end - l->start));
+			printf(",\"match\":[%llu,%llu]%s}\n", (unsigned long long)(l->match_start - l->start),
+			       (unsigned long long)(l->match_end - l->start),
+			       f->fresh_from_disk ? ",\"changed_since_indexing\":true" : "");
 		}
 		return 0;
 	}

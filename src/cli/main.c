@@ -303,7 +303,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --color WHEN         always, never or auto (the default: on a terminal)\n"
 	  "  PATH...              only files under these paths\n"
 	  "  files are read as they are on disk now; a file changed since indexing is\n"
-	  "  searched even where the index would rule it out\n"
+	  "  searched even where the index would rule it out, and named on stderr\n"
+	  "  with \"(changed since indexing)\" (--json: changed_since_indexing)\n"
 	  "  exit 0 when a line matches, 1 when none does, 2 on error\n" },
 	{ "serve",
 	  "usage: fathom serve [--index DIR] [--listen 127.0.0.1:7700] [options]\n"

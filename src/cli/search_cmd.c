@@ -193,6 +193,8 @@ static void print_human(const fathom_results *r, int color, int explain)
 			fputs("  ", stdout);
 			cli_put_name(stdout, h->url);
 		}
+		if (h->stale)   /* the snippet and lines are the indexed copy's */
+			fputs("  " CLI_STALE_NOTE, stdout);
 		fputc('\n', stdout);
 		print_snippet(h, color);
 		if (explain) {

@@ -52,6 +52,15 @@ static const char *sget(json_t *o, const char *k)
 	return v ? v : "";
 }
 
+/* After the path of a file changed on disk since it was indexed (the
+ * JSON's changed_since_indexing), as the fathom command writes it. */
+#define STALE_NOTE "(changed since indexing)"
+
+static const char *stale_note(json_t *o)
+{
+	return json_is_true(json_object_get(o, "changed_since_indexing")) ? " " STALE_NOTE : "";
+}
+
 /* What an agent reads: compact text; the JSON goes in structuredContent. */
 static char *render(const char *name, json_t *r)
 {
@@ -65,9 +74,9 @@ static char *render(const char *name, json_t *r)
 			text_add(&b, &n, &cap, "no results: %s\n", sget(r, "why"));
 		json_array_foreach(hits, i, h) {
 			json_t *lines = json_object_get(h, "lines");
-			text_add(&b, &n, &cap, "%lld. %s (lines %lld-%lld, score %.3f) id=%s\n",
+			text_add(&b, &n, &cap, "%lld. %s%s (lines %lld-%lld, score %.3f) id=%s\n",
 			         json_integer_value(json_object_get(h, "rank")),
-			         *sget(h, "path") ? sget(h, "path") : sget(h, "id"),
+			         *sget(h, "path") ? sget(h, "path") : sget(h, "id"), stale_note(h),
 			         json_integer_value(json_array_get(lines, 0)),
 			         json_integer_value(json_array_get(lines, 1)),
 			         json_real_value(json_object_get(h, "score")), sget(h, "id"));
@@ -83,8 +92,10 @@ static char *render(const char *name, json_t *r)
 			text_add(&b, &n, &cap, "no matching lines\n");
 		json_array_foreach(files, i, f) {
 			json_t *lines = json_object_get(f, "lines");
-			if (!lines)
-				text_add(&b, &n, &cap, "%s\n", sget(f, "path"));
+			/* a changed file's lines are read from it as it is now: the
+			 * note heads them, on a line of its own */
+			if (!lines || *stale_note(f))
+				text_add(&b, &n, &cap, "%s%s\n", sget(f, "path"), stale_note(f));
 			json_array_foreach(lines, j, l)
 				text_add(&b, &n, &cap, "%s:%lld:%s\n", sget(f, "path"),
 				         json_integer_value(json_object_get(l, "line")), sget(l, "text"));
@@ -92,6 +103,9 @@ static char *render(const char *name, json_t *r)
 		if (json_is_true(json_object_get(r, "truncated")))
 			text_add(&b, &n, &cap, "(more files match: raise limit or narrow the pattern)\n");
 	} else if (strcmp(name, "get_full_content") == 0) {
+		if (*stale_note(r))
+			text_add(&b, &n, &cap, "[%s%s: this is the indexed copy; grep reads the file as "
+			         "it is now]\n", sget(r, "id"), stale_note(r));
 		text_add(&b, &n, &cap, "%s", sget(r, "text"));
 	}
 	if (!b) {

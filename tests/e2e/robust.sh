@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a careless filesystem and a careless user do (issue 13): a FIFO in a
 # file's place (item 2), a segment truncated under a running daemon (3),
-# grep's PATH arguments from another folder (9), a stale `get` (15), and
+# grep's PATH arguments from any folder and a daemon's relative paths (9), a
+# file changed since indexing marked in get, search, grep and MCP text (15), and
 # indexing mistakes (16). Commands that hung before their fix run under
 # `timeout`, so a hang fails instead of stopping the suite.
 source "$(dirname "$0")/lib.sh"
@@ -96,15 +97,53 @@ ok
 S=$T/s
 mkdir -p "$S/docs"
 printf 'first line of the wombat\nsecond\nthird\n' > "$S/docs/w.txt"
+printf 'a fresh wombat\n' > "$S/docs/f.txt"
 (cd "$S" && "$F" index -q --index "$T/six" docs) || fail "index $S"
 printf 'FIRST line of the wombat\nsecond\nthird\n' > "$S/docs/w.txt"
 touch -d '2001-01-01' "$S/docs/w.txt"
 (cd "$S/docs" && "$F" get --index "$T/six" w.txt > "$T/get.out" 2> "$T/get.err")
 grep -q 'first line' "$T/get.out" || fail "get w.txt from docs/: $(cat "$T/get.out" "$T/get.err")"
-grep -q 'changed on disk since it was indexed' "$T/get.err" || fail "get does not say w.txt is stale: $(cat "$T/get.err")"
+grep -qF 'w.txt (changed since indexing): this is the indexed copy' "$T/get.err" \
+	|| fail "get does not say w.txt is stale: $(cat "$T/get.err")"
 ok
-(cd "$S" && "$F" grep --index "$T/six" --json FIRST docs) | grep -q 'FIRST' || fail "grep does not see the change"
+(cd "$S" && "$F" grep --index "$T/six" --json FIRST docs) > "$T/gj.out"
+grep -q 'FIRST' "$T/gj.out" || fail "grep does not see the change"
+grep -q '"changed_since_indexing":true' "$T/gj.out" && ok || fail "grep --json does not mark the changed file: $(cat "$T/gj.out")"
 expect_out '"changed_since_indexing":true' "$F" search --index "$T/six" --json wombat
+# human output says it too, in one wording after the path (JSON's
+# changed_since_indexing): search hits, grep (on stderr, so path:line:text
+# stays as scripts read it), get, and the MCP tools' text
+"$F" search --index "$T/six" wombat > "$T/s.out"
+grep -q '^   docs/w\.txt:[0-9]*-[0-9]*  (changed since indexing)$' "$T/s.out" && ok \
+	|| fail "search does not mark the stale hit: $(cat "$T/s.out")"
+grep -q '^   docs/f\.txt:[0-9]*-[0-9]*$' "$T/s.out" && ok || fail "search marks a fresh hit: $(cat "$T/s.out")"
+(cd "$S" && "$F" grep --index "$T/six" 'FIRST|fresh' docs > "$T/g.out" 2> "$T/g.err")
+grep -qx 'docs/w.txt:1:FIRST line of the wombat' "$T/g.out" && grep -qx 'docs/f.txt:1:a fresh wombat' "$T/g.out" \
+	&& ok || fail "grep lines: $(cat "$T/g.out")"
+grep -qF 'docs/w.txt (changed since indexing)' "$T/g.err" && ok || fail "grep does not mark w.txt: $(cat "$T/g.err")"
+grep -q 'f\.txt' "$T/g.err" && fail "grep marks the fresh f.txt: $(cat "$T/g.err")" || ok
+(cd "$S" && "$F" grep --index "$T/six" -l 'FIRST|fresh' docs > "$T/g.out" 2> "$T/g.err")
+[ "$(cat "$T/g.out")" = "$(printf 'docs/f.txt\ndocs/w.txt')" ] && grep -qF 'docs/w.txt (changed since indexing)' "$T/g.err" \
+	&& ok || fail "grep -l: $(cat "$T/g.out" "$T/g.err")"
+(cd "$S" && "$F" mcp --index "$T/six" > "$T/m.out" 2> "$T/m.err") <<'MSG'
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"wombat"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"FIRST|fresh"}}}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_full_content","arguments":{"id":"docs/w.txt"}}}
+{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_full_content","arguments":{"id":"docs/f.txt"}}}
+{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"grep","arguments":{"pattern":"FIRST|fresh","files_only":true}}}
+MSG
+sed -n 2p "$T/m.out" | grep -qF '"text":"1. docs/w.txt (changed since indexing) (lines' && ok \
+	|| sed -n 2p "$T/m.out" | grep -qF '\n2. docs/w.txt (changed since indexing) (lines' && ok \
+	|| fail "MCP search text: $(sed -n 2p "$T/m.out")"
+sed -n 2p "$T/m.out" | grep -qF 'docs/f.txt (changed' && fail "MCP search marks f.txt" || ok
+sed -n 3p "$T/m.out" | grep -qF 'docs/f.txt:1:a fresh wombat\ndocs/w.txt (changed since indexing)\ndocs/w.txt:1:FIRST line' \
+	&& ok || fail "MCP grep text: $(sed -n 3p "$T/m.out")"
+sed -n 4p "$T/m.out" | grep -qF '"text":"[docs/w.txt (changed since indexing): this is the indexed copy' && ok \
+	|| fail "MCP get_full_content text: $(sed -n 4p "$T/m.out")"
+sed -n 5p "$T/m.out" | grep -qF '"text":"a fresh wombat\n"' && ok || fail "MCP get_full_content of a fresh file: $(sed -n 5p "$T/m.out")"
+sed -n 6p "$T/m.out" | grep -qF '"text":"docs/f.txt\ndocs/w.txt (changed since indexing)\n"' && ok \
+	|| fail "MCP grep files_only text: $(sed -n 6p "$T/m.out")"
 
 # ---- items 3 and 15 through the daemon ---------------------------------------------
 command -v curl > /dev/null || { echo "skip: no curl (the daemon's part)"; finish; exit $?; }
