@@ -436,6 +436,12 @@ json_t *sv_op_index(sv_state *s, const sv_req *rq, sv_err *e)
 	fathom_index *w = sv_writer(s, e);
 	if (!w)
 		goto done;
+	for (i = 0; i < json_array_size(pj); i++) {
+		if (sv_path_has_base(w, paths[i], "the path", e)) {
+			sv_writer_unlock(s, 0);
+			goto done;
+		}
+	}
 	if (!sv_options(s)->any_path) {
 		const char *root = fathom_root(w);
 		for (i = 0; i < json_array_size(pj); i++) {

@@ -202,12 +202,7 @@ void sv_raw_search(sv_state *s, const sv_req *rq, sv_reply *out)
 
 /* ---- grep ------------------------------------------------------------------------- */
 
-/* A relative path is relative to the index's root folder, where the
- * daemon works. An index with no root recorded (built from absolute paths)
- * gives it no base: the folder the daemon happened to start in would
- * decide which files it names, so such a path is refused (400; the MCP
- * tools' error). 0 when path may be used. */
-static int path_has_base(fathom_index *ix, const char *path, const char *what, sv_err *e)
+int sv_path_has_base(fathom_index *ix, const char *path, const char *what, sv_err *e)
 {
 	const char *root = fathom_root(ix);
 	if (path[0] == '/' || (root && *root))
@@ -335,7 +330,7 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 		return NULL;
 	}
 	for (size_t i = 0; i < np; i++) {
-		if (path_has_base(ix, paths[i], "the path", e)) {
+		if (sv_path_has_base(ix, paths[i], "the path", e)) {
 			sv_reader_put(s, ix);
 			json_decref(a.files);
 			return NULL;
@@ -385,7 +380,7 @@ json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, j
 	fathom_index *ix = sv_reader(s, e);
 	if (!ix)
 		return NULL;
-	if (key == path && path_has_base(ix, path, "the path", e)) {
+	if (key == path && sv_path_has_base(ix, path, "the path", e)) {
 		sv_reader_put(s, ix);
 		return NULL;
 	}

@@ -205,6 +205,17 @@ for d in "$G" "$G/b" /; do
 done
 cmp -s "$T/rel.1" "$T/rel.2" && cmp -s "$T/rel.1" "$T/rel.3" && ok \
 	|| fail "relative paths answered differently by daemons started in other folders: $(cat "$T/rel.1" "$T/rel.2")"
+# POST /index as well: a daemon guarded by a token may index any path, but
+# a relative one still has no base on an index with no root
+echo 'sesame' > "$T/token"
+for d in "$G" "$G/b"; do
+	cd "$d" && IX=$T/gix serve_start --token-file "$T/token"
+	code=$(curl -s -o "$T/b" -w '%{http_code}' -H 'Content-Type: application/json' -H 'Authorization: Bearer sesame' \
+		-X POST "$U/index" --data-binary '{"paths":["a"],"wait":true}')
+	[ "$code" = 400 ] && grep -q 'no root folder' "$T/b" && ok || fail "POST /index [a], daemon started in $d: $code $(cat "$T/b")"
+	serve_stop
+	PID=
+done
 cd "$T" || exit 2
 # the CLI names the file too
 expect_err "$(basename "$seg")" "$F" search --index "$T/six" wombat
