@@ -18,8 +18,10 @@
 
 /* Open the index for serving: its folder made absolute, and the current
  * folder moved to the index's root, so grep paths read as the index has
- * them whatever folder the daemon was started from. On failure, 2 and why
- * (also printed). */
+ * them whatever folder the daemon was started from. An index with no root
+ * (built from absolute paths) gets "/": a relative path is refused there,
+ * and an id that is no path is never read as one against the folder the
+ * daemon happened to start in. On failure, 2 and why (also printed). */
 static int open_state(sv_state **out, sv_opts *so, const char *index, char *why, size_t whylen)
 {
 	char abs[PATH_MAX];
@@ -45,6 +47,8 @@ static int open_state(sv_state **out, sv_opts *so, const char *index, char *why,
 	if (root && *root && chdir(root) != 0)
 		fprintf(stderr, "%s: %s: %s (grep paths are relative to %s)\n", cli_prog, root,
 		        strerror(errno), abs);
+	else if ((!root || !*root) && chdir("/") != 0)
+		fprintf(stderr, "%s: /: %s\n", cli_prog, strerror(errno));
 	sv_reader_put(*out, r);
 	return 0;
 }

@@ -193,11 +193,15 @@ for d in "$G" "$G/b" /; do
 	code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?path=a/x1.c")
 	echo "$code $(cat "$T/b")" >> "$T/rel.$n"
 	[ "$code" = 400 ] && grep -q 'no root folder' "$T/b" && ok || fail "/get?path=a/x1.c from $d: $code $(cat "$T/b")"
+	# an id is never read as a path against the starting folder either
+	code=$(curl -s -o "$T/b" -w '%{http_code}' "$U/get?id=a/x1.c")
+	echo "$code $(cat "$T/b")" >> "$T/rel.$n"
+	[ "$code" = 404 ] && ok || fail "/get?id=a/x1.c from $d: $code $(cat "$T/b")"
 	for args in '"grep","arguments":{"pattern":"tapir","paths":["a"]}' \
-		'"get_full_content","arguments":{"path":"a/x1.c"}'; do
+		'"get_full_content","arguments":{"path":"a/x1.c"}' '"get_full_content","arguments":{"id":"a/x1.c"}'; do
 		post /mcp "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":$args}}" > /dev/null
 		cat "$T/b" >> "$T/rel.$n"
-		grep -q '"isError": *true' "$T/b" && grep -q 'no root folder' "$T/b" && ok \
+		grep -q '"isError": *true' "$T/b" && grep -Eq 'no root folder|no document' "$T/b" && ok \
 			|| fail "MCP $args from $d: $(cat "$T/b")"
 	done
 	serve_stop
