@@ -8,7 +8,7 @@
 #   (--filter lang=c was once empty while lang:c and --lang c worked);
 # - an unknown option is an error with a hint, never a query word; "--"
 #   ends the options; every command's -h and --help print its help, and
-#   get, list, stats, verify and vocab take only the options it lists.
+#   get, list, stats, verify and vocab take only the options their help lists.
 source "$(dirname "$0")/lib.sh"
 R=$T/tree; IX=$T/ix
 mkdir -p "$R/src" "$R/docs"
