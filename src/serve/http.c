@@ -191,6 +191,19 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* CORS (--allow-origin): a browser client served from another origin (the
+ * MCP Inspector, a web page) may call the daemon from exactly these
+ * origins. Its preflight (OPTIONS) is answered before the token check, as
+ * a preflight carries no credentials; every reply to it names the origin.
+ * Without --allow-origin, OPTIONS is what it was (405). */
+static int cors_allowed(const hctx *h, const char *origin)
+{
+	for (size_t i = 0; origin && i < h->o->n_cors_origins; i++)
+		if (!strcasecmp(origin, h->o->cors_origins[i]))
+			return 1;
+	return 0;
+}
+
 /* cors: the Origin of a request from a --allow-origin origin, or NULL. */
 static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, int head,
                                   const char *cors)
@@ -216,13 +229,17 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, 
 	return ok;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *msg, int ep,
-                                  double t0)
+/* An error answered before routing (a guard, the body's size or type): to
+ * a --allow-origin origin it names that origin too, or a browser client
+ * would see a network error instead of the status and its message. */
+static enum MHD_Result send_error(const hctx *h, struct MHD_Connection *c, int status,
+                                  const char *msg, int ep, double t0)
 {
 	sv_reply rp;
 	memset(&rp, 0, sizeof rp);
 	sv_reply_error(&rp, status, msg);
-	enum MHD_Result ok = send_reply(c, &rp, 0, NULL);
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	enum MHD_Result ok = send_reply(c, &rp, 0, cors_allowed(h, origin) ? origin : NULL);
 	sv_reply_free(&rp);
 	sv_metrics_record(ep, status, sv_now() - t0);
 	return ok;
@@ -258,19 +275,6 @@ static int host_allowed(const hctx *h, const char *host)
 		return 1;
 	for (size_t i = 0; i < h->o->n_allow_hosts; i++)
 		if (!strcasecmp(name, h->o->allow_hosts[i]))
-			return 1;
-	return 0;
-}
-
-/* CORS (--allow-origin): a browser client served from another origin (the
- * MCP Inspector, a web page) may call the daemon from exactly these
- * origins. Its preflight (OPTIONS) is answered before the token check, as
- * a preflight carries no credentials; every reply to it names the origin.
- * Without --allow-origin, OPTIONS is what it was (405). */
-static int cors_allowed(const hctx *h, const char *origin)
-{
-	for (size_t i = 0; origin && i < h->o->n_cors_origins; i++)
-		if (!strcasecmp(origin, h->o->cors_origins[i]))
 			return 1;
 	return 0;
 }
@@ -415,40 +419,40 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		/* Two of these could be read two ways (which Host was checked, how
 		 * long the body is), so none is taken twice. */
 		if (n.host > 1 || n.content_length > 1 || n.content_type > 1)
-			return send_error(c, 400, n.host > 1 ? "more than one Host header"
+			return send_error(h, c, 400, n.host > 1 ? "more than one Host header"
 			                          : n.content_length > 1 ? "more than one Content-Length header"
 			                          : "more than one Content-Type header", SV_EP_OTHER, r->t0);
 		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
 		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 		if (!host || !host_allowed(h, host))
-			return send_error(c, 403,
+			return send_error(h, c, 403,
 			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
 			                  SV_EP_OTHER, r->t0);
 		/* an Origin must be the daemon's own, or one --allow-origin names */
 		if (origin && !cors_allowed(h, origin) && !origin_allowed(h, origin, host))
-			return send_error(c, 403, "Origin not allowed (only the daemon's own origin: an "
+			return send_error(h, c, 403, "Origin not allowed (only the daemon's own origin: an "
 			                  "allowed host and this port, never null; or --allow-origin)",
 			                  SV_EP_OTHER, r->t0);
 		if (cors_allowed(h, origin) && strcmp(method, "OPTIONS") == 0)
 			return send_preflight(c, origin, r->t0);
 		if (strncmp(r->uri, "/health", 7) != 0 &&
 		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
-			return send_error(c, 401, "a bearer token is required",
+			return send_error(h, c, 401, "a bearer token is required",
 			                  SV_EP_OTHER, r->t0);
 		/* MCP (Streamable HTTP): a version we do not speak is a 400 */
 		const char *mv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
 		if (mv && !sv_mcp_version_ok(mv) && strncmp(r->uri, "/mcp", 4) == 0 &&
 		    (r->uri[4] == '\0' || r->uri[4] == '?'))
-			return send_error(c, 400, "unsupported MCP-Protocol-Version", SV_EP_MCP, r->t0);
+			return send_error(h, c, 400, "unsupported MCP-Protocol-Version", SV_EP_MCP, r->t0);
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > max_body) {
 			char msg[128];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (--max-body)", max_body);
-			return send_error(c, 413, msg, SV_EP_OTHER, r->t0);
+			return send_error(h, c, 413, msg, SV_EP_OTHER, r->t0);
 		}
 		if (strcmp(method, "POST") == 0 &&
 		    !json_content_type(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
-			return send_error(c, 415, "a POST must have Content-Type: application/json "
+			return send_error(h, c, 415, "a POST must have Content-Type: application/json "
 			                  "(POST /documents: or application/x-ndjson)", SV_EP_OTHER, r->t0);
 		return MHD_YES;   /* the body, if any, comes next */
 	}
@@ -475,7 +479,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (r->too_large)
-		return send_error(c, 413, "the body is over the limit (--max-body)",
+		return send_error(h, c, 413, "the body is over the limit (--max-body)",
 		                  SV_EP_OTHER, r->t0);
 	sv_reply rp;
 	int head = strcmp(method, "HEAD") == 0;

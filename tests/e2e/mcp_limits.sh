@@ -14,7 +14,8 @@
 #   handshake and says why in each tool result;
 # - over HTTP: a bogus MCP-Protocol-Version is 400, a JSON-RPC response
 #   posted by the client 202 with no body, and with --allow-origin (CORS)
-#   a browser client's preflight OPTIONS is answered;
+#   a browser client's preflight OPTIONS is answered, and every reply to
+#   that origin names it, the refusals before routing too (401, 413, 415...);
 # - no strtok in the daemon (its threads share strtok's state).
 source "$(dirname "$0")/lib.sh"
 command -v jq > /dev/null || { echo "skip: no jq"; exit 77; }
@@ -255,6 +256,33 @@ for q in "from=0:false" "from=1:true" "from=4294967295:true" "from=4294967296:fa
 	if [ "${q#*:}" = true ]; then refused "$st" "$n" && fail "GET /get ${q%:*}: $st" || ok
 	else refused "$st" "$n" && ok || fail "GET /get ${q%:*} taken: $st"; fi
 done
+serve_stop
+
+# CORS on the errors answered before routing: a browser client from an
+# allowed origin must read every status (a reply without the header is a
+# network error to it), and an origin not allowed never gets it
+printf 's3cret\n' > "$T/token"
+serve_start --allow-origin "$O" --token-file "$T/token" --max-body 1024
+cors() { # WANT_STATUS WHAT CURL_ARGS...: the status, and the origin named
+	local want=$1 what=$2 s; shift 2
+	s=$(curl -s -o "$T/b" -D "$T/h" -w '%{http_code}' -H "Origin: $O" "$@")
+	[ "$s" = "$want" ] && grep -qi "^access-control-allow-origin: $O" "$T/h" && ok ||
+		fail "CORS on $what: $s (want $want), $(tr -d '\r' < "$T/h" | head -c 400)"
+}
+A='Authorization: Bearer s3cret'
+cors 401 "401 (no token)" -X POST "$U/mcp" -H 'Content-Type: application/json' --data-binary "$init"
+cors 413 "413 (body over --max-body)" -X POST "$U/mcp" -H "$A" -H 'Content-Type: application/json' \
+	--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"$(head -c 2000 /dev/zero | tr '\0' a)\"}"
+cors 415 "415 (Content-Type text/plain)" -X POST "$U/mcp" -H "$A" -H 'Content-Type: text/plain' --data-binary "$init"
+cors 400 "400 (bogus MCP-Protocol-Version)" -X POST "$U/mcp" -H "$A" -H 'Content-Type: application/json' \
+	-H 'MCP-Protocol-Version: 1999-01-01' --data-binary "$init"
+cors 400 "400 (two Content-Type headers)" -X POST "$U/mcp" -H "$A" -H 'Content-Type: application/json' \
+	-H 'Content-Type: application/json' --data-binary "$init"
+cors 403 "403 (Host not allowed)" -H "$A" -H 'Host: evil.example' "$U/stats"
+cors 200 "200 (the token)" -X POST "$U/mcp" -H "$A" -H 'Content-Type: application/json' --data-binary "$init"
+s=$(curl -s -o /dev/null -D "$T/h" -w '%{http_code}' -X POST "$U/mcp" -H 'Origin: http://evil.example:6274' \
+	-H 'Content-Type: application/json' --data-binary "$init")
+[ "$s" = 403 ] && ! grep -qi '^access-control-allow-origin' "$T/h" && ok || fail "an origin not allowed: $s $(cat "$T/h")"
 serve_stop
 
 # ---- item 8a: strtok keeps its state in a global: never on the daemon's threads ---------
