@@ -8,7 +8,8 @@
  *
  * A reply too large is cut into pages. What a page counts depends on the
  * tool: search results, grep lines (files with files_only or count_only),
- * glossary candidates, or bytes of a document's text. The page says so
+ * glossary candidates, list_sources' entries (its folders, then each
+ * metadata value), or bytes of a document's text. The page says so
  * (reply_truncated, next_offset, and a last line of text), and the same
  * call with offset = next_offset answers the next one. How much fits is
  * found by bisection on the serialized size, so both the text and the
@@ -133,6 +134,78 @@ static size_t grep_items(json_t *f)
 	return l ? json_array_size(l) : 1;
 }
 
+/* list_sources' items, in order: each top-level folder (key: its name,
+ * val NULL, x: its counts), then each value of each metadata key (key, val,
+ * x: its document count). fn returns non-zero to stop, and so does this. */
+typedef int (*source_fn)(void *ctx, const char *key, const char *val, json_t *x);
+
+static int sources_each(json_t *r, source_fn fn, void *ctx)
+{
+	const char *k, *v;
+	json_t *x, *vals;
+	json_object_foreach(json_object_get(r, "folders"), k, x)
+		if (fn(ctx, k, NULL, x))
+			return 1;
+	json_object_foreach(json_object_get(r, "metadata"), k, vals)
+		json_object_foreach(vals, v, x)
+			if (fn(ctx, k, v, x))
+				return 1;
+	return 0;
+}
+
+static int source_count(void *ctx, const char *key, const char *val, json_t *x)
+{
+	(void)key;
+	(void)val;
+	(void)x;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/* A page of list_sources: items [from, from + n) into new folders and
+ * metadata objects (a key only with its values in the page). */
+typedef struct source_page {
+	size_t at, from, n;
+	json_t *folders, *meta;
+	int bad;
+} source_page;
+
+static int source_take(void *ctx, const char *key, const char *val, json_t *x)
+{
+	source_page *sp = ctx;
+	size_t at = sp->at++;
+	if (at < sp->from)
+		return 0;
+	if (at - sp->from >= sp->n)
+		return 1;
+	if (!val) {
+		sp->bad = json_object_set(sp->folders, key, x) != 0;
+		return sp->bad;
+	}
+	json_t *vals = json_object_get(sp->meta, key);
+	if (!vals && json_object_set_new(sp->meta, key, vals = json_object())) {
+		sp->bad = 1;
+		return 1;
+	}
+	sp->bad = json_object_set(vals, val, x) != 0;
+	return sp->bad;
+}
+
+static json_t *sources_slice(const pager *p, size_t from, size_t n, json_t *out)
+{
+	source_page sp = { 0, from, n, json_object(), json_object(), 0 };
+	if (sp.folders && sp.meta)
+		sources_each(p->r, source_take, &sp);
+	if (!sp.folders || !sp.meta || sp.bad || json_object_set(out, "folders", sp.folders) ||
+	    json_object_set(out, "metadata", sp.meta)) {
+		json_decref(out);
+		out = NULL;
+	}
+	json_decref(sp.folders);
+	json_decref(sp.meta);
+	return out;
+}
+
 /* A copy of r with items [from, from + n) (borrowed pieces, new
  * containers); NULL when out of memory, never a page missing items. */
 static json_t *slice(const pager *p, size_t from, size_t n)
@@ -140,6 +213,8 @@ static json_t *slice(const pager *p, size_t from, size_t n)
 	json_t *out = json_copy(p->r);
 	if (!out)
 		return NULL;
+	if (!strcmp(p->tool, "list_sources"))
+		return sources_slice(p, from, n, out);
 	if (!strcmp(p->tool, "get_full_content")) {
 		const char *t = json_string_value(json_object_get(p->r, "text"));
 		while (n && ((unsigned char)t[from + n] & 0xC0) == 0x80)
@@ -218,6 +293,24 @@ static json_t *page(const pager *p, size_t from, size_t n, int cut)
 	return json_pack("{s:o,s:o,s:b}", "content", content, "structuredContent", r, "isError", 0);
 }
 
+/* list_sources' share of items_fitting: a folder or value counts its name
+ * and its JSON. */
+typedef struct source_fit {
+	size_t at, from, room, used, n;
+} source_fit;
+
+static int source_fits(void *ctx, const char *key, const char *val, json_t *x)
+{
+	source_fit *sf = ctx;
+	if (sf->at++ < sf->from)
+		return 0;
+	sf->used += strlen(val ? val : key) + json_dumpb(x, NULL, 0, JSON_COMPACT);
+	if (sf->used > sf->room)
+		return 1;
+	sf->n++;
+	return 0;
+}
+
 /* How many items from 'from' on could fit in room bytes, counting each
  * item's JSON once (the text adds to it): an upper bound, so that no page
  * far over the room is ever built. */
@@ -225,6 +318,11 @@ static size_t items_fitting(const pager *p, size_t from, size_t room)
 {
 	if (!strcmp(p->tool, "get_full_content"))
 		return p->total - from < room ? p->total - from : room;
+	if (!strcmp(p->tool, "list_sources")) {
+		source_fit sf = { 0, from, room, 0, 0 };
+		sources_each(p->r, source_fits, &sf);
+		return sf.n;
+	}
 	const char *key = !strcmp(p->tool, "search") ? "results" : !strcmp(p->tool, "grep") ? "files" : "items";
 	json_t *x;
 	size_t i, at = 0, n = 0, used = 0;
@@ -277,6 +375,9 @@ json_t *sv_mcp_tool_result(const char *tool, json_t *r, size_t offset, size_t ro
 	} else if (!strcmp(tool, "glossary_pending")) {
 		p.what = "candidates";
 		p.total = json_array_size(json_object_get(r, "items"));
+	} else if (!strcmp(tool, "list_sources")) {
+		p.what = "entries (folders, then metadata values)";
+		sources_each(r, source_count, &p.total);
 	} else if (!strcmp(tool, "get_full_content")) {
 		p.what = "bytes";
 		p.total = json_string_length(json_object_get(r, "text"));

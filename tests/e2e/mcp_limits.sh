@@ -3,7 +3,7 @@
 # - every tool reply fits --max-reply-bytes (text and structuredContent
 #   together); a larger one says it was cut (reply_truncated, next_offset,
 #   a line of text) and the pages, offset after offset, add up to the whole
-#   answer: grep, get_full_content, glossary_pending, search;
+#   answer: grep, get_full_content, glossary_pending, search, list_sources;
 # - the tools' schemas are docs/openapi.json's ("x-mcp-tools", $refs
 #   resolved here with jq): tools/list shows exactly them, with an
 #   outputSchema for every tool, and the HTTP operations take what the
@@ -39,7 +39,13 @@ awk 'BEGIN {
 		printf "%s %s %s (%s) is a thing. The %s is used here.\n\n", w1, w2, w3, toupper(a b d), toupper(a b d)
 	}
 }' > "$R/docs/glossary.md"
-(cd "$R" && "$F" index -q --index "$T/ix" . && "$F" glossary --index "$T/ix" propose > /dev/null)
+# 400 documents with metadata of their own: list_sources with 1200 values
+for i in $(seq -w 1 400); do
+	printf '{"id":"m%s","body":"metadata note %s","library":"library-name-%s","version":"v1.2.%s","system":"system-%s"}\n' \
+		"$i" "$i" "$i" "$i" "$i"
+done > "$T/meta.jsonl"
+(cd "$R" && "$F" index -q --index "$T/ix" . && "$F" add -q --index "$T/ix" --jsonl "$T/meta.jsonl" &&
+	"$F" glossary --index "$T/ix" propose > /dev/null)
 npend=$("$F" glossary --index "$T/ix" --json pending | wc -l)
 [ "$npend" -ge 100 ] && ok || fail "the fixture gives $npend glossary candidates, want 100 or more"
 
@@ -85,6 +91,13 @@ pages get_full_content '{"path":"big.h"}' '.text'
 jq -rj '.' "$T/paged" > "$T/joined"; cmp -s "$T/joined" "$R/big.h" && ok || fail "get_full_content pages joined are not big.h"
 pages glossary_pending '{}' '.items[] | .id'
 pages search '{"query":"walrus","k":120}' '.results[] | .id'
+# list_sources: its folders, then every metadata value; each page has the counts
+pages list_sources '{}' '(.folders | to_entries[] | {folder: .key} + .value),
+	(.metadata | to_entries[] | .key as $k | .value | to_entries[] | {key: $k, value: .key, documents: .value})'
+jq -e '.result.structuredContent.metadata.library | length == 400' "$T/a" > /dev/null && ok || fail "list_sources: not every library value"
+call list_sources '{"offset":5}' --max-reply-bytes 16384
+jq -e '.result.structuredContent | .documents == 522 and .reply_truncated and .next_offset > 5 and
+	(.metadata | length) >= 1' "$T/a" > /dev/null && ok || fail "list_sources offset 5: $(head -c 300 "$T/a")"
 # the default budget: 256 KiB, far below the SDK's 10 MiB
 call grep '{"pattern":"e","max_count":0,"limit":1000}'
 len=$(wc -c < "$T/a")
@@ -118,7 +131,7 @@ jq -e '.result.tools | map({(.name): .}) | add |
 	.glossary_review.inputSchema.properties.decision.enum == ["approve","reject"] and
 	(.get_full_content.inputSchema.properties.id.description | test("path")) and
 	([.[] | .outputSchema.type == "object" and .inputSchema.additionalProperties == false] | all) and
-	([.[] | .inputSchema.properties.offset != null] == [true,true,true,false,true,false])' "$T/list" > /dev/null && ok ||
+	([.[] | .inputSchema.properties.offset != null] == [true,true,true,true,true,false])' "$T/list" > /dev/null && ok ||
 	fail "tools/list lacks bounds, enums, item types or output schemas"
 
 # every tool's structuredContent (whole, and a cut page) is valid against its
