@@ -437,17 +437,29 @@ static int src_cb(void *ctx, const char *id, const char *path, uint64_t size, ui
 	return 0;
 }
 
-/* metadata: {"library": {"fastapi": 12}, "lang": {"c": 3}} */
+/* metadata: {"library": {"fastapi": 12}, "lang": {"c": 3}}; a bounded
+ * answer, the first 256 keys and 1000 values of each, and cut says when
+ * something was left out. */
+typedef struct meta_acc {
+	json_t *m;
+	int cut;
+} meta_acc;
+
 static int meta_cb(void *ctx, const char *key, const char *value, uint64_t docs)
 {
-	json_t *m = ctx, *k = json_object_get(m, key);
+	meta_acc *a = ctx;
+	json_t *k = json_object_get(a->m, key);
 	if (!k) {
-		if (json_object_size(m) >= 256)
-			return 0;   /* a bounded answer: the first 256 keys */
-		json_object_set_new(m, key, k = json_object());
+		if (json_object_size(a->m) >= 256) {
+			a->cut = 1;
+			return 0;
+		}
+		json_object_set_new(a->m, key, k = json_object());
 	}
 	if (json_object_size(k) < 1000)
 		json_object_set_new(k, value, json_integer((json_int_t)docs));
+	else
+		a->cut = 1;
 	return 0;
 }
 
@@ -457,10 +469,11 @@ json_t *sv_do_sources(sv_state *s, sv_err *e)
 	if (!ix)
 		return NULL;
 	src_acc a = { json_object(), 0, 0, 0 };
-	json_t *meta = json_object();
+	meta_acc m = { json_object(), 0 };
+	json_t *meta = m.m;
 	int rc = fathom_list_docs(ix, src_cb, &a);
 	if (!rc)
-		rc = fathom_list_meta(ix, meta_cb, meta);
+		rc = fathom_list_meta(ix, meta_cb, &m);
 	const char *root = fathom_root(ix);
 	json_t *out = NULL;
 	if (rc) {
@@ -471,6 +484,8 @@ json_t *sv_do_sources(sv_state *s, sv_err *e)
 		out = json_pack("{s:o,s:I,s:I,s:I,s:o,s:o}", "root", sv_jstr(root), "documents",
 		                (json_int_t)a.docs, "chunks", (json_int_t)a.chunks, "bytes",
 		                (json_int_t)a.bytes, "folders", a.roots, "metadata", meta);
+		if (out && m.cut)
+			json_object_set_new(out, "metadata_truncated", json_true());
 	}
 	sv_reader_put(s, ix);
 	return out;

@@ -95,6 +95,14 @@ pages search '{"query":"walrus","k":120}' '.results[] | .id'
 pages list_sources '{}' '(.folders | to_entries[] | {folder: .key} + .value),
 	(.metadata | to_entries[] | .key as $k | .value | to_entries[] | {key: $k, value: .key, documents: .value})'
 jq -e '.result.structuredContent.metadata.library | length == 400' "$T/a" > /dev/null && ok || fail "list_sources: not every library value"
+jq -e '.result.structuredContent | has("metadata_truncated") | not' "$T/a" > /dev/null && ok || fail "list_sources: metadata_truncated with nothing left out"
+# past 1000 values of one key the answer is bounded, and says so (GET /sources alike)
+for i in $(seq 1 1001); do printf '{"id":"c%s","body":"capped","release":"r%s"}\n' "$i" "$i"; done |
+	"$F" add -q --index "$T/ixc" --jsonl - &&
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sources","arguments":{}}}' |
+	"$F" mcp --index "$T/ixc" --max-reply-bytes 1073741824 > "$T/a"
+jq -e '.result.structuredContent | .metadata_truncated == true and (.metadata.release | length) == 1000' "$T/a" > /dev/null &&
+	ok || fail "list_sources past 1000 values: $(head -c 300 "$T/a")"
 call list_sources '{"offset":5}' --max-reply-bytes 16384
 jq -e '.result.structuredContent | .documents == 522 and .reply_truncated and .next_offset > 5 and
 	(.metadata | length) >= 1' "$T/a" > /dev/null && ok || fail "list_sources offset 5: $(head -c 300 "$T/a")"
