@@ -474,6 +474,14 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 		return bad_option(cmd, prefixed > 1 ? "option '%.*s' is ambiguous" : "unknown option '%.*s'",
 		                  n, elem);
 	}
+	/* Inside a bundle getopt has not moved past it yet (argv[optind]); on
+	 * its last letter it has (argv[optind - 1]). Name the whole argument
+	 * too when it is more than the letter: "-folding" is likelier a query
+	 * word than a bundle of options. */
+	const char *bundle = optind < argc && argv[optind][0] == '-' && argv[optind][1] != '-' &&
+	                     strchr(argv[optind] + 1, optopt) ? argv[optind] : elem;
+	if (bundle[0] == '-' && bundle[1] && bundle[2])
+		return bad_option(cmd, "unknown option '-%c' in '%s'", optopt, bundle);
 	return bad_option(cmd, "unknown option '-%c'", optopt);
 }
 

@@ -113,6 +113,7 @@ fi
 expect_rc 2 "$F" search --index "$IX" -i 'gpg sign'
 expect_err "unknown option '-i'" "$F" search --index "$IX" -i 'gpg sign'
 expect_err "search -- " "$F" search --index "$IX" -i 'gpg sign'
+expect_err "unknown option '-f' in '-folding'" "$F" search --index "$IX" protein -folding
 expect_rc 2 "$F" search --index "$IX" forgery -word
 expect_rc 2 "$F" search --index "$IX" --bogus forgery
 expect_err "unknown option '--bogus'" "$F" search --index "$IX" --bogus forgery
