@@ -356,6 +356,49 @@ static void test_pool(void)
 	CHECK_EQ(fa_pool_run(NULL, 4, &none, NULL), FATHOM_EINVAL);
 }
 
+/* fa_read_file_within judges the file by the descriptor it reads: a link
+ * in the root leading out is refused (outside set), a file or a link
+ * staying inside is read, and a sibling folder sharing the root's name as a
+ * prefix is outside. */
+static void test_read_within(void)
+{
+	char *dir = test_tmpdir("within");
+	char *root = fa_path_join(dir, "root"), *root2 = fa_path_join(dir, "root2");
+	CHECK_OK(fa_mkdir_p(root));
+	CHECK_OK(fa_mkdir_p(root2));
+	CHECK_OK(fa_write_atomic(root, "in.txt", "inside", 6));
+	CHECK_OK(fa_write_atomic(root2, "secret.txt", "secret", 6));
+	char *in = fa_path_join(root, "in.txt"), *secret = fa_path_join(root2, "secret.txt");
+	char *out_link = fa_path_join(root, "out"), *in_link = fa_path_join(root, "again");
+	CHECK(symlink(secret, out_link) == 0);
+	CHECK(symlink(in, in_link) == 0);
+	char *data = NULL;
+	size_t len = 0;
+	int outside = -1;
+	CHECK_OK(fa_read_file_within(&data, &len, in, 100, root, &outside));
+	CHECK(outside == 0 && len == 6 && data && memcmp(data, "inside", 6) == 0);
+	fa_free(data);
+	CHECK_OK(fa_read_file_within(&data, &len, in_link, 100, root, &outside));
+	CHECK(outside == 0 && len == 6);
+	fa_free(data);
+	CHECK_EQ(fa_read_file_within(&data, &len, out_link, 100, root, &outside), FATHOM_ENOTFOUND);
+	CHECK(outside == 1 && data == NULL);
+	CHECK_EQ(fa_read_file_within(&data, &len, secret, 100, root, &outside), FATHOM_ENOTFOUND);
+	CHECK(outside == 1);
+	/* no root: plain fa_read_file, links followed */
+	CHECK_OK(fa_read_file_within(&data, &len, out_link, 100, NULL, &outside));
+	CHECK(outside == 0 && len == 6 && memcmp(data, "secret", 6) == 0);
+	fa_free(data);
+	fa_free(in);
+	fa_free(secret);
+	fa_free(out_link);
+	fa_free(in_link);
+	fa_free(root);
+	fa_free(root2);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_path_resolve);
@@ -365,6 +408,7 @@ int main(void)
 	RUN(test_fbuf);
 	RUN(test_arena_and_map);
 	RUN(test_files);
+	RUN(test_read_within);
 	RUN(test_errors);
 	RUN(test_pool);
 	return TEST_DONE();

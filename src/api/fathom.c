@@ -187,20 +187,6 @@ static int slice_lines(char **out, size_t *out_len, const char *t, size_t n,
 	return 0;
 }
 
-/* FATHOM_OPEN_CONFINE: does path (a file indexed for grep alone) lie, by
- * its real path, in the index's root folder? An index with none recorded
- * (built from absolute paths) has no folder to be confined to. */
-static int confined_path(const char *root, const char *path, const char *name)
-{
-	char rr[PATH_MAX], pr[PATH_MAX];
-	if (!*root)
-		return 0;
-	if (!realpath(root, rr) || !realpath(path, pr) || !fa_real_inside(rr, pr))
-		return fa_err(FATHOM_ENOTFOUND, "%s: not read (gone, or its real path lies outside "
-		              "the index's root folder)", name);
-	return 0;
-}
-
 static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id,
                    uint32_t from_line, uint32_t count, fathom_get_info *info)
 {
@@ -220,13 +206,19 @@ static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id
 		char *data = NULL;
 		size_t len = 0;
 		rc = path ? 0 : fa_err(FATHOM_ENOMEM, "out of memory");
-		if (!rc && (fx->flags & FATHOM_OPEN_CONFINE) &&
-		    (rc = confined_path(root, path, di.path)) != 0) {
-			fa_free(path);
-			return rc;
-		}
+		/* FATHOM_OPEN_CONFINE: only a file whose real path lies in the
+		 * index's root folder, judged by the descriptor read. An index
+		 * with none recorded (built from absolute paths) has no folder
+		 * to be confined to. */
+		int outside = 0;
+		const char *within = (fx->flags & FATHOM_OPEN_CONFINE) && *root ? root : NULL;
 		if (!rc)
-			rc = fa_read_file(&data, &len, path, (size_t)1 << 30);
+			rc = fa_read_file_within(&data, &len, path, (size_t)1 << 30, within, &outside);
+		if (outside) {
+			fa_free(path);
+			return fa_err(FATHOM_ENOTFOUND, "%s: not read (its real path lies outside the "
+			              "index's root folder)", di.path);
+		}
 		if (rc == FATHOM_ENOTFOUND)
 			rc = fa_err(FATHOM_ENOTFOUND, "%s: indexed for grep alone, and gone from disk", di.path);
 		if (!rc)

@@ -119,16 +119,6 @@ static int plan_file(ingest_run *r, ingest_batch *b, const file_ent *e, fa_strma
 	return 0;
 }
 
-/* Does path still lie in root by its real path, just before it is read?
- * One gone since is left to the read, which says so. */
-static int still_inside(const char *root, const char *path)
-{
-	char rr[PATH_MAX], pr[PATH_MAX];
-	if (!realpath(path, pr))
-		return 1;
-	return realpath(root, rr) && fa_real_inside(rr, pr);
-}
-
 /* work: read, check and analyse one file. Skips and unchanged contents are
  * recorded for emit to report. */
 static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
@@ -136,13 +126,16 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 	const fathom_ingest_opts *o = r->opts;
 	const file_ent *e = it->ent;
 	uint64_t cap = it->grep_only ? FA_MAX(o->grep_max_file_size, o->max_file_size) : o->max_file_size;
-	if (o->confine_root && !still_inside(o->confine_root, e->path)) {
-		/* a file swapped for a link out since the walk saw it */
+	/* A confined run judges the file again by the descriptor it reads:
+	 * one swapped for a link out since the walk saw it is skipped. */
+	int outside = 0;
+	int rc = fa_read_file_within(&it->data, &it->len, e->path, cap ? cap : SIZE_MAX,
+	                             o->confine_root, &outside);
+	if (outside) {
 		it->skip = FATHOM_SKIP_OUTSIDE_ROOT;
 		it->drop = 1;
 		return 0;
 	}
-	int rc = fa_read_file(&it->data, &it->len, e->path, cap ? cap : SIZE_MAX);
 	if (rc == FATHOM_ETOOBIG) {
 		it->skip = FATHOM_SKIP_TOO_BIG;
 		it->drop = 1;

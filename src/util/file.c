@@ -7,6 +7,8 @@
  * new one, never a mix.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -93,15 +95,45 @@ int fa_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
+static int read_fd(int fd, char **out, size_t *len, const char *path, size_t max);
+
 int fa_read_file(char **out, size_t *len, const char *path, size_t max)
+{
+	return fa_read_file_within(out, len, path, max, NULL, NULL);
+}
+
+int fa_read_file_within(char **out, size_t *len, const char *path, size_t max, const char *root,
+                        int *outside)
 {
 	*out = NULL;
 	if (len)
 		*len = 0;
+	if (outside)
+		*outside = 0;
 	struct stat st;
 	int fd = fa_open_regular(path, &st);
 	if (fd < 0)
 		return fd;
+	if (root) {
+		/* Judged by the open descriptor, so a link swapped in after any
+		 * earlier check cannot lead the read out. No /proc, or a name
+		 * too long to be sure of, counts as outside. */
+		char rr[PATH_MAX], real[PATH_MAX];
+		if (!realpath(root, rr) || fa_fd_real_path(fd, real, sizeof real) != 0 ||
+		    !fa_real_inside(rr, real)) {
+			close(fd);
+			if (outside)
+				*outside = 1;
+			return fa_err(FATHOM_ENOTFOUND, "%s: not read (its real path lies outside %s)", path,
+			              root);
+		}
+	}
+	return read_fd(fd, out, len, path, max);
+}
+
+/* Read fd (a regular file, opened by the caller) whole, then close it. */
+static int read_fd(int fd, char **out, size_t *len, const char *path, size_t max)
+{
 	fbuf b;
 	/* One byte over max lets a too-large file be told from an exact fit. */
 	fbuf_init(&b, max < SIZE_MAX - 1 ? max + 1 : max);

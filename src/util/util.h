@@ -272,6 +272,11 @@ int fa_map_damaged(const fa_map *m);
  * FATHOM_EINVAL, "not a regular file", without waiting on it: the file is
  * opened non-blocking and checked before it is read. */
 int fa_read_file(char **out, size_t *len, const char *path, size_t max);
+/* fa_read_file, and when root is not NULL only a file whose real path, read
+ * from the open descriptor, lies in root (by its real path): otherwise
+ * FATHOM_ENOTFOUND with *outside (when not NULL) set to 1. */
+int fa_read_file_within(char **out, size_t *len, const char *path, size_t max, const char *root,
+                        int *outside);
 /* Open a regular file for reading, the way fa_read_file does: the
  * descriptor (blocking, close-on-exec) and its fstat in *st, or a negative
  * code: FATHOM_ENOTFOUND, FATHOM_EINVAL for a FIFO, device or folder
