@@ -26,7 +26,7 @@ static int check_token(void *ctx, const text_token *t)
 		abort();
 	if (text_utf8_invalid_count(t->term, t->len) != 0)
 		abort();
-	if (t->start >= t->end || t->end > st->size || t->kind > TOK_CJK)
+	if (t->start >= t->end || t->end > st->size || t->kind > TOK_CJK_CHAR)
 		abort();
 	if (st->any && t->pos < st->last_pos)
 		abort();

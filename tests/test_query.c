@@ -1,8 +1,8 @@
 /*
  * test_query.c — the query pipeline on small hand-made indexes: BM25F
  * scores checked against the formula computed here, field weights, the
- * ALL/ANY/AUTO modes, phrases, identifiers, filters, tombstones, snippets
- * and the empty cases.
+ * ALL/ANY/AUTO modes, phrases, identifiers, filters, tombstones, snippets,
+ * the empty cases, and single CJK characters.
  */
 #include <math.h>
 
@@ -834,6 +834,223 @@ static void test_alloc_failures(void)
 	drop_index(ix, dir);
 }
 
+/* ---- CJK: one character finds the chunks that hold it, wherever it stands
+ * in its run (first, inside, last, alone), over hand-made documents and
+ * over a generated corpus checked against a scan of its texts. ---------- */
+
+static void add_cjk(ix_index *ix, const char *key, const char *body)
+{
+	tdoc d = { key, NULL, NULL, NULL, body, NULL, NULL, NULL };
+	add_doc(ix, &d);
+}
+
+static const fathom_hit *hit_of(const fathom_results *r, const char *key)
+{
+	for (size_t i = 0; i < fathom_results_count(r); i++)
+		if (strcmp(fathom_results_hit(r, i)->doc_id, key) == 0)
+			return fathom_results_hit(r, i);
+	return NULL;
+}
+
+/* Does the hit's body receipt list term, and does every highlight cover
+ * exactly the bytes of term in the snippet? */
+static int receipt_names(const fathom_hit *h, const char *term)
+{
+	if (!h || h->n_fields <= FATHOM_FIELD_BODY)
+		return 0;
+	int named = 0;
+	for (uint32_t j = 0; j < h->n_matched[FATHOM_FIELD_BODY]; j++)
+		named |= strcmp(h->matched[FATHOM_FIELD_BODY][j], term) == 0;
+	size_t tl = strlen(term), sl = strlen(h->snippet);
+	if (h->n_highlights == 0)
+		return 0;
+	for (uint32_t j = 0; j < h->n_highlights; j++) {
+		const fathom_span *s = &h->highlights[j];
+		if (s->len != tl || s->start + tl > sl || memcmp(h->snippet + s->start, term, tl) != 0)
+			return 0;
+	}
+	return named;
+}
+
+#define RAIN "\xe9\x9b\xa8"       /* 雨 */
+#define SNOW "\xe9\x9b\xaa"       /* 雪 */
+
+static void test_cjk_positions(void)
+{
+	char *dir = test_tmpdir("cjk");
+	ix_index *ix = NULL;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE | IX_WRITE, "english"));
+	if (!ix)
+		return;
+	/* 雨 first in a run, inside one, last in an odd-length run, last in an
+	 * even-length one before a Latin word, alone; and a run without it. */
+	add_cjk(ix, "first", RAIN "\xe5\xa4\xa9\xe5\xbe\x88\xe5\x86\xb7");          /* 雨天很冷 */
+	add_cjk(ix, "middle", "\xe4\xbb\x8a\xe5\xa4\xa9\xe4\xb8\x8b" RAIN "\xe4\xba\x86"); /* 今天下雨了 */
+	add_cjk(ix, "last", "\xe4\xb8\x8b\xe5\xb0\x8f" RAIN);                      /* 下小雨 */
+	add_cjk(ix, "pair", "\xe6\x98\xa5" RAIN " umbrella");                      /* 春雨 umbrella */
+	add_cjk(ix, "alone", "a " RAIN " b");
+	add_cjk(ix, "none", "\xe6\x99\xb4\xe5\xa4\xa9 umbrella");                 /* 晴天 */
+	CHECK_OK(ix_commit(ix));
+
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	o.k = 100;
+	fathom_results *r = run(ix, RAIN, &o);
+	CHECK_EQ(fathom_results_count(r), 5);
+	const char *with[] = { "first", "middle", "last", "pair", "alone" };
+	for (size_t i = 0; i < 5; i++) {
+		CHECK(hit_of(r, with[i]) != NULL);
+		/* The receipt says how: the character itself, highlighted. */
+		CHECK(receipt_names(hit_of(r, with[i]), RAIN));
+	}
+	CHECK(hit_of(r, "none") == NULL);
+	CHECK_STR(fathom_results_why(r), "");
+	fathom_results_free(r);
+
+	/* Absent: an honest empty answer naming the character. */
+	r = run(ix, SNOW, &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	CHECK(strstr(fathom_results_why(r), SNOW) != NULL);
+	CHECK(strstr(fathom_results_why(r), "no document") != NULL);
+	fathom_results_free(r);
+
+	/* Two characters stay one bigram: 天 then 很 only in "first". */
+	r = run(ix, "\xe5\xa4\xa9\xe5\xbe\x88", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK(hit_of(r, "first") != NULL);
+	fathom_results_free(r);
+	/* 雨天 is a bigram of "first" alone, never its two characters apart. */
+	r = run(ix, RAIN "\xe5\xa4\xa9", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK(hit_of(r, "first") != NULL);
+	fathom_results_free(r);
+
+	/* With a Latin word: every word required, then in any mode. */
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, RAIN " umbrella", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK(hit_of(r, "pair") != NULL);
+	fathom_results_free(r);
+	r = run(ix, SNOW " umbrella", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+	o.match = FATHOM_MATCH_ANY;
+	r = run(ix, "umbrella " RAIN, &o);
+	CHECK_EQ(fathom_results_count(r), 6);
+	CHECK_STR(hit_of(r, "pair") ? fathom_results_hit(r, 0)->doc_id : "", "pair");
+	fathom_results_free(r);
+	/* A character at the end of its run is next to the word after it. */
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "\"" RAIN " umbrella\"", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK(hit_of(r, "pair") != NULL);
+	fathom_results_free(r);
+
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* ---- a generated corpus, checked against a scan of its texts ------------- */
+
+#define GEN_DOCS 240
+#define GEN_POOL 160
+
+static uint32_t rng = 12345;
+static uint32_t next_rand(void)
+{
+	rng = rng * 1103515245u + 12345u;
+	return rng >> 8;
+}
+
+/* The pool: Han, Hiragana, Katakana and Hangul characters, all NFKC-stable. */
+static int32_t pool_cp(size_t i)
+{
+	if (i < 100)
+		return 0x4E00 + (int32_t)(i * 97);
+	if (i < 120)
+		return 0x3042 + (int32_t)(i - 100) * 2;
+	if (i < 140)
+		return 0x30A2 + (int32_t)(i - 120) * 2;
+	return 0xAC00 + (int32_t)(i - 140) * 131;
+}
+
+static size_t put_utf8(char *o, int32_t cp)
+{
+	o[0] = (char)(0xE0 | (cp >> 12));
+	o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[2] = (char)(0x80 | (cp & 0x3F));
+	return 3;
+}
+
+static void test_cjk_generated(void)
+{
+	static char body[GEN_DOCS][1200];
+	char *dir = test_tmpdir("cjk");
+	ix_index *ix = NULL;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE | IX_WRITE, "english"));
+	if (!ix)
+		return;
+	static const char *latin[] = { "rain", "file", "open", "x86", "getName" };
+	char key[GEN_DOCS][16];
+	for (size_t d = 0; d < GEN_DOCS; d++) {
+		size_t n = 0;
+		/* Runs of 1 to 7 characters, from a Zipf-like choice (the low
+		 * numbers often), apart by spaces, punctuation or Latin words. */
+		while (n + 40 < sizeof body[d] - 100) {
+			size_t run = 1 + next_rand() % 7;
+			for (size_t k = 0; k < run; k++) {
+				uint32_t a = next_rand() % GEN_POOL, b = next_rand() % GEN_POOL;
+				n += put_utf8(body[d] + n, pool_cp(a < b ? a : b));
+			}
+			uint32_t sep = next_rand() % 4;
+			const char *s = sep == 0 ? " " : sep == 1 ? "\xe3\x80\x82" /* 。 */
+			                : sep == 2 ? ", " : latin[next_rand() % 5];
+			size_t sl = strlen(s);
+			memcpy(body[d] + n, s, sl);
+			n += sl;
+			if (sep == 3)
+				body[d][n++] = ' ';
+		}
+		body[d][n] = '\0';
+		snprintf(key[d], sizeof key[d], "g%zu", d);
+		add_cjk(ix, key[d], body[d]);
+	}
+	CHECK_OK(ix_commit(ix));
+
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	o.k = GEN_DOCS + 10;
+	o.snippet_bytes = 0;
+	size_t wrong = 0, nonempty = 0;
+	/* Every pool character, and a few never used (pool_cp(i) for i past
+	 * the pool may or may not be present: checked the same way). */
+	for (size_t i = 0; i < GEN_POOL + 10; i++) {
+		char q[8];
+		size_t ql = put_utf8(q, i < GEN_POOL ? pool_cp(i) : 0x9F00 + (int32_t)i);
+		q[ql] = '\0';
+		fathom_results *r = run(ix, q, &o);
+		if (!r)
+			continue;
+		size_t want = 0;
+		for (size_t d = 0; d < GEN_DOCS; d++) {
+			int has = strstr(body[d], q) != NULL;
+			want += (size_t)has;
+			if (has != (hit_of(r, key[d]) != NULL))
+				wrong++;
+		}
+		if (want != fathom_results_count(r))
+			wrong++;
+		if (want == 0 && fathom_results_why(r)[0] == '\0')
+			wrong++; /* an empty answer says why */
+		nonempty += want > 0;
+		fathom_results_free(r);
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK(nonempty >= GEN_POOL / 2);
+	ix_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english") != 0) {
@@ -853,6 +1070,8 @@ int main(void)
 	RUN(test_parse_group_counts);
 	RUN(test_rerank);
 	RUN(test_alloc_failures);
+	RUN(test_cjk_positions);
+	RUN(test_cjk_generated);
 	text_analyzer_free(an);
 	return TEST_DONE();
 }

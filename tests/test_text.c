@@ -25,11 +25,11 @@ typedef struct collect {
 
 static int collect_cb(void *ctx, const text_token *t)
 {
-	static const char kinds[] = "WIPNC";
+	static const char kinds[] = "WIPNCc";
 	collect *c = ctx;
 	/* Invariants every token must hold. */
 	if (t->len != strlen(t->term) || t->len == 0 || t->len > TEXT_MAX_TERM ||
-	    t->start >= t->end || t->end > c->input_len || t->kind > TOK_CJK ||
+	    t->start >= t->end || t->end > c->input_len || t->kind > TOK_CJK_CHAR ||
 	    (c->count > 0 && t->pos < c->last_pos) ||
 	    text_utf8_invalid_count(t->term, t->len) != 0)
 		c->bad++;
@@ -381,25 +381,33 @@ static void test_invalid_utf8(void)
 
 static void test_cjk(void)
 {
-	/* 中华人民 */
+	/* 中华人民: bigrams, and each character beside the bigram it begins
+	 * (the last beside the last bigram): c is TOK_CJK_CHAR. */
 	CHECK_STR(toks("\xe4\xb8\xad\xe5\x8d\x8e\xe4\xba\xba\xe6\xb0\x91"),
-	          "\xe4\xb8\xad\xe5\x8d\x8e/C@0 \xe5\x8d\x8e\xe4\xba\xba/C@1 \xe4\xba\xba\xe6\xb0\x91/C@2");
+	          "\xe4\xb8\xad\xe5\x8d\x8e/C@0 \xe4\xb8\xad/c@0 "
+	          "\xe5\x8d\x8e\xe4\xba\xba/C@1 \xe5\x8d\x8e/c@1 "
+	          "\xe4\xba\xba\xe6\xb0\x91/C@2 \xe4\xba\xba/c@2 \xe6\xb0\x91/c@2");
 	/* A lone character between non-CJK is a unigram: a中b */
 	CHECK_STR(toks("a\xe4\xb8\xad" "b"), "a/W@0 \xe4\xb8\xad/C@1 b/W@2");
-	/* A two-character query is one bigram: 中文 */
-	CHECK_STR(toks("\xe4\xb8\xad\xe6\x96\x87"), "\xe4\xb8\xad\xe6\x96\x87/C@0");
+	/* A two-character run is one bigram and its two characters: 中文 */
+	CHECK_STR(toks("\xe4\xb8\xad\xe6\x96\x87"),
+	          "\xe4\xb8\xad\xe6\x96\x87/C@0 \xe4\xb8\xad/c@0 \xe6\x96\x87/c@0");
 	/* Hangul words: bigrams within each, a 1-syllable word is a unigram. 한국어 가 */
 	CHECK_STR(toks("\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 \xea\xb0\x80"),
-	          "\xed\x95\x9c\xea\xb5\xad/C@0 \xea\xb5\xad\xec\x96\xb4/C@1 \xea\xb0\x80/C@2");
-	/* Halfwidth katakana is normalised to fullwidth: ｶﾀ -> カタ */
-	CHECK_STR(toks("\xef\xbd\xb6\xef\xbe\x80"), "\xe3\x82\xab\xe3\x82\xbf/C@0");
+	          "\xed\x95\x9c\xea\xb5\xad/C@0 \xed\x95\x9c/c@0 "
+	          "\xea\xb5\xad\xec\x96\xb4/C@1 \xea\xb5\xad/c@1 \xec\x96\xb4/c@1 "
+	          "\xea\xb0\x80/C@2");
+	/* Halfwidth katakana is normalised to fullwidth, characters too: ｶﾀ -> カタ */
+	CHECK_STR(toks("\xef\xbd\xb6\xef\xbe\x80"),
+	          "\xe3\x82\xab\xe3\x82\xbf/C@0 \xe3\x82\xab/c@0 \xe3\x82\xbf/c@0");
 	/* Hiragana + Katakana mixed run, and a voiced mark stays with its kana:
-	 * か + U+3099 composes to が. */
+	 * か + U+3099 composes to が, alone as in the bigram. */
 	CHECK_STR(toks("\xe3\x81\x8b\xe3\x82\x99\xe3\x81\x84"),
-	          "\xe3\x81\x8c\xe3\x81\x84/C@0");
+	          "\xe3\x81\x8c\xe3\x81\x84/C@0 \xe3\x81\x8c/c@0 \xe3\x81\x84/c@0");
 	/* CJK next to Latin letters splits the run: abc中文def */
 	CHECK_STR(toks("abc\xe4\xb8\xad\xe6\x96\x87" "def"),
-	          "abc/W@0 \xe4\xb8\xad\xe6\x96\x87/C@1 def/W@2");
+	          "abc/W@0 \xe4\xb8\xad\xe6\x96\x87/C@1 \xe4\xb8\xad/c@1 "
+	          "\xe6\x96\x87/c@1 def/W@2");
 }
 
 static void test_long_terms(void)

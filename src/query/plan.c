@@ -85,6 +85,11 @@ typedef struct q_unit {
 static int collect_token(void *ctx, const text_token *tok)
 {
 	tok_list *l = ctx;
+	/* A query reads a CJK run through its bigrams; the characters the
+	 * index holds beside them serve a query of one character, which the
+	 * tokenizer gives as a lone TOK_CJK. */
+	if (tok->kind == TOK_CJK_CHAR)
+		return 0;
 	if (l->n >= Q_MAX_TOKENS) {
 		l->err = fa_err(FATHOM_ETOOBIG, "query has more than %d tokens", Q_MAX_TOKENS);
 		return l->err;

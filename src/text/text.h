@@ -48,7 +48,11 @@ enum text_token_kind {
 	                 * snake_case, a1b2, kebab-case): kept whole, unstemmed */
 	TOK_PART = 2,   /* one part of an identifier (get, user, name), stemmed */
 	TOK_NUM = 3,    /* digits (possibly with . or , inside: 2.0.1) */
-	TOK_CJK = 4     /* a CJK character bigram (or a lone character) */
+	TOK_CJK = 4,    /* a CJK character bigram (or a lone character) */
+	TOK_CJK_CHAR = 5 /* one character of a longer CJK run, at the position of
+	                  * the bigram it begins (the last: of the last bigram);
+	                  * indexed so that a one-character query finds it,
+	                  * skipped by the query planner */
 };
 
 typedef struct text_token {

@@ -27,6 +27,8 @@
  *    "getUserName" (whole) and the phrase "user name" (parts).
  *  - Han, Hiragana, Katakana and Hangul form CJK runs, indexed as
  *    overlapping bigrams (one position each); a lone character is a unigram.
+ *    Each character of a longer run is also emitted as TOK_CJK_CHAR beside
+ *    its bigram (the index holds it; a query reads only the bigrams).
  *  - Invalid UTF-8 separates and is counted (rule in utf8.c).
  *  - Terms are cut at TEXT_MAX_TERM bytes on a character boundary. A run of
  *    more than RUN_MAX_CHARS characters ends at its last joiner before the
@@ -590,7 +592,9 @@ static int is_nfkc_stable_cjk(const unsigned char *s, size_t len)
 	       (cp >= 0xAC00 && cp <= 0xD7A3);
 }
 
-static int emit_cjk(tokenizer *t, size_t start, size_t mid, size_t end)
+/* Emit the CJK term s[start, end) (a bigram whose second character begins
+ * at mid, or one character with mid == end) at position pos. */
+static int emit_cjk(tokenizer *t, size_t start, size_t mid, size_t end, uint32_t pos, int kind)
 {
 	char term[TEXT_MAX_TERM + 1];
 	uint8_t len;
@@ -611,14 +615,14 @@ static int emit_cjk(tokenizer *t, size_t start, size_t mid, size_t end)
 		if (len == 0)
 			return FATHOM_OK;
 	}
-	if (t->pos == UINT32_MAX)
-		return fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
-	int rc = emit(t, term, len, t->pos, start, end, TOK_CJK);
-	t->pos++;
-	return rc;
+	return emit(t, term, len, pos, start, end, kind);
 }
 
-/* Emit the bigrams of the CJK run starting at s[i]; returns its end. */
+/* Emit the CJK run starting at s[i]; returns its end. Each pair of
+ * neighbours is a bigram at its own position; each character of a longer
+ * run is also a TOK_CJK_CHAR at the position of the bigram it begins (the
+ * last one at the last bigram's), so one character finds every chunk that
+ * holds it. A lone character is one TOK_CJK unigram. */
 static int scan_cjk(tokenizer *t, size_t i, size_t *run_end)
 {
 	const unsigned char *s = t->s;
@@ -639,13 +643,26 @@ static int scan_cjk(tokenizer *t, size_t i, size_t *run_end)
 		i += len;
 		while (i < n && char_at(s, n, i, &len) == CC_MARK)
 			i += len;
-		rc = emit_cjk(t, prev_start, cur_start, i);
+		if (t->pos == UINT32_MAX)
+			return fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+		rc = emit_cjk(t, prev_start, cur_start, i, t->pos, TOK_CJK);
+		if (rc == FATHOM_OK)
+			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos, TOK_CJK_CHAR);
+		t->pos++;
 		count++;
 		prev_start = cur_start;
 		prev_end = i;
 	}
-	if (rc == FATHOM_OK && count == 0)
-		rc = emit_cjk(t, prev_start, prev_end, prev_end);
+	if (rc == FATHOM_OK) {
+		if (count > 0) {
+			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos - 1, TOK_CJK_CHAR);
+		} else if (t->pos == UINT32_MAX) {
+			rc = fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+		} else {
+			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos, TOK_CJK);
+			t->pos++;
+		}
+	}
 	*run_end = prev_end;
 	return rc;
 }
