@@ -410,12 +410,20 @@ typedef struct fathom_search_opts {
 	size_t n_field_weights;        /* entries in field_weights; fields past
 	                                * them keep their default; more than
 	                                * FATHOM_NFIELDS is FATHOM_EINVAL */
+	/* version 4 */
+	int strict;                    /* 1: a query that is not well formed
+	                                * fails with FATHOM_EINVAL and its
+	                                * column (an unclosed '(' or quote, a
+	                                * lone OR ...). 0 (default): it is read
+	                                * literally, as raw text, and the
+	                                * receipt says what was
+	                                * (fathom_results_literal) */
 } fathom_search_opts;
 
-/* Versions 1 and 2 (the weights inline) are accepted too. */
-#define FATHOM_SEARCH_OPTS_VERSION 3
+/* Versions 1 to 3 are accepted too (1 and 2 held the weights inline). */
+#define FATHOM_SEARCH_OPTS_VERSION 4
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
-	1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0 }
+	1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0, 0 }
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
 
 /* The retrieval sources and ranking stages a hit can owe its place to.
@@ -510,6 +518,10 @@ const char *fathom_results_parsed(const fathom_results *r);
  * document, which filter matches none, or which terms never meet in one
  * chunk ("\"kubernetes\" occurs in no document"). "" when there are hits. */
 const char *fathom_results_why(const fathom_results *r);
+/* What a lenient parse (fathom_search_opts.strict 0) read literally
+ * because as the dialect it was not well formed: "unclosed '(' at column
+ * 17; OR with no term after it at column 30". "" when nothing was. */
+const char *fathom_results_literal(const fathom_results *r);
 
 /* The filters that applied, before ranking, from the options and the
  * query: "library=fastapi version=0.110 lang=c path=GLOB" ("" for none). */

@@ -41,7 +41,11 @@ static void test_opts_init(void)
 	CHECK(so.version == sm.version && so.k == sm.k && so.match == sm.match && so.k1 == sm.k1 &&
 	      so.b == sm.b && so.snippet_bytes == sm.snippet_bytes && so.time_limit == 0 &&
 	      so.filters == NULL && so.path_glob == NULL && so.field_weights == NULL &&
-	      so.n_field_weights == 0);
+	      so.n_field_weights == 0 && so.strict == 0);
+	/* version 3: up to n_field_weights; strict (version 4) untouched */
+	memset(&so, 0xff, sizeof so);
+	CHECK_OK(fathom_search_opts_init(&so, 3));
+	CHECK(so.version == 3 && so.k == sm.k && so.n_field_weights == 0 && so.strict == -1);
 	/* versions 1 and 2 are read by their own layout, never made by _init */
 	CHECK_EQ(fathom_search_opts_init(&so, 1), FATHOM_EINVAL);
 	CHECK_EQ(fathom_search_opts_init(&so, 2), FATHOM_EINVAL);

@@ -240,7 +240,33 @@ static void test_conformance(void)
 		o.k = 50;
 		o.match = c->match;
 		fathom_results *r = NULL, *rx = NULL;
+		/* Lenient (the default): a syntax error of the strict reading
+		 * is read literally, and said so; a well-formed query reads the
+		 * same, with nothing read literally. */
 		int rc = fathom_search(&r, ix, c->q, &o);
+		if (c->parsed[0] == '!' && !strstr(c->parsed, "empty query") &&
+		    !strstr(c->parsed, "at least 2 characters")) {
+			/* "()" parses (as punctuation) but holds no word to search */
+			int nothing = rc == FATHOM_EINVAL && strstr(fathom_errmsg(), "no searchable terms");
+			if (!nothing && (rc != 0 || !*fathom_results_literal(r))) {
+				fprintf(stderr, "  case %zu [%s]: lenient: rc %d \"%s\", read literally \"%s\"\n",
+				        i, c->q, rc, rc ? fathom_errmsg() : "", fathom_results_literal(r));
+				test_failed_checks++;
+			}
+		} else if (c->parsed[0] != '!') {
+			if (rc != 0 || strcmp(fathom_results_parsed(r), c->parsed) != 0 ||
+			    *fathom_results_literal(r)) {
+				fprintf(stderr, "  case %zu [%s]: lenient: rc %d, parsed %s, read literally \"%s\"\n",
+				        i, c->q, rc, rc ? fathom_errmsg() : fathom_results_parsed(r),
+				        fathom_results_literal(r));
+				test_failed_checks++;
+			}
+		}
+		fathom_results_free(r);
+		r = NULL;
+		/* Strict: today's errors, with their columns. */
+		o.strict = 1;
+		rc = fathom_search(&r, ix, c->q, &o);
 		if (c->parsed[0] == '!') {
 			if (rc == 0 || !strstr(fathom_errmsg(), c->parsed + 1)) {
 				fprintf(stderr, "  case %zu [%s]: want error \"%s\", got %d \"%s\"\n", i, c->q,
@@ -285,6 +311,63 @@ static void test_conformance(void)
 	}
 	printf("     %zu conformance cases (%zu with their results checked)\n", checked, with_results);
 	CHECK(checked >= 80);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* Lenient reading: what the strict dialect refuses is read literally, and
+ * the receipt says what and where. */
+static const struct {
+	const char *q, *parsed, *literal;
+} lenient_cases[] = {
+	{ "apple (banana", "(AND apple banana)", "unclosed '(' at column 7" },
+	{ "apple) banana", "(AND apple banana)", "')' without a '(' at column 6" },
+	{ "apple \"banana", "(AND apple banana)", "unclosed '\"' at column 7" },
+	{ "apple OR", "(AND apple OR)", "OR with no term after it at column 7" },
+	{ "OR apple", "(AND OR apple)", "OR with no term before it at column 1" },
+	{ "apple | ", "(AND apple |)", "OR with no term after it at column 7" },
+	{ "-apple", "-apple", "'-' in a query of negations only at column 1" },
+	{ "fig library:alpha OR x", "(AND fig (OR library:alpha x))",
+	  "a filter as an OR alternative at column 5" },
+	{ "library:alpha", "library:alpha", "a filter with no terms at column 1" },
+	{ "(apple OR -banana)", "(OR apple -banana)", "a negation as an OR alternative at column 11" },
+	{ "apple () banana", "(AND apple banana)", "empty '()' at column 7" },
+	{ "title:path:apple", "title:path:apple", "a field inside another field at column 7" },
+	{ "Mulberry leaves (Morus alba", "(AND Mulberry leaves Morus alba)",
+	  "unclosed '(' at column 17" },
+	{ "(a (b \"c", "(AND a b c)",
+	  "unclosed '\"' at column 7; unclosed '(' at column 4; unclosed '(' at column 1" },
+};
+
+static void test_lenient(void)
+{
+	char *dir = test_tmpdir("dialect-lenient");
+	build(dir);
+	for (size_t i = 0; i < sizeof lenient_cases / sizeof lenient_cases[0]; i++) {
+		fathom_results *r = NULL;
+		int rc = fathom_search(&r, ix, lenient_cases[i].q, NULL);
+		if (rc || strcmp(fathom_results_parsed(r), lenient_cases[i].parsed) ||
+		    strcmp(fathom_results_literal(r), lenient_cases[i].literal)) {
+			fprintf(stderr, "  [%s]: rc %d %s, parsed %s, read literally \"%s\"\n",
+			        lenient_cases[i].q, rc, rc ? fathom_errmsg() : "",
+			        r ? fathom_results_parsed(r) : "", r ? fathom_results_literal(r) : "");
+			test_failed_checks++;
+		}
+		fathom_results_free(r);
+	}
+	/* blanks alone are still no query */
+	fathom_results *r = NULL;
+	CHECK_EQ(fathom_search(&r, ix, "  ", NULL), FATHOM_EINVAL);
+	/* strict keeps the column; version 3 of the options (no strict) is lenient */
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.strict = 1;
+	CHECK_EQ(fathom_search(&r, ix, "Mulberry leaves (Morus alba", &so), FATHOM_EINVAL);
+	CHECK(strstr(fathom_errmsg(), "column 17: this '(' is never closed"));
+	so.version = 3;
+	CHECK_OK(fathom_search(&r, ix, "apple (banana", &so));
+	CHECK(strcmp(fathom_results_literal(r), "unclosed '(' at column 7") == 0);
+	fathom_results_free(r);
 	fathom_close(ix);
 	test_rmrf(dir);
 	free(dir);
@@ -616,6 +699,7 @@ static void test_list_meta_and_time_limit(void)
 int main(void)
 {
 	RUN(test_conformance);
+	RUN(test_lenient);
 	RUN(test_negated_terms);
 	RUN(test_identifier_precision);
 	RUN(test_receipts_and_empties);

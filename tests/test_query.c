@@ -613,7 +613,7 @@ static void test_route(void)
 		o.match = FATHOM_MATCH_ANY;
 		q_ast t;
 		q_route r;
-		CHECK_OK(q_parse(&t, &a, "\"rate limiting\"", 15));
+		CHECK_OK(q_parse(&t, &a, "\"rate limiting\"", 15, 1));
 		CHECK_OK(q_route_query(&r, &a, &t, an, "\"rate limiting\"", &o, 0));
 		CHECK(r.top_binds == 0 && r.ident_any == 0);
 	}
@@ -623,7 +623,7 @@ static void test_route(void)
 		o.k = 7;
 		q_ast t;
 		q_route r;
-		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q)));
+		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q), 1));
 		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0));
 		if (r.top_binds != cases[i].binds)
 			fprintf(stderr, "  route of \"%s\": binds %d\n", cases[i].q, r.top_binds);
@@ -663,7 +663,7 @@ static void test_parse_group_counts(void)
 		q_ast t;
 		fbuf f;
 		fbuf_init(&f, 1u << 16);
-		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q)));
+		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q), 1));
 		q_ast_format(&t, &f);
 		fbuf_putc(&f, '\0');
 		CHECK_STR((const char *)f.data, cases[i].form);

@@ -151,6 +151,10 @@ static void put_receipt(fbuf *b, const fathom_results *r)
 {
 	fbuf_puts(b, "{\"parsed\":");
 	put_str(b, fathom_results_parsed(r));
+	if (*fathom_results_literal(r)) {
+		put_key(b, "read_literally", 0);
+		put_str(b, fathom_results_literal(r));
+	}
 	put_key(b, "filters", 0);
 	put_str(b, fathom_results_filters(r));
 	fbuf_puts(b, ",\"terms\":[");

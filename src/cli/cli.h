@@ -52,7 +52,7 @@ extern const struct option cli_search_longopts[];
 void cli_search_longopts_with(struct option *out, size_t cap, const struct option *extra);
 enum {
 	OPT_MATCH = 1000, OPT_FILTER, OPT_PATH, OPT_LANG, OPT_WEIGHT, OPT_K1, OPT_B,
-	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_SEARCH_LAST
+	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_STRICT, OPT_SEARCH_LAST
 };
 /* Filter strings collected by cli_search_opt (so->filters points here). */
 #define CLI_MAX_FILTERS 64

@@ -261,6 +261,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --json               JSON output (schema in docs/QUERY.md)\n"
 	  "  --explain            print the score parts of each hit\n"
 	  "  --exhaustive         score every candidate (no pruning; the reference)\n"
+	  "  --strict             a query that is not well formed fails with its column;\n"
+	  "                       by default it is read literally (--explain says what)\n"
 	  "  --batch FILE         run every line of FILE (or a BEIR queries .jsonl) as a query\n"
 	  "  --run FILE           with --batch: write a TREC run file\n"
 	  "  --timing-json        with --batch: print one JSON line of latency figures\n"

@@ -24,6 +24,7 @@ const struct option cli_search_longopts[] = {
 	{ "phrase-bonus", required_argument, NULL, OPT_PHRASE },
 	{ "prefix-bonus", required_argument, NULL, OPT_PREFIX },
 	{ "exhaustive", no_argument, NULL, OPT_EXHAUSTIVE },
+	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -106,6 +107,7 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 			so->prefix_bonus = (float)v;
 		return 1;
 	case OPT_EXHAUSTIVE: so->exhaustive = 1; return 1;
+	case OPT_STRICT: so->strict = 1; return 1;
 	default: return 0;
 	}
 }
@@ -151,7 +153,10 @@ static void print_human(const fathom_results *r, int color, int explain)
 {
 	size_t n = fathom_results_count(r);
 	if (explain) {
-		printf("query: %s\nterms:", fathom_results_parsed(r));
+		printf("query: %s\n", fathom_results_parsed(r));
+		if (*fathom_results_literal(r))
+			printf("read literally: %s\n", fathom_results_literal(r));
+		printf("terms:");
 		for (size_t i = 0; i < fathom_results_nterms(r); i++) {
 			int req = 0;
 			const char *t = fathom_results_term(r, i, &req);

@@ -240,6 +240,11 @@ int q_explain_query(fathom_results *r, ix_index *ix, const q_plan *plan, const q
 	rc = f.err ? f.err : q_results_set_parsed(r, f.len ? (const char *)f.data : "", f.len);
 	if (!rc)
 		rc = q_results_set_expansions(r, t);
+	if (!rc && t->nlit) {
+		fbuf_reset(&f);
+		q_ast_format_literal(t, &f);
+		rc = f.err ? f.err : q_results_set_literal(r, f.len ? (const char *)f.data : "", f.len);
+	}
 	if (!rc && filter->active) {
 		fbuf_reset(&f);
 		for (size_t i = 0; i < filter->n; i++)

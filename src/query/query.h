@@ -44,7 +44,7 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
                 const char *query, const fathom_search_opts *opts, fa_arena *work,
                 const struct q_glossary *gloss);
 
-/* Options of versions 1 and 2 (the field weights inline) read into the
+/* Options of versions 1 to 3 (1 and 2: the field weights inline) read into the
  * current layout: *out is opts itself when it is current, else tmp, whose
  * weights point into tmp_weights. Other versions are left for the check. */
 void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *tmp,

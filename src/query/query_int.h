@@ -52,6 +52,8 @@
 #define Q_MAX_NODES 512      /* words, phrases and operators */
 #define Q_MAX_DEPTH 16       /* nested parentheses */
 #define Q_MAX_QFILTERS 16    /* library:X and friends in one query */
+#define Q_MAX_LIT_NOTES 8    /* literal readings named in the receipt */
+#define Q_MAX_LENIENT_TRIES 64  /* rounds before every operator is literal */
 
 enum q_node_kind {
 	QN_WORD = 0,         /* a word (text), maybe a prefix (auth*) */
@@ -78,6 +80,12 @@ typedef struct q_qfilter {
 	uint32_t off;
 } q_qfilter;
 
+/* A lenient parse's literal reading, for the receipt. */
+typedef struct q_litnote {
+	const char *what;    /* static: "unclosed '('" */
+	uint32_t col;        /* column, in characters from 1 */
+} q_litnote;
+
 #define Q_MAX_EXPANSIONS 16
 
 /* A glossary expansion: the words as written and the group they became. */
@@ -100,12 +108,18 @@ typedef struct q_ast {
 	q_qfilter *filter;   /* filters written in the query */
 	uint32_t nfilters;
 	int strict;          /* an operator was used: the words are required */
+	q_litnote lit[Q_MAX_LIT_NOTES];   /* what a lenient parse read literally */
+	uint32_t nlit;       /* how many readings (more than the array holds) */
 } q_ast;
 
-/* Parse query (allocated in a). FATHOM_EINVAL with "column N: ..." for a
- * syntax error, an empty query, or one of negations only; FATHOM_ETOOBIG
- * past the limits above. */
-int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len);
+/* Parse query (allocated in a). strict: FATHOM_EINVAL with "column N: ..."
+ * for a syntax error, an empty query, or one of negations only. Lenient
+ * (strict 0): what would be a syntax error is read literally and noted in
+ * t->lit; FATHOM_EINVAL only for a query of blanks. FATHOM_ETOOBIG past
+ * the length limit; the node limit is FATHOM_EINVAL in both. */
+int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict);
+/* The literal readings for the receipt: "unclosed '(' at column 17; ..." */
+void q_ast_format_literal(const q_ast *t, fbuf *out);
 
 /* ---- expand.c: the glossary ---------------------------------------------------------- */
 
@@ -633,6 +647,8 @@ int q_results_new(fathom_results **out, const char *parsed);
 int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
 /* Why the answer is empty, in words ("\"kubernetes\" occurs in no document"). */
 int q_results_set_why(fathom_results *r, const char *s, size_t n);
+/* What the lenient parse read literally (q_ast_format_literal). */
+int q_results_set_literal(fathom_results *r, const char *s, size_t n);
 int q_results_set_filters(fathom_results *r, const char *s, size_t n);
 int q_results_set_expansions(fathom_results *r, const q_ast *t);
 /* The plan's terms (copied) and identifier receipts. */

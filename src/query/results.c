@@ -18,6 +18,7 @@ struct fathom_results {
 	size_t nterms;
 	const char *parsed;   /* the query's canonical form */
 	const char *why;      /* an empty answer's reason */
+	const char *literal;  /* what the lenient parse read literally */
 	const char *filters;  /* the filters applied, as key=value ... */
 	fathom_ident_receipt *idents;
 	size_t nidents;
@@ -96,6 +97,17 @@ const char *fathom_results_why(const fathom_results *r)
 	return r && r->why ? r->why : "";
 }
 
+const char *fathom_results_literal(const fathom_results *r)
+{
+	return r && r->literal ? r->literal : "";
+}
+
+int q_results_set_literal(fathom_results *r, const char *s, size_t n)
+{
+	r->literal = fa_arena_strndup(&r->arena, s, n);
+	return r->literal ? 0 : fa_err(FATHOM_ENOMEM, "results");
+}
+
 int q_results_set_why(fathom_results *r, const char *s, size_t n)
 {
 	r->why = fa_arena_strndup(&r->arena, s, n);
@@ -148,7 +160,7 @@ int q_results_new(fathom_results **out, const char *parsed)
 		return fa_err(FATHOM_ENOMEM, "results");
 	fa_arena_init(&r->arena, 16 * 1024, 0);
 	r->parsed = fa_arena_strndup(&r->arena, parsed ? parsed : "", parsed ? strlen(parsed) : 0);
-	r->why = r->filters = "";
+	r->why = r->filters = r->literal = "";
 	if (!r->parsed) {
 		fathom_results_free(r);
 		return fa_err(FATHOM_ENOMEM, "results");

@@ -12,7 +12,7 @@
  * candidate list; fuse makes one pool of them; rerank (when a reranker is
  * given) reorders its best; explain alone builds what the caller sees.
  *
- * Search options are checked here; those of versions 1 and 2 are read into
+ * Search options are checked here; those of versions 1 to 3 are read into
  * the current layout first (q_search_opts_upgrade, for fathom_search).
  *
  * All per-query memory comes from one arena released at the end.
@@ -70,6 +70,15 @@ void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *t
                            float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out)
 {
 	*out = opts;
+	if (opts && opts->version == 3) {
+		/* a prefix of version 4: strict (0) is new */
+		fathom_search_opts cur = FATHOM_SEARCH_OPTS_INIT;
+		memcpy(&cur, opts, offsetof(fathom_search_opts, strict));
+		cur.version = FATHOM_SEARCH_OPTS_VERSION;
+		*tmp = cur;
+		*out = tmp;
+		return;
+	}
 	if (!opts || (opts->version != 1 && opts->version != 2))
 		return;
 	/* A version 1 caller's struct ends before time_limit: read no further. */
@@ -133,7 +142,7 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 	q_pool pool;
 	fathom_results *r = NULL;
 	/* parse */
-	if ((rc = q_parse(&ast, work, query, strlen(query))))
+	if ((rc = q_parse(&ast, work, query, strlen(query), opts->strict)))
 		goto cleanup;
 	/* route, on the query as written */
 	if ((rc = q_route_query(&route, work, &ast, an, query, opts,

@@ -28,7 +28,7 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 {
 	*text = NULL;
 	static const char *const known[] = { "query", "k", "mode", "filters", "path", "lang",
-	                                     "explain", "snippet_bytes", NULL };
+	                                     "explain", "snippet_bytes", "strict", NULL };
 	if (!json_is_object(args)) {
 		sv_err_set(e, 400, "the request must be a JSON object");
 		return -1;
@@ -38,7 +38,7 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *query = NULL, *mode = NULL, *path = NULL, *lang = NULL;
 	long long k = so.k, snip = so.snippet_bytes, kmin, kmax, smin, smax, qmax;
-	int explain = 0;
+	int explain = 0, strict = 0;
 	sv_limit(FATHOM_LIMIT_K, SV_CAP_K, &kmin, &kmax);
 	sv_limit(FATHOM_LIMIT_SNIPPET_BYTES, SV_CAP_SNIPPET, &smin, &smax);
 	sv_limit(FATHOM_LIMIT_QUERY_BYTES, SV_CAP_QUERY, NULL, &qmax);
@@ -46,6 +46,7 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 	    sv_arg_int(args, "k", kmin, kmax, &k, e) < 0 || sv_arg_str(args, "mode", &mode, 16, e) < 0 ||
 	    sv_arg_str(args, "path", &path, 1024, e) < 0 || sv_arg_str(args, "lang", &lang, 64, e) < 0 ||
 	    sv_arg_bool(args, "explain", &explain, e) < 0 ||
+	    sv_arg_bool(args, "strict", &strict, e) < 0 ||
 	    sv_arg_int(args, "snippet_bytes", smin, smax, &snip, e) < 0)
 		return -1;
 	if (!query) {
@@ -53,6 +54,7 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 		return -1;
 	}
 	so.k = (uint32_t)k;
+	so.strict = strict;
 	so.snippet_bytes = (uint32_t)snip;
 	so.time_limit = sv_options(s)->request_timeout;   /* 504 past it */
 	so.path_glob = path;
