@@ -336,6 +336,7 @@ static const struct {
 	{ "title:path:apple", "title:path:apple", "a field inside another field at column 7" },
 	{ "Mulberry leaves (Morus alba", "(AND Mulberry leaves Morus alba)",
 	  "unclosed '(' at column 17" },
+	{ "of (-)-epicatechin", "(AND of - -epicatechin)", "an operator before ')' at column 5" },
 	{ "(a (b \"c", "(AND a b c)",
 	  "unclosed '\"' at column 7; unclosed '(' at column 4; unclosed '(' at column 1" },
 };

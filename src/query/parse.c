@@ -325,9 +325,11 @@ static int parse_unary(pstate *st, int depth, uint8_t scope, int top, uint32_t *
 {
 	size_t off = st->i;
 	char ch = st->q[off];
-	/* -word, !word; "--flag" and "!!" stay words */
+	/* -word, !word at the start of a word; "--flag" and "!!" stay words,
+	 * and so does a '-' glued to what is before it: "(-)-epicatechin" */
 	if ((ch == '-' || ch == '!') && !literal(st, off) && off + 1 < st->len && !sep(st, off + 1) &&
-	    st->q[off + 1] != '-' && st->q[off + 1] != '!') {
+	    st->q[off + 1] != '-' && st->q[off + 1] != '!' &&
+	    (off == 0 || sep(st, off - 1) || op(st, off - 1, '('))) {
 		st->i++;
 		uint32_t child;
 		int rc = parse_primary(st, depth, scope, 0, &child);
