@@ -78,6 +78,13 @@ expect_out "user.c" "$F" search --index "$IX" "http request"
 expect_out "server.py" "$F" search --index "$IX" handle_login
 expect_out "zh.txt" "$F" search --index "$IX" "北京"
 expect_out "zh.txt" "$F" search --index "$IX" "人民"
+# lenient by default: an unclosed '(' is read literally and --explain says so;
+# --strict keeps the syntax error and its column
+expect_out "Authentication guide" "$F" search --index "$IX" "rate (limiting"
+expect_out "^read literally: unclosed '\(' at column 6" "$F" search --index "$IX" --explain "rate (limiting"
+expect_rc 2 "$F" search --index "$IX" --strict "rate (limiting"
+"$F" search --index "$IX" --strict "rate (limiting" 2>&1 | grep -q "column 6: this '(' is never closed" && ok ||
+	fail "--strict: no syntax error with its column"
 expect_out '"id":"[^"]*auth.md".*"lines":\[[0-9]+,[0-9]+\].*"score":[0-9.]+.*"matched":\{[^}]*"body":\["throttl' \
 	"$F" search --index "$IX" --json throttled
 expect_out '"highlights":\[\[[0-9]+,[0-9]+\]' "$F" search --index "$IX" --json "refresh token"

@@ -32,10 +32,12 @@ cand=$("$F" glossary --index "$T/ix" --json pending | jq -r '.id' | head -1)
 this is not json
 [{"jsonrpc":"2.0","id":17,"method":"ping"}]
 {"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"search","arguments":{"query":"TLS"}}}
+{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"search","arguments":{"query":"session (tokens"}}}
+{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"search","arguments":{"query":"session (tokens","strict":true}}}
 MSG
 rc=$?
 [ $rc -eq 0 ] && ok || fail "fathom mcp exit $rc: $(cat "$T/err")"
-[ "$(wc -l < "$T/out")" = 19 ] && ok || fail "$(wc -l < "$T/out") answers, want 19 (one per request, none for the notification)"
+[ "$(wc -l < "$T/out")" = 21 ] && ok || fail "$(wc -l < "$T/out") answers, want 21 (one per request, none for the notification)"
 jq -e . "$T/out" > /dev/null 2>&1 && ok || fail "an answer is not JSON"
 a() { jq -c "select(.id == $1)" "$T/out"; }   # the answer to request id
 check() { # ID JQ_TEST what
@@ -61,6 +63,8 @@ check 16 '.error.code == -32602' "arguments not an object"
 jq -e 'select(.id == null) | .error.code' "$T/out" | grep -qx -- -32700 && ok || fail "parse error"
 jq -e 'select(.id == null) | .error.code' "$T/out" | grep -qx -- -32600 && ok || fail "batch refused"
 check 18 '.result.isError == false and .result.structuredContent.count >= 1' "search after review"
+check 19 '.result.isError == false and .result.structuredContent.count >= 1 and .result.structuredContent.receipt.read_literally == "unclosed '"'('"' at column 9"' "lenient search: read literally"
+check 20 '.result.isError == true and (.result.content[0].text | test("column 9: this .*is never closed"))' "strict search: the syntax error"
 # the review was committed: the candidate is a group now, the lock let go
 "$F" glossary --index "$T/ix" --json list group > "$T/groups" 2>&1
 jq -e 'select(.terms == ["tls","transport layer security"])' "$T/groups" > /dev/null && ok ||

@@ -42,6 +42,12 @@ s=$(req POST /search '{"query":"session tokens","k":5}')
 is 200 "$s" '.count >= 1 and .results[0].path == "docs/auth.md" and (.results[0].match_lines | index(3))' "search"
 s=$(req POST /search '{"query":"TC-1001","explain":true}')
 is 200 "$s" '.receipt.identifiers[0].key == "tc-1001" and (.results | length) == 2 and .results[0].score_parts != null' "identifier search"
+s=$(req POST /search '{"query":"session (tokens"}')
+is 200 "$s" '.count >= 1 and .receipt.read_literally == "unclosed '"'('"' at column 9"' "lenient search"
+s=$(req POST /search '{"query":"session (tokens","strict":true}')
+is 400 "$s" '.error.message | test("column 9: this .*is never closed")' "strict search"
+s=$(req POST /search '{"query":"session tokens","strict":false}')
+is 200 "$s" '.count >= 1 and .receipt.read_literally == null' "well formed: nothing read literally"
 s=$(req POST /search '{"query":"zebra giraffe"}'); is 200 "$s" '.count == 0 and (.why | length) > 0' "empty search says why"
 s=$(req POST /search '{"query":"token","lang":"c","k":3}'); is 200 "$s" '.count == 1 and .results[0].path == "src/token.c"' "lang filter"
 s=$(req POST /search '{"query":"token","path":"docs/*","k":5}'); is 200 "$s" '.count >= 1 and ([.results[].path | startswith("docs/")] | all)' "path filter"
