@@ -291,6 +291,8 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 	}
 	/* Formed in the order of q_bonus_bound, so the bound holds exactly. */
 	double bonus = 1.0;
+	if (c->coord_n >= 2)
+		bonus *= q_coord_share(c, may);
 	if (p->seq.n >= 2 && c->phrase_bonus != 1.0) {
 		uint32_t pairs = 0, term[2];
 		int32_t off[2];

@@ -139,6 +139,8 @@ typedef struct q_route {
 	int top_binds;       /* the top level's words are required */
 	int ident_any;       /* they are optional (the query ranks), and there
 	                      * are some: a chunk needs one of its identifiers */
+	int coord;           /* they are optional, and a chunk holding more of
+	                      * them earns the coordination bonus */
 	uint32_t k;          /* hits presented */
 	uint32_t fetch;      /* candidates each source retrieves (>= k) */
 } q_route;
@@ -228,6 +230,8 @@ typedef struct q_plan {
 	int prefix_truncated; /* a prefix began more terms than were searched */
 	const char *empty_prefix; /* a prefix that began no indexed term */
 	uint32_t empty_prefix_len;
+	int coord;           /* the coordination bonus rewards holding more of
+	                      * the sequence's terms (route.c decided) */
 } q_plan;
 
 /* The identify stage: the exact identifiers of the query's top level into
@@ -393,6 +397,9 @@ typedef struct q_ctx {
 	uint32_t ticks;           /* candidates since the last look at the clock */
 	double phrase_bonus, prefix_bonus;
 	uint64_t seq_mask;        /* the terms of plan->seq */
+	uint64_t coord_mask;      /* the terms the coordination bonus counts
+	                           * (0: none) */
+	uint32_t coord_n;         /* how many */
 	double seg_bonus;         /* largest bonus product in this segment */
 	ix_term_info *ti;         /* [seg * nterms + term] */
 	uint8_t *ti_found;
@@ -443,9 +450,21 @@ static inline uint32_t q_seq_pairs_possible(const q_ctx *c, uint64_t mask)
 	return n;
 }
 
+/* The coordination bonus rewards a chunk for the share of the query's words
+ * it holds: 1 + (Q_COORD_BONUS - 1) * found / words, so a chunk holding
+ * every word gets the full bonus and one missing some a smaller part; the
+ * ranking stays a disjunction (every chunk holding a word may answer). */
+static inline double q_coord_share(const q_ctx *c, uint64_t mask)
+{
+	double share = (double)__builtin_popcountll(mask & c->coord_mask) / (double)c->coord_n;
+	return 1.0 + (Q_COORD_BONUS - 1.0) * share;
+}
+
 static inline double q_bonus_bound(const q_ctx *c, uint64_t may, uint64_t title, uint64_t head)
 {
 	double bonus = 1.0;
+	if (c->coord_n >= 2)
+		bonus *= q_coord_share(c, may);
 	if (c->plan->seq.n >= 2 && c->phrase_bonus != 1.0)
 		bonus *= q_phrase_share(c, q_seq_pairs_possible(c, may));
 	if ((c->seq_mask & ~(may & title)) == 0 || (c->seq_mask & ~(may & head)) == 0)

@@ -5,13 +5,18 @@
  * presents (k) and how many candidates each source retrieves for them (the
  * over-fetch). Every later stage reads this decision; none makes its own.
  *
- * AUTO tells keyword queries from natural language: at most
+ * AUTO, the default, never starves: the top level's words are optional, so
+ * a ranked disjunction answers every query any of whose words occur
+ * (requiring them all left a tenth of CoSQA's short questions unanswered).
+ * It still tells keyword queries from natural language: at most
  * Q_AUTO_MAX_KEYWORDS keywords (non-stopword units of the top level, as
- * plan.c splits it into units) with no stop word among them and no sentence
- * punctuation at the end is a keyword query and requires its words;
- * anything else (a question, a claim) ranks disjunctively, as BM25
- * baselines do, because requiring every word of a sentence answers almost
- * nothing. ALL, or any operator in the query, requires them; ANY never.
+ * plan.c splits it into units) with no stop word among them and no
+ * sentence punctuation at the end is a keyword query, whose chunks earn
+ * the coordination bonus for holding more of its words (Q_COORD_BONUS
+ * for all of them), so those holding all rank first unless BM25 says
+ * clearly otherwise; anything else (a question, a claim) ranks by BM25
+ * alone. ALL, or any operator in the query, requires the words; ANY never,
+ * and earns no coordination bonus.
  */
 #include "query/query_int.h"
 
@@ -27,9 +32,9 @@ static int ends_like_sentence(const char *q)
 	return n > 1 && (q[n - 1] == '.' || q[n - 1] == '?' || q[n - 1] == '!');
 }
 
-/* The top level binds under AUTO: a keyword query, or one of stop words
- * alone (nothing else to rank by). */
-static int auto_binds(uint32_t keywords, uint32_t stopwords, int sentence)
+/* A keyword query under AUTO: a few words with no stop word, or one of
+ * stop words alone (nothing else to rank by). */
+static int keyword_query(uint32_t keywords, uint32_t stopwords, int sentence)
 {
 	if (keywords == 0)
 		return 1;
@@ -54,8 +59,13 @@ int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, co
 	int rc = q_plan_top_units(t, an, a, &keywords, &stopwords);
 	if (rc)
 		return rc;
-	r->top_binds = o->match == FATHOM_MATCH_AUTO &&
-	               auto_binds(keywords, stopwords, ends_like_sentence(query));
+	/* The words stay optional: a ranked disjunction answers every query
+	 * any of whose words occur. A keyword query's chunks that hold more of
+	 * its words earn the coordination bonus (all of them: the full one);
+	 * a sentence's do not, since measured, coordination over a
+	 * sentence's words ranks worse than plain BM25. */
+	r->coord = o->match == FATHOM_MATCH_AUTO &&
+	           keyword_query(keywords, stopwords, ends_like_sentence(query));
 	/* Expansion leaves optional words as they are, so these units are
 	 * also the plan's. */
 	r->ident_any = !r->top_binds && keywords + stopwords > 0;

@@ -162,6 +162,7 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 	if ((rc = q_identify(&plan, work, ix, &ast, route.ident_any)) ||
 	    (rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds)))
 		goto cleanup;
+	plan.coord = route.coord;
 	/* retrieve */
 	if ((rc = q_filter_init(&filter, work, opts, &ast)) ||
 	    (rc = q_keyword_retrieve(&kw, work, ix, an, &plan, &filter, opts, route.fetch, &lists[0])))
