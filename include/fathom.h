@@ -492,6 +492,12 @@ typedef struct fathom_hit {
 	 * snippet and lines are the indexed copy's. Checked (one stat) only
 	 * for hits with a snippet: 0 when snippet_bytes is 0 */
 	int stale;
+	/* The words of the query's top level (as typed) that the chunk lacks,
+	 * each once, in query order: under the default matching mode a hit
+	 * need not hold every word. Part of the keyword receipt (n_missing 0
+	 * without one). */
+	const char *const *missing;
+	uint32_t n_missing;
 } fathom_hit;
 
 /* The entry of sources for source, or NULL when it did not rank the hit. */

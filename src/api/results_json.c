@@ -130,7 +130,13 @@ static void put_hit(fbuf *b, const fathom_hit *h, size_t rank)
 		}
 		fbuf_putc(b, ']');
 	}
-	fbuf_putc(b, '}');
+	fbuf_puts(b, "},\"missing\":[");
+	for (uint32_t j = 0; j < h->n_missing; j++) {
+		if (j)
+			fbuf_putc(b, ',');
+		put_str(b, h->missing[j]);
+	}
+	fbuf_putc(b, ']');
 	put_key(b, "snippet", 0);
 	put_str(b, h->snippet);
 	fbuf_puts(b, ",\"highlights\":[");

@@ -220,6 +220,14 @@ static void print_human(const fathom_results *r, int color, int explain)
 					printf(" %s", h->matched[f][j]);
 				fputc('\n', stdout);
 			}
+			if (h->n_missing) {
+				printf("     missing ");
+				for (uint32_t j = 0; j < h->n_missing; j++) {
+					fputc(' ', stdout);
+					cli_put_name(stdout, h->missing[j]);
+				}
+				fputc('\n', stdout);
+			}
 			if (h->n_match_lines) {
 				printf("     lines   ");
 				for (uint32_t j = 0; j < h->n_match_lines; j++)

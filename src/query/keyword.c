@@ -148,6 +148,38 @@ static int hit_tf(const q_ctx *c, ix_postings *p, uint32_t s, uint32_t d,
 	return 0;
 }
 
+/* The words of the query sequence the chunk lacks (tf 0 in every field),
+ * as typed, each term once, in query order. */
+static int missing_words(const q_plan *pl, uint16_t (*tf)[FATHOM_NFIELDS], fa_arena *a,
+                         fathom_hit *h)
+{
+	uint64_t seen = 0;
+	uint32_t n = 0;
+	const char **v = fa_arena_alloc(a, (pl->seq.n ? pl->seq.n : 1) * sizeof *v);
+	if (!v)
+		return fa_err(FATHOM_ENOMEM, "hit receipt");
+	for (uint32_t i = 0; i < pl->seq.n; i++) {
+		uint32_t t = pl->seq.term[i];
+		if (t >= 64 || (seen >> t & 1))
+			continue;
+		seen |= 1ull << t;
+		int held = 0;
+		for (int f = 0; f < FATHOM_NFIELDS; f++)
+			held |= tf[t][f] > 0;
+		if (held)
+			continue;
+		const q_term *qt = &pl->terms[t];
+		const char *w = qt->src ? fa_arena_strndup(a, qt->src, qt->src_len)
+		                        : fa_arena_strndup(a, qt->text, qt->len);
+		if (!w)
+			return fa_err(FATHOM_ENOMEM, "hit receipt");
+		v[n++] = w;
+	}
+	h->missing = v;
+	h->n_missing = n;
+	return 0;
+}
+
 /* Field parts of the score and the matched terms of each field. Each
  * term's score is split across fields in proportion to the field's share
  * of its tf~. */
@@ -201,7 +233,7 @@ static int kw_receipt(const q_source *self, const q_cand *cand, const ix_chunk_i
 	h->n_matched = nm;
 	h->matched = matched;
 	h->bonus = ref->bonus;
-	return 0;
+	return missing_words(pl, tf, a, h);
 }
 
 /* The window of the chunk's text holding the most distinct query terms. */
