@@ -25,13 +25,17 @@ typedef struct dcase {
 static const dcase cases[] = {
 	/* words, AND */
 	{ "apple", "apple", "d1 d17 d2 d4 d5", AUTO },
-	{ "apple banana", "(AND apple banana)", "d1 d4", AUTO },
+	/* the default ranks: every chunk with either word (both first);
+	 * ALL, or an explicit AND, requires both */
+	{ "apple banana", "(AND apple banana)", "d1 d17 d2 d3 d4 d5", AUTO },
+	{ "apple banana", "(AND apple banana)", "d1 d4", ALL },
 	{ "apple & banana", "(AND apple banana)", "d1 d4", AUTO },
 	{ "apple && banana", "(AND apple banana)", "d1 d4", AUTO },
 	{ "apple AND banana", "(AND apple banana)", "d1 d4", AUTO },
-	{ "apple - banana", "(AND apple banana)", "d1 d4", AUTO },
+	{ "apple - banana", "(AND apple banana)", "d1 d4", ALL },
 	{ "apple banana cherry", "(AND apple banana cherry)", "d4", ALL },
-	{ "apple zzzz", "(AND apple zzzz)", "", AUTO },
+	{ "apple zzzz", "(AND apple zzzz)", "", ALL },
+	{ "apple zzzz", "(AND apple zzzz)", "d1 d17 d2 d4 d5", AUTO },
 	{ "zzzz", "zzzz", "", AUTO },
 	{ "apple zzzz", "(AND apple zzzz)", "d1 d17 d2 d4 d5", ANY },
 	/* phrases */
@@ -126,13 +130,13 @@ static const dcase cases[] = {
 	{ "std::vector", "std::vector", "d18", AUTO },
 	{ "--verbose", "--verbose", "d20", AUTO },
 	{ "apple-pie", "apple-pie", "d17", AUTO },
-	{ "apple pie", "(AND apple pie)", "d17", AUTO },
+	{ "apple pie", "(AND apple pie)", "d17", ALL },
 	{ "v2.0.1", "v2.0.1", "d12", AUTO },
 	/* an identifier keeps its field scope, and a prefix is no identifier */
 	{ "title:v2.0.1", "title:v2.0.1", "", AUTO },
 	{ "body:v2.0.1", "body:v2.0.1", "d12", AUTO },
 	{ "v2.0*", "v2.0*", "d12", AUTO },
-	{ "unknown:fig", "unknown:fig", "", AUTO },
+	{ "unknown:fig", "unknown:fig", "", ALL },
 	{ "title:", "title:", NULL, AUTO },
 	/* errors: a column and what was expected */
 	{ "OR apple", "!column 1: OR needs a term before it", NULL, AUTO },
@@ -494,12 +498,13 @@ static void test_receipts_and_empties(void)
 		const char *q, *filter, *why;
 	} empties[] = {
 		{ "kubernetes", NULL, "\"kubernetes\" occurs in no document" },
-		{ "apple kubernetes", NULL, "\"kubernetes\" occurs in no document" },
+		{ "kubernetes zzzz", NULL, "none of \"kubernetes\", \"zzzz\" occurs in any document" },
+		{ "apple AND kubernetes", NULL, "\"kubernetes\" occurs in no document" },
 		{ "fig", "version=2.1", "filter version=2.1 matches no document" },
 		{ "fig library:gamma", NULL, "filter library=gamma matches no document" },
 		{ "fig lang:c", NULL, "no chunk holds \"fig\" among the documents the filters allow" },
 		{ "zzzz*", NULL, "\"zzzz*\" begins no indexed word" },
-		{ "apple elderberry", NULL, "no chunk holds \"apple\", \"elderberry\" together" },
+		{ "apple AND elderberry", NULL, "no chunk holds \"apple\", \"elderberry\" together" },
 		{ "TC-9999", NULL, "identifier TC-9999 occurs in no document" },
 	};
 	for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {

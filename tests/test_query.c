@@ -160,7 +160,7 @@ static void test_bm25f_hand_computed(void)
 	CHECK_EQ(fathom_results_nterms(r), 1);
 	int req = -1;
 	CHECK_STR(fathom_results_term(r, 0, &req), "appl"); /* stemmed */
-	CHECK_EQ(req, 1);
+	CHECK_EQ(req, 0); /* AUTO requires no word: it ranks */
 	CHECK(fathom_results_term(r, 1, NULL) == NULL);
 	fathom_results_free(r);
 
@@ -260,9 +260,21 @@ static void test_match_modes(void)
 	if (!ix)
 		return;
 	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
-	fathom_results *r = run(ix, "red green", &o); /* AUTO, 2 keywords: all */
-	CHECK_EQ(fathom_results_count(r), 1);
+	/* AUTO, 2 keywords: every chunk with either word answers, the one with
+	 * both first; the others' receipts name the word they lack. */
+	fathom_results *r = run(ix, "red green", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
 	CHECK_STR(hit_key(r, 0), "rg");
+	for (size_t i = 0; i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		if (strcmp(h->doc_id, "rg") == 0) {
+			CHECK_EQ(h->n_missing, 0);
+		} else {
+			CHECK_EQ(h->n_missing, 1);
+			if (h->n_missing == 1)
+				CHECK_STR(h->missing[0], strcmp(h->doc_id, "rb") == 0 ? "green" : "red");
+		}
+	}
 	fathom_results_free(r);
 
 	o.match = FATHOM_MATCH_ANY;
@@ -302,13 +314,101 @@ static void test_match_modes(void)
 	r = run(ix, "red green blue yellow purple", &o);
 	CHECK_EQ(fathom_results_count(r), 3);
 	fathom_results_free(r);
-	/* AUTO, stopwords only: all required. */
+	/* AUTO, stop words only: the chunk holding them. */
 	r = run(ix, "the of", &o);
 	CHECK_EQ(fathom_results_count(r), 1);
 	CHECK_STR(hit_key(r, 0), "th");
 	fathom_results_free(r);
 	r = run(ix, "of red", &o);
 	CHECK_EQ(fathom_results_count(r), 3);
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
+/* The default never starves: a short keyword query whose words occur, but
+ * in different chunks and none holding all, is answered (it was "no
+ * results" when AUTO required every word of a keyword query); a chunk
+ * holding all the words outranks those missing some, even where BM25 alone
+ * ranks it lower; each receipt names the words its chunk lacks; and ALL
+ * keeps the strict meaning. */
+static void test_never_starves(void)
+{
+	tdoc docs[] = {
+		{ "ab", NULL, NULL, NULL, "alpha beta", NULL, NULL, NULL },
+		{ "bg", NULL, NULL, NULL, "beta gamma", NULL, NULL, NULL },
+		{ "ag", NULL, NULL, NULL, "alpha gamma", NULL, NULL, NULL },
+		{ "z1", NULL, NULL, NULL, "zeta", NULL, NULL, NULL },
+		{ "z2", NULL, NULL, NULL, "zeta", NULL, NULL, NULL },
+		{ "z3", NULL, NULL, NULL, "zeta", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, sizeof docs / sizeof docs[0]);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	fathom_results *r = run(ix, "alpha beta gamma", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	for (size_t i = 0; i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		CHECK_EQ(h->n_missing, 1);
+		const char *want = strcmp(h->doc_id, "ab") == 0 ? "gamma"
+		                   : strcmp(h->doc_id, "bg") == 0 ? "alpha" : "beta";
+		if (h->n_missing == 1)
+			CHECK_STR(h->missing[0], want);
+	}
+	fathom_results_free(r);
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, "alpha beta gamma", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+
+	/* A word no chunk holds is missing from every hit; the query is
+	 * still answered by the word that occurs. */
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "zeta nowhereword", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	for (size_t i = 0; i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		CHECK_EQ(h->n_missing, 1);
+		if (h->n_missing == 1)
+			CHECK_STR(h->missing[0], "nowhereword");
+	}
+	fathom_results_free(r);
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, "zeta nowhereword", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+	drop_index(ix, dir);
+
+	/* "dd" scores higher on delta than "de" does on both (tf 3 in a short
+	 * chunk against tf 1 each in a long one), yet "de" holds every word:
+	 * the coordination bonus puts it first. */
+	tdoc two[] = {
+		{ "ab", NULL, NULL, NULL, "alpha beta", NULL, NULL, NULL },
+		{ "dd", NULL, NULL, NULL, "delta delta delta", NULL, NULL, NULL },
+		{ "de", NULL, NULL, NULL,
+		  "epsilon words words words words words words words words words words words words delta",
+		  NULL, NULL, NULL },
+		{ "z1", NULL, NULL, NULL, "zeta", NULL, NULL, NULL },
+	};
+	ix = make_index(&dir, two, sizeof two / sizeof two[0]);
+	if (!ix)
+		return;
+	o.match = FATHOM_MATCH_ANY;
+	r = run(ix, "delta epsilon", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_STR(hit_key(r, 0), "dd");
+	fathom_results_free(r);
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "delta epsilon", &o);
+	CHECK_EQ(fathom_results_count(r), 2);
+	CHECK_STR(hit_key(r, 0), "de");
+	if (fathom_results_count(r) == 2) {
+		CHECK_EQ(fathom_results_hit(r, 0)->n_missing, 0);
+		CHECK_EQ(fathom_results_hit(r, 1)->n_missing, 1);
+		if (fathom_results_hit(r, 1)->n_missing == 1)
+			CHECK_STR(fathom_results_hit(r, 1)->missing[0], "epsilon");
+	}
 	fathom_results_free(r);
 	drop_index(ix, dir);
 }
@@ -348,12 +448,13 @@ static void test_phrases(void)
 	CHECK_EQ(fathom_results_count(r), 4);
 	for (size_t i = 0; i < fathom_results_count(r); i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
+		/* each holds both words: the full coordination bonus */
 		if (strcmp(h->doc_id, "qbf") == 0)
-			CHECK(close_to(h->bonus, o.phrase_bonus));
+			CHECK(close_to(h->bonus, Q_COORD_BONUS * o.phrase_bonus));
 		else if (strcmp(h->doc_id, "ttl") == 0)
-			CHECK(close_to(h->bonus, (double)o.phrase_bonus * o.prefix_bonus));
+			CHECK(close_to(h->bonus, Q_COORD_BONUS * o.phrase_bonus * o.prefix_bonus));
 		else
-			CHECK(h->bonus == 1.0);
+			CHECK(close_to(h->bonus, Q_COORD_BONUS));
 	}
 	fathom_results_free(r);
 	drop_index(ix, dir);
@@ -370,7 +471,8 @@ static void test_identifiers(void)
 	if (!ix)
 		return;
 	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
-	/* No segment holds "getusername": the phrase of its parts. */
+	/* No segment holds "getusername": the phrase of its parts, required
+	 * by default too (a keyword query's identifier is one token). */
 	fathom_results *r = run(ix, "getUserName", &o);
 	CHECK_EQ(fathom_results_count(r), 1);
 	CHECK_STR(hit_key(r, 0), "prose");
@@ -511,8 +613,9 @@ static void test_snippets(void)
 	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
 	o.snippet_bytes = 80;
 	fathom_results *r = run(ix, "kernel scheduler runs", &o);
-	CHECK_EQ(fathom_results_count(r), 1);
-	if (fathom_results_count(r) == 1) {
+	CHECK_EQ(fathom_results_count(r), 2); /* "o" holds scheduler */
+	CHECK_STR(hit_key(r, 0), "s");
+	if (fathom_results_count(r) == 2) {
 		const fathom_hit *h = fathom_results_hit(r, 0);
 		CHECK(strchr(h->snippet, '\n') == NULL);
 		CHECK(strstr(h->snippet, "  ") == NULL);
@@ -583,27 +686,28 @@ static void test_empty_and_none(void)
 }
 
 /* The route stage: the one decision whether the top level's words bind
- * (the matching mode; under AUTO keyword queries against natural
- * language), k and the over-fetch. */
+ * (the matching mode: ALL or an operator; AUTO never), whether they earn
+ * the coordination bonus (AUTO's keyword queries, not natural language),
+ * k and the over-fetch. */
 static void test_route(void)
 {
 	static const struct {
 		const char *q;
-		int match, binds;
+		int match, binds, coord;
 	} cases[] = {
-		{ "rate limiting", FATHOM_MATCH_AUTO, 1 },
-		{ "how does rate limiting work", FATHOM_MATCH_AUTO, 0 },    /* stop words */
-		{ "rate limiting works.", FATHOM_MATCH_AUTO, 0 },           /* a sentence */
-		{ "alpha beta gamma delta", FATHOM_MATCH_AUTO, 1 },         /* 4 keywords */
-		{ "alpha beta gamma delta epsilon", FATHOM_MATCH_AUTO, 0 }, /* 5 */
-		{ "the", FATHOM_MATCH_AUTO, 1 },                            /* stop words alone */
-		{ "alpha -beta gamma delta epsilon zeta", FATHOM_MATCH_AUTO, 1 }, /* an operator */
-		/* a prefix is not analysed, so not counted, as the plan counts */
-		{ "auth* alpha beta gamma delta", FATHOM_MATCH_AUTO, 1 },
+		{ "rate limiting", FATHOM_MATCH_AUTO, 0, 1 },             /* keywords: coordination */
+		{ "how does rate limiting work", FATHOM_MATCH_AUTO, 0, 0 }, /* stop words */
+		{ "rate limiting works.", FATHOM_MATCH_AUTO, 0, 0 },        /* a sentence */
+		{ "alpha beta gamma delta", FATHOM_MATCH_AUTO, 0, 1 },      /* 4 keywords */
+		{ "alpha beta gamma delta epsilon", FATHOM_MATCH_AUTO, 0, 0 }, /* 5 */
+		{ "the", FATHOM_MATCH_AUTO, 0, 1 },                         /* stop words alone */
+		{ "alpha -beta gamma delta epsilon zeta", FATHOM_MATCH_AUTO, 1, 0 }, /* an operator */
+		/* a prefix is an operator: the words bind */
+		{ "auth* alpha beta gamma delta", FATHOM_MATCH_AUTO, 1, 0 },
 		/* an identifier with its parts is one unit */
-		{ "getUserName alpha beta gamma", FATHOM_MATCH_AUTO, 1 },
-		{ "how does it work", FATHOM_MATCH_ALL, 1 },
-		{ "rate limiting", FATHOM_MATCH_ANY, 0 },
+		{ "getUserName alpha beta gamma", FATHOM_MATCH_AUTO, 0, 1 },
+		{ "how does it work", FATHOM_MATCH_ALL, 1, 0 },
+		{ "rate limiting", FATHOM_MATCH_ANY, 0, 0 },
 	};
 	fa_arena a;
 	fa_arena_init(&a, 64 * 1024, 0);
@@ -628,8 +732,10 @@ static void test_route(void)
 		if (r.top_binds != cases[i].binds)
 			fprintf(stderr, "  route of \"%s\": binds %d\n", cases[i].q, r.top_binds);
 		CHECK_EQ(r.top_binds, cases[i].binds);
-		/* a ranked query with words: a chunk needs one of its identifiers */
-		CHECK_EQ(r.ident_any, !cases[i].binds);
+		CHECK_EQ(r.coord, cases[i].coord);
+		/* a ranked query with words, not a keyword query: a chunk needs
+		 * one of its identifiers (a keyword query all, as ALL does) */
+		CHECK_EQ(r.ident_any, !cases[i].binds && !cases[i].coord);
 		CHECK(r.k == 7 && r.fetch == 7);
 		/* a reranker reading deeper makes every source fetch deeper */
 		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 50));
@@ -1060,6 +1166,7 @@ int main(void)
 	RUN(test_bm25f_hand_computed);
 	RUN(test_field_weights);
 	RUN(test_match_modes);
+	RUN(test_never_starves);
 	RUN(test_phrases);
 	RUN(test_identifiers);
 	RUN(test_filters);

@@ -153,6 +153,28 @@ static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf 
 			return 0;
 		}
 	}
+	/* A ranked query (no word required) is empty when none of its words
+	 * occurs, or the filters leave none. */
+	int ranked = p->nrequired == 0;
+	uint32_t words = 0, absent = 0;
+	for (uint32_t t = 0; ranked && t < p->nterms; t++) {
+		const q_term *qt = &p->terms[t];
+		if (!qt->scored || !qt->src)
+			continue;
+		words++;
+		absent += qt->df == 0;
+	}
+	if (ranked && words && absent == words && !p->empty_prefix) {
+		uint32_t named = 0;
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			const q_term *qt = &p->terms[t];
+			if (qt->scored && qt->src)
+				fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : words > 1 ? "none of " : "",
+				            (int)qt->src_len, qt->src);
+		}
+		fbuf_puts(why, words > 1 ? " occurs in any document" : " occurs in no document");
+		return 0;
+	}
 	if (p->empty_prefix) {
 		fbuf_printf(why, "\"%.*s*\" begins no indexed word", (int)p->empty_prefix_len,
 		            p->empty_prefix);
@@ -210,12 +232,12 @@ static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf 
 	fbuf_puts(why, "no chunk matches the whole query");
 	for (uint32_t t = 0; t < p->nterms; t++) {
 		const q_term *qt = &p->terms[t];
-		if (!qt->required || !qt->src)
+		if (!(ranked ? qt->scored : qt->required) || !qt->src)
 			continue;
-		fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : ": no chunk holds ", (int)qt->src_len,
+		fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : ranked && words > 1 ? ": no chunk holds any of " : ": no chunk holds ", (int)qt->src_len,
 		            qt->src);
 	}
-	if (named > 1)
+	if (named > 1 && !ranked)
 		fbuf_puts(why, " together");
 	if (f->active)
 		fbuf_puts(why, named ? " among the documents the filters allow" : "");

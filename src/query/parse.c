@@ -414,6 +414,7 @@ static int parse_seq(pstate *st, int depth, uint8_t scope, int closing, size_t o
 			                 "OR needs a term before it");
 		if (is_and(st)) {
 			st->i += st->q[st->i] == 'A' ? 3 : (st->i + 1 < st->len && st->q[st->i + 1] == '&') ? 2 : 1;
+			st->t->strict = 1;  /* an explicit AND: the words are required */
 			continue;
 		}
 		if ((ch == '-' || ch == '!') && (st->i + 1 >= st->len || sep(st, st->i + 1))) {

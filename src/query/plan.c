@@ -244,16 +244,20 @@ static void phrase_add(q_phrase *ph, uint32_t term, uint32_t pos, uint32_t pos0)
 }
 
 /* Required or optional, for the units of the top level's plain words
- * (route.c decided: top_binds); every other unit binds (required where it
+ * (route.c decided: top_binds, coord); every other unit binds (required where it
  * is a must, else through the tree). */
-static void decide_required(q_unit *u, size_t nu, const q_clause *cl, int top_binds)
+static void decide_required(q_unit *u, size_t nu, const q_clause *cl, int top_binds, int coord)
 {
 	for (size_t i = 0; i < nu; i++) {
 		const q_clause *c = &cl[u[i].clause];
 		u[i].required = 1;
 		if (!c->top || c->negated || u[i].kind == U_QUOTED)
 			continue;
-		u[i].required = top_binds;
+		/* A keyword query's identifier is one exact token, not words:
+		 * it binds as it did when the query's words were required
+		 * (free_ident_units frees it where the identifier filter
+		 * applies). */
+		u[i].required = top_binds || (coord && u[i].kind == U_IDENT);
 	}
 }
 
@@ -724,7 +728,7 @@ int q_plan_top_units(const q_ast *t, text_analyzer *an, fa_arena *a, uint32_t *k
 }
 
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
-                 int top_binds)
+                 int top_binds, int coord)
 {
 	/* p holds what q_identify found */
 	tok_list tl = { a, NULL, 0, 0, 0 };
@@ -760,7 +764,7 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	size_t nu = 0;
 	if ((rc = make_units(a, cl, tl.t, tl.n, &u, &nu)))
 		return rc;
-	decide_required(u, nu, cl, top_binds);
+	decide_required(u, nu, cl, top_binds, coord);
 	free_ident_units(p, cl, u, nu, tl.t);
 
 	/* An identifier nobody indexed falls back to the phrase of its parts. */
@@ -906,5 +910,6 @@ int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const 
 	if (!any_scored && !prefixes)
 		return fa_err(FATHOM_EINVAL, "the query has no searchable terms");
 	p->trivial = tree_trivial(p);
+	p->coord = coord;
 	return 0;
 }

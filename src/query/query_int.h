@@ -137,8 +137,9 @@ void q_ast_format(const q_ast *t, fbuf *out);
 
 typedef struct q_route {
 	int top_binds;       /* the top level's words are required */
-	int ident_any;       /* they are optional (the query ranks), and there
-	                      * are some: a chunk needs one of its identifiers */
+	int ident_any;       /* they are optional, there are some, and the
+	                      * query is no keyword query (coord 0): a chunk
+	                      * needs one of its identifiers, not all */
 	int coord;           /* they are optional, and a chunk holding more of
 	                      * them earns the coordination bonus */
 	uint32_t k;          /* hits presented */
@@ -244,9 +245,11 @@ int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_a
  * q_identify on the same p and t: applied identifiers free the words they
  * cover. Looks identifiers' wholes up in the index to decide between the
  * whole and the phrase of its parts, and prefixes to expand them.
- * FATHOM_EINVAL when nothing is searchable. */
+ * FATHOM_EINVAL when nothing is searchable. top_binds: the top level's
+ * words are required; coord: a keyword query (its identifiers bind, and
+ * the coordination bonus applies). */
 int q_plan_build(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
-                 int top_binds);
+                 int top_binds, int coord);
 
 /* Count the units of the top level's words (route.c's AUTO decision) as
  * q_plan_build would split them: keywords and stop words. */

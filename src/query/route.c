@@ -67,7 +67,8 @@ int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, co
 	r->coord = o->match == FATHOM_MATCH_AUTO &&
 	           keyword_query(keywords, stopwords, ends_like_sentence(query));
 	/* Expansion leaves optional words as they are, so these units are
-	 * also the plan's. */
-	r->ident_any = !r->top_binds && keywords + stopwords > 0;
+	 * also the plan's. A keyword query's identifiers filter as they did
+	 * when its words were required (all of them; a class name too). */
+	r->ident_any = !r->top_binds && !r->coord && keywords + stopwords > 0;
 	return 0;
 }

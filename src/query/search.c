@@ -155,14 +155,15 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 			rc = fa_err(FATHOM_ENOMEM, "query expansion");
 			goto cleanup;
 		}
-		if ((rc = q_expand(&ast, gloss, route.top_binds, stack)))
+		/* A keyword query's glossary words expand as they did when
+		 * its words were required: into a group that binds. */
+		if ((rc = q_expand(&ast, gloss, route.top_binds || route.coord, stack)))
 			goto cleanup;
 	}
 	/* identify, then the plan */
 	if ((rc = q_identify(&plan, work, ix, &ast, route.ident_any)) ||
-	    (rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds)))
+	    (rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds, route.coord)))
 		goto cleanup;
-	plan.coord = route.coord;
 	/* retrieve */
 	if ((rc = q_filter_init(&filter, work, opts, &ast)) ||
 	    (rc = q_keyword_retrieve(&kw, work, ix, an, &plan, &filter, opts, route.fetch, &lists[0])))
