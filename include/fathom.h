@@ -373,7 +373,9 @@ int fathom_optimize(fathom_index *ix);
  * Search.
  */
 enum fathom_match {
-	FATHOM_MATCH_AUTO = 0, /* short keyword queries: all terms; long ones: any */
+	FATHOM_MATCH_AUTO = 0, /* ranked (any word may match); a short keyword
+	                        * query's chunks earn a bonus for holding more
+	                        * of its words; operators require them */
 	FATHOM_MATCH_ALL = 1,  /* every term required */
 	FATHOM_MATCH_ANY = 2   /* ranked disjunction */
 };
