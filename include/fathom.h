@@ -425,7 +425,7 @@ typedef struct fathom_search_opts {
 /* Versions 1 to 3 are accepted too (1 and 2 held the weights inline). */
 #define FATHOM_SEARCH_OPTS_VERSION 4
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
-	1.2f, 0.75f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0, 0 }
+	1.5f, 0.9f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0, 0 }
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
 
 /* The retrieval sources and ranking stages a hit can owe its place to.

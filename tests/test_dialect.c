@@ -650,7 +650,7 @@ static void test_list_meta_and_time_limit(void)
 		int exhaustive;
 		uint32_t snippet_bytes;
 		double time_limit;
-	} old = { 1, 10, FATHOM_MATCH_AUTO, { 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.2f, 0.75f, 1.25f,
+	} old = { 1, 10, FATHOM_MATCH_AUTO, { 3.0f, 2.5f, 2.0f, 2.0f, 1.0f }, 1.5f, 0.9f, 1.25f,
 	          1.15f, NULL, 0, NULL, NULL, 0, 240, 0 };
 	for (unsigned v = 1; v <= 2; v++) {
 		old.version = v;

@@ -387,7 +387,7 @@ static void test_never_starves(void)
 		{ "ab", NULL, NULL, NULL, "alpha beta", NULL, NULL, NULL },
 		{ "dd", NULL, NULL, NULL, "delta delta delta", NULL, NULL, NULL },
 		{ "de", NULL, NULL, NULL,
-		  "epsilon words words words words words words words words words words words words delta",
+		  "epsilon words words words words words words words words delta",
 		  NULL, NULL, NULL },
 		{ "z1", NULL, NULL, NULL, "zeta", NULL, NULL, NULL },
 	};

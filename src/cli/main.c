@@ -256,7 +256,7 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --path GLOB          only documents whose path matches GLOB\n"
 	  "  --lang LANG          only source files of this language (c, python, markdown...)\n"
 	  "  --weight FIELD=W     BM25F field weight (path, title, headings, tags, body)\n"
-	  "  --k1 X, --b X        BM25 parameters (default 1.2, 0.75)\n"
+	  "  --k1 X, --b X        BM25 parameters (default 1.5, 0.9)\n"
 	  "  --phrase-bonus X     multiplier when the query terms are adjacent (default 1.25)\n"
 	  "  --prefix-bonus X     multiplier when a title/heading starts with the query (1.15)\n"
 	  "  --json               JSON output (schema in docs/QUERY.md)\n"
