@@ -73,6 +73,7 @@ typedef struct hreq {
 	int too_large;
 	int started;
 	double t0;
+	const char *cors;         /* its Origin, when --allow-origin names it */
 } hreq;
 
 static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
@@ -232,16 +233,15 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const sv_reply *rp, 
 /* An error answered before routing (a guard, the body's size or type): to
  * a --allow-origin origin it names that origin too, or a browser client
  * would see a network error instead of the status and its message. */
-static enum MHD_Result send_error(const hctx *h, struct MHD_Connection *c, int status,
-                                  const char *msg, int ep, double t0)
+static enum MHD_Result send_error(struct MHD_Connection *c, const hreq *r, int status,
+                                  const char *msg, int ep)
 {
 	sv_reply rp;
 	memset(&rp, 0, sizeof rp);
 	sv_reply_error(&rp, status, msg);
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	enum MHD_Result ok = send_reply(c, &rp, 0, cors_allowed(h, origin) ? origin : NULL);
+	enum MHD_Result ok = send_reply(c, &rp, 0, r->cors);
 	sv_reply_free(&rp);
-	sv_metrics_record(ep, status, sv_now() - t0);
+	sv_metrics_record(ep, status, sv_now() - r->t0);
 	return ok;
 }
 
@@ -414,46 +414,46 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		r->t0 = sv_now();
 		atomic_fetch_add(&h->inflight, 1);
 		head_mark(h, c, -1);   /* the head is all here */
+		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+		r->cors = cors_allowed(h, origin) ? origin : NULL;
 		header_count n = { 0, 0, 0 };
 		MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &n);
 		/* Two of these could be read two ways (which Host was checked, how
 		 * long the body is), so none is taken twice. */
 		if (n.host > 1 || n.content_length > 1 || n.content_type > 1)
-			return send_error(h, c, 400, n.host > 1 ? "more than one Host header"
+			return send_error(c, r, 400, n.host > 1 ? "more than one Host header"
 			                          : n.content_length > 1 ? "more than one Content-Length header"
-			                          : "more than one Content-Type header", SV_EP_OTHER, r->t0);
+			                          : "more than one Content-Type header", SV_EP_OTHER);
 		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-		const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 		if (!host || !host_allowed(h, host))
-			return send_error(h, c, 403,
+			return send_error(c, r, 403,
 			                  "Host not allowed (DNS rebinding guard; see --allow-host)",
-			                  SV_EP_OTHER, r->t0);
+			                  SV_EP_OTHER);
 		/* an Origin must be the daemon's own, or one --allow-origin names */
-		if (origin && !cors_allowed(h, origin) && !origin_allowed(h, origin, host))
-			return send_error(h, c, 403, "Origin not allowed (only the daemon's own origin: an "
+		if (origin && !r->cors && !origin_allowed(h, origin, host))
+			return send_error(c, r, 403, "Origin not allowed (only the daemon's own origin: an "
 			                  "allowed host and this port, never null; or --allow-origin)",
-			                  SV_EP_OTHER, r->t0);
-		if (cors_allowed(h, origin) && strcmp(method, "OPTIONS") == 0)
-			return send_preflight(c, origin, r->t0);
+			                  SV_EP_OTHER);
+		if (r->cors && strcmp(method, "OPTIONS") == 0)
+			return send_preflight(c, r->cors, r->t0);
 		if (strncmp(r->uri, "/health", 7) != 0 &&
 		    !token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
-			return send_error(h, c, 401, "a bearer token is required",
-			                  SV_EP_OTHER, r->t0);
+			return send_error(c, r, 401, "a bearer token is required", SV_EP_OTHER);
 		/* MCP (Streamable HTTP): a version we do not speak is a 400 */
 		const char *mv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
 		if (mv && !sv_mcp_version_ok(mv) && strncmp(r->uri, "/mcp", 4) == 0 &&
 		    (r->uri[4] == '\0' || r->uri[4] == '?'))
-			return send_error(h, c, 400, "unsupported MCP-Protocol-Version", SV_EP_MCP, r->t0);
+			return send_error(c, r, 400, "unsupported MCP-Protocol-Version", SV_EP_MCP);
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > max_body) {
 			char msg[128];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (--max-body)", max_body);
-			return send_error(h, c, 413, msg, SV_EP_OTHER, r->t0);
+			return send_error(c, r, 413, msg, SV_EP_OTHER);
 		}
 		if (strcmp(method, "POST") == 0 &&
 		    !json_content_type(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")))
-			return send_error(h, c, 415, "a POST must have Content-Type: application/json "
-			                  "(POST /documents: or application/x-ndjson)", SV_EP_OTHER, r->t0);
+			return send_error(c, r, 415, "a POST must have Content-Type: application/json "
+			                  "(POST /documents: or application/x-ndjson)", SV_EP_OTHER);
 		return MHD_YES;   /* the body, if any, comes next */
 	}
 	if (*upload_size) {
@@ -479,13 +479,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (r->too_large)
-		return send_error(h, c, 413, "the body is over the limit (--max-body)",
-		                  SV_EP_OTHER, r->t0);
+		return send_error(c, r, 413, "the body is over the limit (--max-body)",
+		                  SV_EP_OTHER);
 	sv_reply rp;
 	int head = strcmp(method, "HEAD") == 0;
 	sv_handle(h->s, method, r->uri, r->body, r->len, &rp);
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	enum MHD_Result ok = send_reply(c, &rp, head, cors_allowed(h, origin) ? origin : NULL);
+	enum MHD_Result ok = send_reply(c, &rp, head, r->cors);
 	sv_metrics_record(rp.endpoint, rp.status, sv_now() - r->t0);
 	sv_reply_free(&rp);
 	return ok;
