@@ -437,7 +437,7 @@ json_t *sv_op_index(sv_state *s, const sv_req *rq, sv_err *e)
 	if (!w)
 		goto done;
 	for (i = 0; i < json_array_size(pj); i++) {
-		if (sv_path_has_base(w, paths[i], "the path", e)) {
+		if (sv_path_has_base(w, paths[i], e)) {
 			sv_writer_unlock(s, 0);
 			goto done;
 		}

@@ -204,14 +204,13 @@ void sv_raw_search(sv_state *s, const sv_req *rq, sv_reply *out)
 
 /* ---- grep ------------------------------------------------------------------------- */
 
-int sv_path_has_base(fathom_index *ix, const char *path, const char *what, sv_err *e)
+int sv_path_has_base(fathom_index *ix, const char *path, sv_err *e)
 {
 	const char *root = fathom_root(ix);
 	if (path[0] == '/' || (root && *root))
 		return 0;
-	sv_err_set(e, 400, "%s \"%.200s\" is relative, and the index has no root folder (it was "
-	           "built from absolute paths) to resolve it against: give an absolute path", what,
-	           path);
+	sv_err_set(e, 400, "the path \"%.200s\" is relative, and the index has no root folder (it "
+	           "was built from absolute paths) to resolve it against: give an absolute path", path);
 	return -1;
 }
 
@@ -332,7 +331,7 @@ json_t *sv_do_grep(sv_state *s, json_t *args, sv_err *e)
 		return NULL;
 	}
 	for (size_t i = 0; i < np; i++) {
-		if (sv_path_has_base(ix, paths[i], "the path", e)) {
+		if (sv_path_has_base(ix, paths[i], e)) {
 			sv_reader_put(s, ix);
 			json_decref(a.files);
 			return NULL;
@@ -382,7 +381,7 @@ json_t *sv_do_get(sv_state *s, const char *id, const char *path, json_t *from, j
 	fathom_index *ix = sv_reader(s, e);
 	if (!ix)
 		return NULL;
-	if (key == path && sv_path_has_base(ix, path, "the path", e)) {
+	if (key == path && sv_path_has_base(ix, path, e)) {
 		sv_reader_put(s, ix);
 		return NULL;
 	}

@@ -59,9 +59,9 @@ void sv_err_set(sv_err *e, int status, const char *fmt, ...) __attribute__((form
 /* A relative path is relative to the index's root folder, where the
  * daemon works. An index with no root recorded (built from absolute paths)
  * gives it no base: the folder the daemon happened to start in would
- * decide which files it names, so such a path is refused (400, naming
- * what it is; the MCP tools' error). 0 when path may be used. */
-int sv_path_has_base(fathom_index *ix, const char *path, const char *what, sv_err *e);
+ * decide which files it names, so such a path is refused (400; the MCP
+ * tools' error). 0 when path may be used. */
+int sv_path_has_base(fathom_index *ix, const char *path, sv_err *e);
 /* An API error code as an HTTP status, the message from fathom_errmsg(). */
 void sv_err_api(sv_err *e, int rc, const char *what);
 
