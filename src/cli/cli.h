@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "fathom.h"
+#include "serve/serve.h"
 
 extern const char *cli_prog;
 
@@ -28,8 +29,8 @@ int cli_parse_limit(const char *s, int which, uint64_t *out);
 void cli_put_name(FILE *f, const char *s);
 /* The note after a path whose file changed on disk since it was indexed
  * (a hit's stale flag, a grep file's fresh_from_disk, get's info.stale):
- * the words the daemon's MCP text uses, as JSON's changed_since_indexing. */
-#define CLI_STALE_NOTE "(changed since indexing)"
+ * the words the daemon's MCP text uses, one definition for both. */
+#define CLI_STALE_NOTE SV_STALE_NOTE
 /* getopt_long for every command, argv[0] being the command's name: -h and
  * --help print the command's help to stdout and exit 0; an unknown option,
  * a missing value or a value given to a flag is reported with a hint and

@@ -53,13 +53,9 @@ static const char *sget(json_t *o, const char *k)
 	return v ? v : "";
 }
 
-/* After the path of a file changed on disk since it was indexed (the
- * JSON's changed_since_indexing), as the fathom command writes it. */
-#define STALE_NOTE "(changed since indexing)"
-
 static const char *stale_note(json_t *o)
 {
-	return json_is_true(json_object_get(o, "changed_since_indexing")) ? " " STALE_NOTE : "";
+	return json_is_true(json_object_get(o, "changed_since_indexing")) ? " " SV_STALE_NOTE : "";
 }
 
 /* What an agent reads: compact text; the JSON goes in structuredContent. */

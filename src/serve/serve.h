@@ -43,6 +43,11 @@
 
 #include "fathom.h"
 
+/* The note after the path of a file changed on disk since it was indexed
+ * (JSON's changed_since_indexing), in the MCP tools' text and the fathom
+ * command's human output alike. */
+#define SV_STALE_NOTE "(changed since indexing)"
+
 /* strdup through the library's allocator: freed with fathom_free. */
 static inline char *sv_strdup(const char *s)
 {
