@@ -118,26 +118,6 @@ void cli_json_cstr(FILE *f, const char *s)
 
 /* ---- names in human output ------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at p (NUL-terminated), 0 if none. */
-static size_t utf8_seq(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		return (p[1] & 0xC0) == 0x80 ? 2 : 0;
-	if (c >= 0xE0 && c <= 0xEF) {
-		unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xF0 && c <= 0xF4) {
-		unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80 ? 4
-		                                                                                 : 0;
-	}
-	return 0;
-}
-
 /* A file name can hold any byte but '/' and NUL: a newline in one would
  * forge an output line, an escape sequence would drive the terminal. So
  * names are written C-style, as ls -b does: \n, \t, \r, \\ for a
@@ -148,8 +128,9 @@ static size_t utf8_seq(const unsigned char *p)
 void cli_put_name(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const unsigned char *end = p + strlen((const char *)p);
 	while (*p) {
-		size_t n = utf8_seq(p);
+		size_t n = sv_utf8_char(p, (size_t)(end - p));
 		int c1 = n == 2 && p[0] == 0xC2 && p[1] < 0xA0;
 		if (n > 1 && !c1) {
 			fwrite(p, 1, n, f);

@@ -89,9 +89,7 @@ json_t *sv_qs_int(const char *qs, const char *key, int *bad)
 
 /* ---- UTF-8 ------------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 character at s[0..n) (no overlong forms, no
- * surrogates, nothing past U+10FFFF), 0 when there is none. */
-static size_t utf8_char(const unsigned char *s, size_t n)
+size_t sv_utf8_char(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
 	size_t len;
@@ -123,7 +121,7 @@ int sv_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		size_t k = utf8_char(p + i, n - i);
+		size_t k = sv_utf8_char(p + i, n - i);
 		if (!k)
 			return 0;
 		i += k;

@@ -48,6 +48,11 @@
  * command's human output alike. */
 #define SV_STALE_NOTE "(changed since indexing)"
 
+/* Length of the valid UTF-8 character at s[0..n) (no overlong forms, no
+ * surrogates, nothing past U+10FFFF), 0 when there is none
+ * (query_string.c; the CLI's names in human output use it too). */
+size_t sv_utf8_char(const unsigned char *s, size_t n);
+
 /* strdup through the library's allocator: freed with fathom_free. */
 static inline char *sv_strdup(const char *s)
 {
