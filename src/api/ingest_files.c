@@ -6,8 +6,6 @@
  */
 #include <stddef.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
