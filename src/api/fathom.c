@@ -2,7 +2,6 @@
  * fathom.c — the public API: opening an index, reading documents back,
  * statistics, and the entry points of search. Ingest lives in ingest.c.
  */
-#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

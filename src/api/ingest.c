@@ -21,6 +21,8 @@
  */
 #include <stddef.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -358,6 +360,13 @@ int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	int rc = check_opts(opts);
 	if (rc)
 		return rc;
+	if (opts->confine_root) {
+		/* resolved once, not for every file read (read_file) */
+		char rr[PATH_MAX];
+		r->confine_real = fa_strdup(realpath(opts->confine_root, rr) ? rr : "");
+		if (!r->confine_real)
+			return fa_err(FATHOM_ENOMEM, "out of memory");
+	}
 	r->fx = fx;
 	r->t0 = r->last_progress = fa_now();
 	return 0;
@@ -421,6 +430,7 @@ void ingest_run_free(ingest_run *r)
 	if (r->out_stats)
 		fa_struct_copy_out(FA_INGEST_STATS, r->out_stats, r->st);
 	fa_free(r->meta);
+	fa_free(r->confine_real);
 	if (r->batches)
 		for (size_t i = 0; i < r->window; i++)
 			ingest_batch_free(&r->batches[i]);

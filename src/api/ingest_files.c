@@ -6,8 +6,6 @@
  */
 #include <stddef.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -129,8 +127,8 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 	/* A confined run judges the file again by the descriptor it reads:
 	 * one swapped for a link out since the walk saw it is skipped. */
 	int outside = 0;
-	int rc = fa_read_file_within(&it->data, &it->len, e->path, cap ? cap : SIZE_MAX,
-	                             o->confine_root, &outside);
+	int rc = fa_read_file_within_real(&it->data, &it->len, e->path, cap ? cap : SIZE_MAX,
+	                                  r->confine_real, &outside);
 	if (outside) {
 		it->skip = FATHOM_SKIP_OUTSIDE_ROOT;
 		it->drop = 1;

@@ -112,6 +112,8 @@ typedef struct ingest_run {
 	const char **meta;    /* run meta + document meta */
 	size_t cap_meta;
 	int stop;             /* a callback asked to stop */
+	char *confine_real;   /* opts->confine_root resolved once ("": could not
+	                       * be, nothing is inside); NULL when not confined */
 	fathom_ingest_opts own_opts;   /* the defaults, when the caller gave none */
 	fathom_ingest_stats own_stats; /* the counts, of the current version */
 	fathom_ingest_stats *out_stats; /* the caller's, filled from own_stats as

@@ -96,18 +96,21 @@ int seg_damaged(const ix_segment *s)
 /* A segment whose file shrank under its map (util/mapguard.c) has been
  * read as zeros from the fault on: whatever the read gave is not the
  * file's, so the error names the file instead. */
+static int damaged_error(const ix_segment *s)
+{
+	return fa_err(FATHOM_ECORRUPT,
+	              "%s: the file shrank or changed while it was mapped "
+	              "(reopen the index once it is repaired)", s->path);
+}
+
 int ix_check_mapped(const ix_index *ix)
 {
 	for (size_t i = 0; i < ix->nsegs; i++)
 		if (seg_damaged(ix->segs[i]))
-			return fa_err(FATHOM_ECORRUPT,
-			              "%s: the file shrank or changed while it was mapped "
-			              "(reopen the index once it is repaired)", ix->segs[i]->path);
+			return damaged_error(ix->segs[i]);
 	for (size_t i = 0; i < ix->nw; i++)
 		if (seg_damaged(ix->w[i].seg))
-			return fa_err(FATHOM_ECORRUPT,
-			              "%s: the file shrank or changed while it was mapped "
-			              "(reopen the index once it is repaired)", ix->w[i].seg->path);
+			return damaged_error(ix->w[i].seg);
 	return 0;
 }
 

@@ -63,8 +63,6 @@ static void format_real(char *out, size_t cap, double v)
 	}
 }
 
-/* "key=value" in the arena; NULL when the value is of a kind we skip
- * (*skipped set) or on allocation failure (*skipped clear). */
 /* "key=value" in the arena (NULL when out of memory), as both paths store
  * a metadata member. */
 static char *join_kv(fa_arena *a, const char *key, size_t kl, const char *val, size_t vl)
@@ -82,6 +80,8 @@ static char *join_kv(fa_arena *a, const char *key, size_t kl, const char *val, s
 	return s;
 }
 
+/* "key=value" in the arena; NULL when the value is of a kind we skip
+ * (*skipped set) or on allocation failure (*skipped clear). */
 static const char *meta_string(fa_arena *a, const char *key, json_t *v, int *skipped)
 {
 	char num[64];
@@ -294,8 +294,6 @@ static int fj_hex(const unsigned char *s, uint32_t *v)
 	return 0;
 }
 
-/* A string at j->p (on its '"'): 0 with *out decoded in the arena, 1 when
- * the fast path does not take it, or FATHOM_ENOMEM. */
 /* Bytes as eight lanes of a word: whether any lane is zero, or below n
  * (n <= 128), exactly as a yes or no. */
 #define FJ_ONES 0x0101010101010101ull
@@ -315,6 +313,8 @@ static int fj_plain_ascii(uint64_t x)
 	return !(x & FJ_HIGHS) && !FJ_ANY_BELOW(x, 0x20) && !FJ_ANY_ZERO(x ^ (FJ_ONES * '\\'));
 }
 
+/* A string at j->p (on its '"'): 0 with *out decoded in the arena, 1 when
+ * the fast path does not take it, or FATHOM_ENOMEM. */
 static int fj_string(fj *j, const char **out, size_t *len)
 {
 	const unsigned char *q = ++j->p, *end = j->end;

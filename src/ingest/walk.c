@@ -89,8 +89,7 @@ typedef struct walker {
 	size_t n_outer, outer_cap;
 	size_t prefix_len;         /* 0 when the root is the top (or no repo) */
 	char mpath[PATH_MAX];
-	char confine[PATH_MAX];    /* the real path of o->confine, when set */
-	size_t confine_len;        /* 0: not confined */
+	char confine[PATH_MAX];    /* the real path of o->confine; "": not confined */
 } walker;
 
 /* ---- small pieces ------------------------------------------------------------ */
@@ -501,18 +500,12 @@ static void skip(const walker *w, int reason)
 
 /* ---- confinement: real paths against the confining folder's ------------------------------ */
 
-/* Is real (a real path) the confining folder or under it? */
-static int real_inside(const walker *w, const char *real)
-{
-	return fa_real_inside(w->confine, real);
-}
-
 /* Does path, every link in it resolved, lie inside? One that cannot be
  * resolved does not. */
 static int path_inside(const walker *w, const char *path)
 {
 	char real[PATH_MAX];
-	return realpath(path, real) != NULL && real_inside(w, real);
+	return realpath(path, real) != NULL && fa_real_inside(w->confine, real);
 }
 
 /* Does the folder open at fd lie inside? Asked of the descriptor, so a
@@ -522,7 +515,7 @@ static int fd_inside(const walker *w, int fd)
 	char real[PATH_MAX];
 	if (fa_fd_real_path(fd, real, sizeof real) != 0)
 		return path_inside(w, w->path);   /* no /proc: by the path */
-	return real_inside(w, real);
+	return fa_real_inside(w->confine, real);
 }
 
 static int64_t mtime_ns(const struct stat *st)
@@ -574,7 +567,7 @@ static int enter_folder(walker *w, size_t depth, const char *name, int via_link)
 		skip(w, FATHOM_SKIP_UNREADABLE);
 		return 0;
 	}
-	if (via_link && w->confine_len && !fd_inside(w, fd)) {
+	if (via_link && *w->confine && !fd_inside(w, fd)) {
 		close(fd);
 		skip(w, FATHOM_SKIP_OUTSIDE_ROOT);
 		return 0;
@@ -636,7 +629,7 @@ static int visit_entry(walker *w, size_t depth, const char *name)
 		return 0;
 	}
 	/* A linked folder is judged once it is open (enter_folder). */
-	if (is_link && !is_dir && w->confine_len && !path_inside(w, w->path)) {
+	if (is_link && !is_dir && *w->confine && !path_inside(w, w->path)) {
 		skip(w, FATHOM_SKIP_OUTSIDE_ROOT);
 		return 0;
 	}
@@ -732,7 +725,6 @@ int walk_tree(const char *root, const walk_opts *opts)
 			rc = fa_err(FATHOM_EIO, "%s: %s", opts->confine, strerror(errno));
 			goto cleanup;
 		}
-		w->confine_len = strlen(w->confine);
 		/* The root itself, through whatever links its path holds. */
 		if (!path_inside(w, root)) {
 			snprintf(w->path, sizeof w->path, "%s", root);

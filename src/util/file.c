@@ -105,6 +105,15 @@ int fa_read_file(char **out, size_t *len, const char *path, size_t max)
 int fa_read_file_within(char **out, size_t *len, const char *path, size_t max, const char *root,
                         int *outside)
 {
+	char rr[PATH_MAX];
+	/* a root that cannot be resolved has nothing inside it: "" */
+	const char *root_real = !root ? NULL : realpath(root, rr) ? rr : "";
+	return fa_read_file_within_real(out, len, path, max, root_real, outside);
+}
+
+int fa_read_file_within_real(char **out, size_t *len, const char *path, size_t max,
+                             const char *root_real, int *outside)
+{
 	*out = NULL;
 	if (len)
 		*len = 0;
@@ -114,18 +123,18 @@ int fa_read_file_within(char **out, size_t *len, const char *path, size_t max, c
 	int fd = fa_open_regular(path, &st);
 	if (fd < 0)
 		return fd;
-	if (root) {
+	if (root_real) {
 		/* Judged by the open descriptor, so a link swapped in after any
 		 * earlier check cannot lead the read out. No /proc, or a name
 		 * too long to be sure of, counts as outside. */
-		char rr[PATH_MAX], real[PATH_MAX];
-		if (!realpath(root, rr) || fa_fd_real_path(fd, real, sizeof real) != 0 ||
-		    !fa_real_inside(rr, real)) {
+		char real[PATH_MAX];
+		if (!*root_real || fa_fd_real_path(fd, real, sizeof real) != 0 ||
+		    !fa_real_inside(root_real, real)) {
 			close(fd);
 			if (outside)
 				*outside = 1;
 			return fa_err(FATHOM_ENOTFOUND, "%s: not read (its real path lies outside %s)", path,
-			              root);
+			              root_real);
 		}
 	}
 	return read_fd(fd, out, len, path, max);

@@ -277,6 +277,11 @@ int fa_read_file(char **out, size_t *len, const char *path, size_t max);
  * FATHOM_ENOTFOUND with *outside (when not NULL) set to 1. */
 int fa_read_file_within(char **out, size_t *len, const char *path, size_t max, const char *root,
                         int *outside);
+/* fa_read_file_within with root already resolved (realpath) by the caller,
+ * for one who reads many files against the same root: root_real NULL reads
+ * any file, "" (a root that could not be resolved) none. */
+int fa_read_file_within_real(char **out, size_t *len, const char *path, size_t max,
+                             const char *root_real, int *outside);
 /* Open a regular file for reading, the way fa_read_file does: the
  * descriptor (blocking, close-on-exec) and its fstat in *st, or a negative
  * code: FATHOM_ENOTFOUND, FATHOM_EINVAL for a FIFO, device or folder
