@@ -104,12 +104,18 @@ static const char *hit_key(const fathom_results *r, size_t i)
 	return h ? h->doc_id : "(none)";
 }
 
-static int has_key(const fathom_results *r, const char *key)
+/* The hit of the document key, or NULL. */
+static const fathom_hit *hit_of(const fathom_results *r, const char *key)
 {
 	for (size_t i = 0; i < fathom_results_count(r); i++)
 		if (strcmp(fathom_results_hit(r, i)->doc_id, key) == 0)
-			return 1;
-	return 0;
+			return fathom_results_hit(r, i);
+	return NULL;
+}
+
+static int has_key(const fathom_results *r, const char *key)
+{
+	return hit_of(r, key) != NULL;
 }
 
 static int close_to(double a, double b)
@@ -948,14 +954,6 @@ static void add_cjk(ix_index *ix, const char *key, const char *body)
 {
 	tdoc d = { key, NULL, NULL, NULL, body, NULL, NULL, NULL };
 	add_doc(ix, &d);
-}
-
-static const fathom_hit *hit_of(const fathom_results *r, const char *key)
-{
-	for (size_t i = 0; i < fathom_results_count(r); i++)
-		if (strcmp(fathom_results_hit(r, i)->doc_id, key) == 0)
-			return fathom_results_hit(r, i);
-	return NULL;
 }
 
 /* Does the hit's body receipt list term, and does every highlight cover

@@ -281,10 +281,8 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 	c->prefix_bonus = opts->prefix_bonus;
 	for (uint32_t i = 0; i < plan->seq.n; i++)
 		c->seq_mask |= 1ull << plan->seq.term[i];
-	if (plan->coord) {
-		c->coord_mask = c->seq_mask;
-		c->coord_n = (uint32_t)__builtin_popcountll(c->coord_mask);
-	}
+	if (plan->coord)
+		c->coord_n = (uint32_t)__builtin_popcountll(c->seq_mask);
 	/* lookup_terms fills the plan's df, idf and max_tf */
 	int rc;
 	if ((rc = lookup_terms(c, work, plan)) || (rc = q_topk_init(&c->top, work, fetch)) ||

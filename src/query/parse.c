@@ -528,11 +528,14 @@ static int make_literal(pstate *st, size_t off)
 	return 1;
 }
 
-static void add_note(pstate *st, q_litnote *notes, uint32_t *n, size_t off, const char *what)
+/* Note a literal reading in the tree, for the receipt (t->nlit counts
+ * those past the array too). */
+static void add_note(pstate *st, size_t off, const char *what)
 {
-	if (*n < Q_MAX_LIT_NOTES)
-		notes[*n] = (q_litnote){ what, column(st, off) };
-	(*n)++;
+	q_ast *t = st->t;
+	if (t->nlit < Q_MAX_LIT_NOTES)
+		t->lit[t->nlit] = (q_litnote){ what, column(st, off) };
+	t->nlit++;
 }
 
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
@@ -551,8 +554,6 @@ int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 	if (lit)
 		memset(lit, 0, len + 1);
 	pstate st = { query, len, 0, t, stack, 0, 0, lit, 0, NO_OFF, NO_OFF, NULL, 0 };
-	q_litnote notes[Q_MAX_LIT_NOTES];
-	uint32_t nnotes = 0;
 	for (int tries = 0;; tries++) {
 		int neg_only, no_terms;
 		int rc = parse_once(&st, &neg_only, &no_terms);
@@ -571,13 +572,13 @@ int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 					more = 1;
 				}
 			if (more)
-				add_note(&st, notes, &nnotes, first, "'-' in a query of negations only");
+				add_note(&st, first, "'-' in a query of negations only");
 		} else if (no_terms && t->nfilters) {
 			/* filters alone: they are words */
 			for (uint32_t k = 0; k < t->nfilters; k++)
 				more |= make_literal(&st, t->filter[k].off);
 			if (more)
-				add_note(&st, notes, &nnotes, t->filter[0].off, "a filter with no terms");
+				add_note(&st, t->filter[0].off, "a filter with no terms");
 		} else if (no_terms) {
 			/* nothing but operators and punctuation: one word of it all,
 			 * which may analyse to nothing; blanks alone stay an error */
@@ -598,13 +599,13 @@ int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 			root->first = t->nkids;
 			root->n = 1;
 			t->kid[t->nkids++] = w;
-			add_note(&st, notes, &nnotes, s, "a query of operators only");
+			add_note(&st, s, "a query of operators only");
 			break;
 		} else {
 			more = make_literal(&st, st.lit_a);
 			more |= make_literal(&st, st.lit_b);
 			if (more)
-				add_note(&st, notes, &nnotes, st.lit_a, st.note ? st.note : "an operator");
+				add_note(&st, st.lit_a, st.note ? st.note : "an operator");
 		}
 		if (!more || tries >= Q_MAX_LENIENT_TRIES) {
 			if (st.all_lit)
@@ -613,12 +614,10 @@ int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 			 * read literally (AND, a no-op, stays) */
 			memset(lit, 1, len);
 			st.all_lit = 1;
-			add_note(&st, notes, &nnotes, 0, "every operator");
+			add_note(&st, 0, "every operator");
 		}
 	}
 	fa_err_clear();
-	t->nlit = nnotes;
-	memcpy(t->lit, notes, (nnotes < Q_MAX_LIT_NOTES ? nnotes : Q_MAX_LIT_NOTES) * sizeof *notes);
 	return 0;
 }
 

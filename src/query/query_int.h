@@ -400,9 +400,8 @@ typedef struct q_ctx {
 	uint32_t ticks;           /* candidates since the last look at the clock */
 	double phrase_bonus, prefix_bonus;
 	uint64_t seq_mask;        /* the terms of plan->seq */
-	uint64_t coord_mask;      /* the terms the coordination bonus counts
-	                           * (0: none) */
-	uint32_t coord_n;         /* how many */
+	uint32_t coord_n;         /* the coordination bonus counts the terms of
+	                           * seq_mask, this many (0: no bonus) */
 	double seg_bonus;         /* largest bonus product in this segment */
 	ix_term_info *ti;         /* [seg * nterms + term] */
 	uint8_t *ti_found;
@@ -459,7 +458,7 @@ static inline uint32_t q_seq_pairs_possible(const q_ctx *c, uint64_t mask)
  * ranking stays a disjunction (every chunk holding a word may answer). */
 static inline double q_coord_share(const q_ctx *c, uint64_t mask)
 {
-	double share = (double)__builtin_popcountll(mask & c->coord_mask) / (double)c->coord_n;
+	double share = (double)__builtin_popcountll(mask & c->seq_mask) / (double)c->coord_n;
 	return 1.0 + (Q_COORD_BONUS - 1.0) * share;
 }
 

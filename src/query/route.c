@@ -69,6 +69,6 @@ int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, co
 	/* Expansion leaves optional words as they are, so these units are
 	 * also the plan's. A keyword query's identifiers filter as they did
 	 * when its words were required (all of them; a class name too). */
-	r->ident_any = !r->top_binds && !r->coord && keywords + stopwords > 0;
+	r->ident_any = !r->coord && keywords + stopwords > 0;   /* top_binds is 0 here */
 	return 0;
 }

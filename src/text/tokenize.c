@@ -459,6 +459,12 @@ static void split_segment(tokenizer *t, size_t a, size_t b)
 	add_part(t, begin, b, t->off[b]);
 }
 
+/* A field's positions are 32-bit: the error when the next one would not fit. */
+static int positions_full(void)
+{
+	return fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+}
+
 /* Split the run into parts, normalise them, and emit the tokens. */
 static int emit_run(tokenizer *t, size_t run_start, size_t run_end)
 {
@@ -495,7 +501,7 @@ static int emit_run(tokenizer *t, size_t run_start, size_t run_end)
 	if (kept == 0)
 		return FATHOM_OK;
 	if (t->pos > UINT32_MAX - kept)
-		return fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+		return positions_full();
 
 	if (kept == 1) {
 		part *p = &t->parts[0];
@@ -560,7 +566,7 @@ static size_t emit_plain_run(tokenizer *t, size_t i, int *rc)
 	if (j - i > TEXT_MAX_TERM || (j < n && (s[j] >= 0x80 || ascii_class[s[j]] != CC_SEP)))
 		return 0;
 	if (t->pos == UINT32_MAX) {
-		*rc = fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+		*rc = positions_full();
 		return j;
 	}
 	part p;
@@ -644,7 +650,7 @@ static int scan_cjk(tokenizer *t, size_t i, size_t *run_end)
 		while (i < n && char_at(s, n, i, &len) == CC_MARK)
 			i += len;
 		if (t->pos == UINT32_MAX)
-			return fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+			return positions_full();
 		rc = emit_cjk(t, prev_start, cur_start, i, t->pos, TOK_CJK);
 		if (rc == FATHOM_OK)
 			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos, TOK_CJK_CHAR);
@@ -657,7 +663,7 @@ static int scan_cjk(tokenizer *t, size_t i, size_t *run_end)
 		if (count > 0) {
 			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos - 1, TOK_CJK_CHAR);
 		} else if (t->pos == UINT32_MAX) {
-			rc = fa_err(FATHOM_ETOOBIG, "more than 2^32 token positions in one field");
+			rc = positions_full();
 		} else {
 			rc = emit_cjk(t, prev_start, prev_end, prev_end, t->pos, TOK_CJK);
 			t->pos++;
