@@ -1155,6 +1155,59 @@ static void test_cjk_generated(void)
 	free(dir);
 }
 
+/* The default never starves a query for its operators either: when a
+ * phrase, a negation or an explicit AND/OR leaves it empty, its words
+ * alone are ranked and the receipt says so; --strict, --match all and a
+ * query scoped by a field keep the empty answer of the query as written,
+ * and so does one whose words occur nowhere (with that reason). */
+static void test_words_reading(void)
+{
+	tdoc docs[] = {
+		{ "ab", NULL, NULL, NULL, "alpha beta", NULL, NULL, NULL },
+		{ "bg", NULL, NULL, NULL, "beta gamma", NULL, NULL, NULL },
+		{ "ag", NULL, NULL, NULL, "alpha gamma", NULL, NULL, NULL },
+	};
+	char *dir;
+	ix_index *ix = make_index(&dir, docs, sizeof docs / sizeof docs[0]);
+	if (!ix)
+		return;
+	fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+	const char *q = "\"gamma alpha\" beta";
+	fathom_results *r = run(ix, q, &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	const char *lit = r ? fathom_results_literal(r) : NULL;
+	CHECK(lit && strstr(lit, "nothing matched the query as written"));
+	fathom_results_free(r);
+	r = run(ix, "alpha AND beta AND gamma", &o);
+	CHECK_EQ(fathom_results_count(r), 3);
+	fathom_results_free(r);
+	/* a query its operators do not empty reads as written, with no note */
+	r = run(ix, "alpha -beta", &o);
+	CHECK_EQ(fathom_results_count(r), 1);
+	lit = r ? fathom_results_literal(r) : NULL;
+	CHECK(!lit || !strstr(lit, "nothing matched"));
+	fathom_results_free(r);
+	o.strict = 1;
+	r = run(ix, q, &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+	o.strict = 0;
+	o.match = FATHOM_MATCH_ALL;
+	r = run(ix, q, &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+	o.match = FATHOM_MATCH_AUTO;
+	r = run(ix, "body:\"gamma alpha\"", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	fathom_results_free(r);
+	r = run(ix, "\"qqqq rrrr\"", &o);
+	CHECK_EQ(fathom_results_count(r), 0);
+	const char *why = r ? fathom_results_why(r) : NULL;
+	CHECK(why && *why);
+	fathom_results_free(r);
+	drop_index(ix, dir);
+}
+
 int main(void)
 {
 	if (text_analyzer_new(&an, "english") != 0) {
@@ -1165,6 +1218,7 @@ int main(void)
 	RUN(test_field_weights);
 	RUN(test_match_modes);
 	RUN(test_never_starves);
+	RUN(test_words_reading);
 	RUN(test_phrases);
 	RUN(test_identifiers);
 	RUN(test_filters);

@@ -39,6 +39,7 @@ typedef struct pstate {
 	size_t lit_a, lit_b; /* the bytes that caused the error (SIZE_MAX: none) */
 	const char *note;    /* what they were, for the receipt */
 	int all_lit;         /* the last round: every operator is literal */
+	int words;           /* q_parse_words: AND, too, is only a word gap */
 } pstate;
 
 #define NO_OFF SIZE_MAX
@@ -414,7 +415,8 @@ static int parse_seq(pstate *st, int depth, uint8_t scope, int closing, size_t o
 			                 "OR needs a term before it");
 		if (is_and(st)) {
 			st->i += st->q[st->i] == 'A' ? 3 : (st->i + 1 < st->len && st->q[st->i + 1] == '&') ? 2 : 1;
-			st->t->strict = 1;  /* an explicit AND: the words are required */
+			if (!st->words)
+				st->t->strict = 1;  /* an explicit AND: the words are required */
 			continue;
 		}
 		if ((ch == '-' || ch == '!') && (st->i + 1 >= st->len || sep(st, st->i + 1))) {
@@ -538,7 +540,26 @@ static void add_note(pstate *st, size_t off, const char *what)
 	t->nlit++;
 }
 
+static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int strict,
+                      int words_only);
+
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
+{
+	return parse_mode(t, a, query, len, strict, 0);
+}
+
+int q_parse_words(q_ast *t, fa_arena *a, const char *query, size_t len)
+{
+	int rc = parse_mode(t, a, query, len, 0, 1);
+	if (rc)
+		return rc;
+	t->nlit = 1;
+	t->lit[0] = (q_litnote){ "every operator, since nothing matched the query as written", 0 };
+	return 0;
+}
+
+static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int strict,
+                      int words_only)
 {
 	memset(t, 0, sizeof *t);
 	if (len > Q_MAX_QUERY_BYTES)
@@ -552,8 +573,10 @@ int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 	if (!t->node || !t->kid || !t->filter || !stack || (!strict && !lit))
 		return fa_err(FATHOM_ENOMEM, "query syntax tree");
 	if (lit)
-		memset(lit, 0, len + 1);
-	pstate st = { query, len, 0, t, stack, 0, 0, lit, 0, NO_OFF, NO_OFF, NULL, 0 };
+		memset(lit, words_only ? 1 : 0, len);
+	if (lit)
+		lit[len] = 0;
+	pstate st = { query, len, 0, t, stack, 0, 0, lit, 0, NO_OFF, NO_OFF, NULL, words_only, words_only };
 	for (int tries = 0;; tries++) {
 		int neg_only, no_terms;
 		int rc = parse_once(&st, &neg_only, &no_terms);
@@ -625,7 +648,8 @@ void q_ast_format_literal(const q_ast *t, fbuf *out)
 {
 	uint32_t shown = t->nlit < Q_MAX_LIT_NOTES ? t->nlit : Q_MAX_LIT_NOTES;
 	for (uint32_t k = 0; k < shown; k++)
-		fbuf_printf(out, "%s%s at column %u", k ? "; " : "", t->lit[k].what, t->lit[k].col);
+		fbuf_printf(out, t->lit[k].col ? "%s%s at column %u" : "%s%s", k ? "; " : "", t->lit[k].what,
+		            t->lit[k].col);
 	if (t->nlit > shown)
 		fbuf_printf(out, "; %u more", t->nlit - shown);
 }

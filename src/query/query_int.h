@@ -83,7 +83,7 @@ typedef struct q_qfilter {
 /* A lenient parse's literal reading, for the receipt. */
 typedef struct q_litnote {
 	const char *what;    /* static: "unclosed '('" */
-	uint32_t col;        /* column, in characters from 1 */
+	uint32_t col;        /* column, in characters from 1 (0: the whole query) */
 } q_litnote;
 
 #define Q_MAX_EXPANSIONS 16
@@ -118,6 +118,11 @@ typedef struct q_ast {
  * t->lit; FATHOM_EINVAL only for a query of blanks. FATHOM_ETOOBIG past
  * the length limit; the node limit is FATHOM_EINVAL in both. */
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict);
+/* The query's words alone: q_parse with every operator read literally
+ * (quotes and brackets separate words, '-' and OR are part of them; AND
+ * stays a no-op), noted once for the receipt. The default mode's second
+ * reading of a query whose operators left it with no answer. */
+int q_parse_words(q_ast *t, fa_arena *a, const char *query, size_t len);
 /* The literal readings for the receipt: "unclosed '(' at column 17; ..." */
 void q_ast_format_literal(const q_ast *t, fbuf *out);
 

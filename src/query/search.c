@@ -112,6 +112,70 @@ int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
 	return q_search_in(out, ix, an, query, opts, NULL, NULL);
 }
 
+/* One reading of the query, from route to rerank: what explain reads. */
+typedef struct q_pass {
+	q_ast ast;
+	q_route route;
+	q_plan plan;
+	q_filter filter;
+	q_keyword kw;
+	q_cand_list lists[1];
+	q_pool pool;
+} q_pass;
+
+static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, const char *query,
+                    const fathom_search_opts *opts, const struct q_glossary *gloss,
+                    const q_reranker *rr)
+{
+	int rc;
+	/* route, on the query as written */
+	if ((rc = q_route_query(&p->route, work, &p->ast, an, query, opts,
+	                        rr && rr->score ? rr->depth : 0)))
+		return rc;
+	/* expand */
+	if (gloss) {
+		uint32_t *stack = fa_arena_alloc(work, Q_MAX_NODES * sizeof *stack);
+		if (!stack)
+			return fa_err(FATHOM_ENOMEM, "query expansion");
+		/* A keyword query's glossary words expand as they did when
+		 * its words were required: into a group that binds. */
+		if ((rc = q_expand(&p->ast, gloss, p->route.top_binds || p->route.coord, stack)))
+			return rc;
+	}
+	/* identify, then the plan */
+	if ((rc = q_identify(&p->plan, work, ix, &p->ast, p->route.ident_any)) ||
+	    (rc = q_plan_build(&p->plan, work, ix, an, &p->ast, p->route.top_binds, p->route.coord)))
+		return rc;
+	/* retrieve */
+	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)) ||
+	    (rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, p->route.fetch,
+	                             &p->lists[0])))
+		return rc;
+	/* fuse, rerank */
+	if ((rc = q_fuse(&p->pool, work, p->lists, 1)) ||
+	    (rc = q_rerank(&p->pool, ix, rr, query, p->route.k, work)))
+		return rc;
+	return 0;
+}
+
+/* The default mode never starves: when the operators of a query (a quoted
+ * phrase, a negation, an explicit AND or OR) leave it with no answer, its
+ * words alone are ranked instead, and the receipt says so. A query that
+ * scopes its words (a field or a filter) keeps its empty answer, whose
+ * reason names what was missing; so does --strict, and --match all. */
+static int words_reading_may_help(const q_ast *t, const fathom_search_opts *o)
+{
+	if (o->match != FATHOM_MATCH_AUTO || o->strict || t->nfilters)
+		return 0;
+	for (uint32_t k = 0; k < t->nnodes; k++)
+		if (t->node[k].fields)
+			return 0;
+	for (uint32_t k = 0; k < t->nnodes; k++)
+		if (t->node[k].kind != QN_WORD && t->node[k].kind != QN_AND)
+			return 1;
+	return t->strict;
+}
+
 int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
                  const fathom_search_opts *opts, fa_arena *shared,
                  const struct q_glossary *gloss, const q_reranker *rr)
@@ -133,51 +197,32 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 		fa_arena_init(&own, 64 * 1024, 0);
 		work = &own;
 	}
-	q_ast ast;
-	q_route route;
-	q_plan plan;
-	q_filter filter;
-	q_keyword kw;
-	q_cand_list lists[1];
-	q_pool pool;
+	q_pass *p = fa_arena_alloc(work, 2 * sizeof *p), *use = p;
 	fathom_results *r = NULL;
-	/* parse */
-	if ((rc = q_parse(&ast, work, query, strlen(query), opts->strict)))
+	if (!p) {
+		rc = fa_err(FATHOM_ENOMEM, "query");
 		goto cleanup;
-	/* route, on the query as written */
-	if ((rc = q_route_query(&route, work, &ast, an, query, opts,
-	                        rr && rr->score ? rr->depth : 0)))
-		goto cleanup;
-	/* expand */
-	if (gloss) {
-		uint32_t *stack = fa_arena_alloc(work, Q_MAX_NODES * sizeof *stack);
-		if (!stack) {
-			rc = fa_err(FATHOM_ENOMEM, "query expansion");
-			goto cleanup;
-		}
-		/* A keyword query's glossary words expand as they did when
-		 * its words were required: into a group that binds. */
-		if ((rc = q_expand(&ast, gloss, route.top_binds || route.coord, stack)))
-			goto cleanup;
 	}
-	/* identify, then the plan */
-	if ((rc = q_identify(&plan, work, ix, &ast, route.ident_any)) ||
-	    (rc = q_plan_build(&plan, work, ix, an, &ast, route.top_binds, route.coord)))
+	memset(p, 0, 2 * sizeof *p);
+	/* parse, then route ... rerank */
+	if ((rc = q_parse(&p[0].ast, work, query, strlen(query), opts->strict)) ||
+	    (rc = run_pass(&p[0], work, ix, an, query, opts, gloss, rr)))
 		goto cleanup;
-	/* retrieve */
-	if ((rc = q_filter_init(&filter, work, opts, &ast)) ||
-	    (rc = q_keyword_retrieve(&kw, work, ix, an, &plan, &filter, opts, route.fetch, &lists[0])))
-		goto cleanup;
-	/* fuse, rerank */
-	if ((rc = q_fuse(&pool, work, lists, 1)) ||
-	    (rc = q_rerank(&pool, ix, rr, query, route.k, work)))
-		goto cleanup;
+	if (p[0].pool.n == 0 && words_reading_may_help(&p[0].ast, opts)) {
+		/* the words alone; kept only when they find something, so an
+		 * empty answer still gives the reason of the query as written */
+		if ((rc = q_parse_words(&p[1].ast, work, query, strlen(query))) ||
+		    (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr)))
+			goto cleanup;
+		if (p[1].pool.n)
+			use = &p[1];
+	}
 	/* explain */
 	if ((rc = q_results_new(&r, NULL)))
 		goto cleanup;
-	q_results_set_scored(r, kw.c.scored);
-	if ((rc = q_explain_query(r, ix, &plan, &ast, &filter, pool.n == 0)) ||
-	    (rc = q_explain_hits(r, ix, &pool, route.k, opts->snippet_bytes)))
+	q_results_set_scored(r, p[0].kw.c.scored + (use == &p[1] ? p[1].kw.c.scored : 0));
+	if ((rc = q_explain_query(r, ix, &use->plan, &use->ast, &use->filter, use->pool.n == 0)) ||
+	    (rc = q_explain_hits(r, ix, &use->pool, use->route.k, opts->snippet_bytes)))
 		goto cleanup;
 	*out = r;
 	r = NULL;
