@@ -9,7 +9,9 @@
  * it may fail only past the limits (length, nodes), out of memory, or on
  * a query of blanks. A query the strict reading accepts reads the same
  * leniently, with nothing read literally; one it refuses (other than past
- * a limit) is read with at least one literal reading noted.
+ * a limit) is read with at least one literal reading noted. The relaxed
+ * reading (q_parse_relaxed: top-level phrases as words) of a query the
+ * lenient one accepts fails only past the node limit.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +83,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();   /* well formed: the same reading */
 		if (rs != 0 && !strict_limit && tl.nlit == 0)
 			abort();   /* refused by strict: something was read literally */
+		/* the default mode's second reading, the phrases as words: it
+		 * fails only past the node limit, and notes each phrase */
+		q_ast tr;
+		uint32_t nr = 0;
+		int rr = q_parse_relaxed(&tr, &a, (const char *)data, size, &tl, &nr);
+		if (rr == 0 && nr) {
+			if (tr.root >= tr.nnodes || tr.nkids > tr.nnodes || tr.nlit < nr)
+				abort();
+			for (uint32_t i = 0; i < tr.nnodes; i++) {
+				const q_node *n = &tr.node[i];
+				if (n->kind > QN_NOT || (uint64_t)n->first + n->n > tr.nkids)
+					abort();
+				if ((n->kind == QN_WORD || n->kind == QN_PHRASE) &&
+				    (n->text < (const char *)data ||
+				     n->text + n->len > (const char *)data + size))
+					abort();
+			}
+		} else if (rr != 0 && rr != FATHOM_ENOMEM &&
+		           !strstr(fathom_errmsg(), "too many terms"))
+			abort();
 	} else {
 		int limit = size > Q_MAX_QUERY_BYTES || rl == FATHOM_ENOMEM ||
 		            strstr(fathom_errmsg(), "too many terms") != NULL;

@@ -43,7 +43,7 @@ static const dcase cases[] = {
 	{ "\"brown quick\"", "\"brown quick\"", "d10", AUTO },
 	{ "quick brown", "(AND quick brown)", "d10 d9", AUTO },
 	{ "\"rate limiting\"", "\"rate limiting\"", "d19", AUTO },
-	{ "\"limiting rate\"", "\"limiting rate\"", "", AUTO },
+	{ "\"limiting rate\"", "\"limiting rate\"", "", ALL },
 	/* OR */
 	{ "apple OR durian", "(OR apple durian)", "d1 d17 d2 d4 d5", AUTO },
 	{ "apple | durian", "(OR apple durian)", "d1 d17 d2 d4 d5", AUTO },
@@ -67,6 +67,11 @@ static const dcase cases[] = {
 	{ "gateway -\"rate limiting\"", "(AND gateway (NOT \"rate limiting\"))", "", AUTO },
 	{ "gateway -\"limiting rate\"", "(AND gateway (NOT \"limiting rate\"))", "d19", AUTO },
 	{ "apple -banana", "(AND apple (NOT banana))", "d17 d2 d5", ANY },
+	/* a '-' before a number alone is a minus sign; '!' still negates */
+	{ "fig -2", "(AND fig -2)", NULL, AUTO },
+	{ "fig -2.5, -3", "(AND fig -2.5, -3)", NULL, AUTO },
+	{ "fig !2", "(AND fig (NOT 2))", NULL, AUTO },
+	{ "fig -2a", "(AND fig (NOT 2a))", NULL, AUTO },
 	/* De Morgan: B -A -C and A OR B -C -D */
 	{ "grape -fig -kiwi", "(AND grape (NOT fig) (NOT kiwi))", "", AUTO },
 	{ "fig -elderberry -kiwi", "(AND fig (NOT elderberry) (NOT kiwi))", "d14", AUTO },

@@ -39,7 +39,6 @@ typedef struct pstate {
 	size_t lit_a, lit_b; /* the bytes that caused the error (SIZE_MAX: none) */
 	const char *note;    /* what they were, for the receipt */
 	int all_lit;         /* the last round: every operator is literal */
-	int words;           /* q_parse_words: AND, too, is only a word gap */
 } pstate;
 
 #define NO_OFF SIZE_MAX
@@ -322,6 +321,23 @@ static int parse_primary(pstate *st, int depth, uint8_t scope, int top, uint32_t
 	return 0;
 }
 
+/* Is the '-' at off a minus sign: "-2", "-40", "-2.5", "-2," (a number and
+ * nothing else, up to the end of the word)? Pasted text holds negative
+ * numbers and lists such as "E2f-1, -2, -3" far more often than a search
+ * that excludes a number, which "!2" still writes. */
+static int minus_number(const pstate *st, size_t off)
+{
+	size_t end = word_end(st, off + 1);
+	if (end == off + 1 || st->q[off + 1] < '0' || st->q[off + 1] > '9')
+		return 0;
+	for (size_t j = off + 1; j < end; j++) {
+		char c = st->q[j];
+		if (!(c >= '0' && c <= '9') && c != '.' && c != ',')
+			return 0;
+	}
+	return 1;
+}
+
 static int parse_unary(pstate *st, int depth, uint8_t scope, int top, uint32_t *out)
 {
 	size_t off = st->i;
@@ -329,7 +345,7 @@ static int parse_unary(pstate *st, int depth, uint8_t scope, int top, uint32_t *
 	/* -word, !word at the start of a word; "--flag" and "!!" stay words,
 	 * and so does a '-' glued to what is before it: "(-)-epicatechin" */
 	if ((ch == '-' || ch == '!') && !literal(st, off) && off + 1 < st->len && !sep(st, off + 1) &&
-	    st->q[off + 1] != '-' && st->q[off + 1] != '!' &&
+	    st->q[off + 1] != '-' && st->q[off + 1] != '!' && !(ch == '-' && minus_number(st, off)) &&
 	    (off == 0 || sep(st, off - 1) || op(st, off - 1, '('))) {
 		st->i++;
 		uint32_t child;
@@ -415,8 +431,7 @@ static int parse_seq(pstate *st, int depth, uint8_t scope, int closing, size_t o
 			                 "OR needs a term before it");
 		if (is_and(st)) {
 			st->i += st->q[st->i] == 'A' ? 3 : (st->i + 1 < st->len && st->q[st->i + 1] == '&') ? 2 : 1;
-			if (!st->words)
-				st->t->strict = 1;  /* an explicit AND: the words are required */
+			st->t->strict = 1;  /* an explicit AND: the words are required */
 			continue;
 		}
 		if ((ch == '-' || ch == '!') && (st->i + 1 >= st->len || sep(st, st->i + 1))) {
@@ -541,25 +556,34 @@ static void add_note(pstate *st, size_t off, const char *what)
 }
 
 static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int strict,
-                      int words_only);
+                      const q_ast *relax);
 
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict)
 {
-	return parse_mode(t, a, query, len, strict, 0);
+	return parse_mode(t, a, query, len, strict, NULL);
 }
 
-int q_parse_words(q_ast *t, fa_arena *a, const char *query, size_t len)
+/* The phrases q_parse_relaxed reads as words: unscoped items of the top
+ * level, outside any negation, so their words join the top sequence. */
+static int relaxable(const q_node *n)
 {
-	int rc = parse_mode(t, a, query, len, 0, 1);
-	if (rc)
-		return rc;
-	t->nlit = 1;
-	t->lit[0] = (q_litnote){ "every operator, since nothing matched the query as written", 0 };
-	return 0;
+	return n->kind == QN_PHRASE && !n->fields;
+}
+
+int q_parse_relaxed(q_ast *t, fa_arena *a, const char *query, size_t len,
+                    const q_ast *written, uint32_t *nrelaxed)
+{
+	*nrelaxed = 0;
+	const q_node *root = &written->node[written->root];
+	for (uint32_t k = 0; k < root->n; k++)
+		*nrelaxed += (uint32_t)relaxable(&written->node[written->kid[root->first + k]]);
+	if (!*nrelaxed)
+		return 0;
+	return parse_mode(t, a, query, len, 0, written);
 }
 
 static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int strict,
-                      int words_only)
+                      const q_ast *relax)
 {
 	memset(t, 0, sizeof *t);
 	if (len > Q_MAX_QUERY_BYTES)
@@ -573,10 +597,23 @@ static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int 
 	if (!t->node || !t->kid || !t->filter || !stack || (!strict && !lit))
 		return fa_err(FATHOM_ENOMEM, "query syntax tree");
 	if (lit)
-		memset(lit, words_only ? 1 : 0, len);
-	if (lit)
-		lit[len] = 0;
-	pstate st = { query, len, 0, t, stack, 0, 0, lit, 0, NO_OFF, NO_OFF, NULL, words_only, words_only };
+		memset(lit, 0, len + 1);
+	pstate st = { query, len, 0, t, stack, 0, 0, lit, 0, NO_OFF, NO_OFF, NULL, 0 };
+	if (relax) {
+		/* the quotes of each relaxable phrase, read literally: its words
+		 * become words of the query, and the receipt says which */
+		const q_node *root = &relax->node[relax->root];
+		for (uint32_t k = 0; k < root->n; k++) {
+			const q_node *n = &relax->node[relax->kid[root->first + k]];
+			if (!relaxable(n))
+				continue;
+			size_t close = (size_t)(n->text - query) + n->len;
+			if (n->off < len && close < len && query[n->off] == '"' && query[close] == '"') {
+				lit[n->off] = lit[close] = 1;
+				add_note(&st, n->off, "the quotes of a phrase that no chunk holds");
+			}
+		}
+	}
 	for (int tries = 0;; tries++) {
 		int neg_only, no_terms;
 		int rc = parse_once(&st, &neg_only, &no_terms);

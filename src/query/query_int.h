@@ -118,11 +118,14 @@ typedef struct q_ast {
  * t->lit; FATHOM_EINVAL only for a query of blanks. FATHOM_ETOOBIG past
  * the length limit; the node limit is FATHOM_EINVAL in both. */
 int q_parse(q_ast *t, fa_arena *a, const char *query, size_t len, int strict);
-/* The query's words alone: q_parse with every operator read literally
- * (quotes and brackets separate words, '-' and OR are part of them; AND
- * stays a no-op), noted once for the receipt. The default mode's second
- * reading of a query whose operators left it with no answer. */
-int q_parse_words(q_ast *t, fa_arena *a, const char *query, size_t len);
+/* The default mode's second reading of a query whose quoted phrases left
+ * it with no answer: written parsed as q_parse did, the quotes of each
+ * phrase that is an unscoped, unnegated item of the top level are read
+ * literally, so its words join the query's; each noted in t->lit. Negations,
+ * explicit AND and OR, field scopes and filters stay as written.
+ * *nrelaxed: how many phrases (0: t is untouched, no second reading). */
+int q_parse_relaxed(q_ast *t, fa_arena *a, const char *query, size_t len,
+                    const q_ast *written, uint32_t *nrelaxed);
 /* The literal readings for the receipt: "unclosed '(' at column 17; ..." */
 void q_ast_format_literal(const q_ast *t, fbuf *out);
 

@@ -158,22 +158,13 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	return 0;
 }
 
-/* The default mode never starves: when the operators of a query (a quoted
- * phrase, a negation, an explicit AND or OR) leave it with no answer, its
- * words alone are ranked instead, and the receipt says so. A query that
- * scopes its words (a field or a filter) keeps its empty answer, whose
- * reason names what was missing; so does --strict, and --match all. */
-static int words_reading_may_help(const q_ast *t, const fathom_search_opts *o)
+/* The default mode never starves on a phrase: when the query's quoted
+ * phrases leave it with no answer, their words are ranked instead, and the
+ * receipt says so. Only under auto; --strict and --match all (and any) keep
+ * the phrase, and its empty answer's reason. */
+static int phrases_may_relax(const fathom_search_opts *o)
 {
-	if (o->match != FATHOM_MATCH_AUTO || o->strict || t->nfilters)
-		return 0;
-	for (uint32_t k = 0; k < t->nnodes; k++)
-		if (t->node[k].fields)
-			return 0;
-	for (uint32_t k = 0; k < t->nnodes; k++)
-		if (t->node[k].kind != QN_WORD && t->node[k].kind != QN_AND)
-			return 1;
-	return t->strict;
+	return o->match == FATHOM_MATCH_AUTO && !o->strict;
 }
 
 int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
@@ -208,13 +199,23 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 	if ((rc = q_parse(&p[0].ast, work, query, strlen(query), opts->strict)) ||
 	    (rc = run_pass(&p[0], work, ix, an, query, opts, gloss, rr)))
 		goto cleanup;
-	if (p[0].pool.n == 0 && words_reading_may_help(&p[0].ast, opts)) {
-		/* the words alone; kept only when they find something, so an
+	uint32_t nrelaxed = 0;
+	if (p[0].pool.n == 0 && phrases_may_relax(opts)) {
+		/* the phrases' words; kept only when they find something, so an
 		 * empty answer still gives the reason of the query as written */
-		if ((rc = q_parse_words(&p[1].ast, work, query, strlen(query))) ||
-		    (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr)))
+		rc = q_parse_relaxed(&p[1].ast, work, query, strlen(query), &p[0].ast, &nrelaxed);
+		if (rc == FATHOM_ENOMEM)
 			goto cleanup;
-		if (p[1].pool.n)
+		if (rc) {
+			/* the phrases' words pass the node limit: the query as
+			 * written is the answer */
+			fa_err_clear();
+			nrelaxed = 0;
+			rc = 0;
+		}
+		if (nrelaxed && (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr)))
+			goto cleanup;
+		if (nrelaxed && p[1].pool.n)
 			use = &p[1];
 	}
 	/* explain */

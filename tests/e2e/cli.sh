@@ -98,9 +98,13 @@ expect_out "missing +refresh" "$F" search --index "$IX" --explain "refresh quokk
 expect_rc 0 "$F" search --index "$IX" --match any "refresh quokka"
 expect_rc 1 "$F" search --index "$IX" --match all "refresh quokka"
 expect_out "notes.txt" "$F" search --index "$IX" "where could I find the nested quokka notes and other useful docs"
-# Phrases are exact.
+# Phrases are exact. Under the default, a phrase no chunk holds is read as
+# its words, and the receipt says so; --match all and --strict keep it.
 expect_rc 0 "$F" search --index "$IX" '"refresh token rotates"'
-expect_rc 1 "$F" search --index "$IX" '"token refresh rotates"'
+expect_rc 1 "$F" search --index "$IX" --match all '"token refresh rotates"'
+expect_rc 1 "$F" search --index "$IX" --strict '"token refresh rotates"'
+expect_out "read literally: the quotes of a phrase that no chunk holds at column 1" \
+	"$F" search --index "$IX" --explain '"token refresh rotates"'
 
 # Filters before ranking.
 expect_rc 0 "$F" search --index "$IX" --filter library=demo token
