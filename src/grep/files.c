@@ -192,30 +192,26 @@ int g_reader_dir(g_reader *r, const char *path, const char **name)
 
 /* Open an indexed file to read: the descriptor, its size, and whether it
  * changed since indexing; -1 gone; -2 there but not to be read (not a
- * regular file, unreadable, over G_MAX_FILE: r->why says why). Opened
- * non-blocking, as fa_open_regular does: a FIFO put in a file's place
- * would otherwise stop the search until something writes to it. */
+ * regular file, unreadable, over G_MAX_FILE: r->why says why). Opened by
+ * fa_open_regular_at: a FIFO put in a file's place never stops the search. */
 static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di,
                      uint64_t *size, int *changed)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return -1;
-		snprintf(r->why, sizeof r->why, "%s", strerror(errno));
-		return -2;
-	}
 	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return -1;
-	}
-	int flags;
-	if (!S_ISREG(st.st_mode) || (flags = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-		close(fd);
-		snprintf(r->why, sizeof r->why, "not a regular file: not searched");
-		return -2;
+	int fd = fa_open_regular_at(dfd, name, &st);
+	if (fd < 0) {
+		const char *m = fathom_errmsg();
+		size_t nl = strlen(name);
+		if (strncmp(m, name, nl) == 0 && m[nl] == ':' && m[nl + 1] == ' ')
+			m += nl + 2;   /* the reason alone: the caller names the file */
+		if (fd == FATHOM_ENOTFOUND)
+			fd = -1;
+		else if (fd == FATHOM_EINVAL)
+			snprintf(r->why, sizeof r->why, "not a regular file: not searched");
+		else
+			snprintf(r->why, sizeof r->why, "%s", m);
+		fa_err_clear();
+		return fd == -1 ? -1 : -2;
 	}
 	if ((uint64_t)st.st_size > G_MAX_FILE) {
 		close(fd);
@@ -232,9 +228,7 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 		}
 	}
 	*size = (uint64_t)st.st_size;
-	*changed = ix_file_changed((uint64_t)st.st_size,
-	                           (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-	                           di->size, di->mtime_ns);
+	*changed = ix_stat_changed(&st, di->size, di->mtime_ns);
 	return fd;
 }
 

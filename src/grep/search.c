@@ -289,13 +289,6 @@ static int batch_add(gbatch *b, const g_file *r)
 	return 0;
 }
 
-static int stat_changed(const struct stat *st, const ix_doc_info *di)
-{
-	return ix_file_changed((uint64_t)st->st_size,
-	                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-	                       di->size, di->mtime_ns);
-}
-
 static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8_t *cand)
 {
 	gctx *g = w->g;
@@ -326,9 +319,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 				w->st.missing++;
 				return 0;
 			}
-			if (!ix_file_changed((uint64_t)st.st_size,
-			                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-			                     size, mtime))
+			if (!ix_stat_changed(&st, size, mtime))
 				return 0;   /* as indexed, and the index rules it out */
 			stat_done = 1;  /* changed: read it below */
 		}
@@ -357,7 +348,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			return 0;
 		}
 		g_file r = { di.key, g_display_path(&g->scope, path), NULL, 0, NULL, 0,
-		             stat_changed(&st, &di), (uint32_t)b->seg, d, NULL };
+		             ix_stat_changed(&st, di.size, di.mtime_ns), (uint32_t)b->seg, d, NULL };
 		if (!r.path)
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		w->st.matched++;
@@ -371,7 +362,7 @@ static int do_file(gworker *w, gbatch *b, ix_segment *s, uint32_t d, const uint8
 			w->st.missing++;
 			return 0;
 		}
-		if (!stat_changed(&st, &di))
+		if (!ix_stat_changed(&st, di.size, di.mtime_ns))
 			return 0;   /* as indexed, and the index rules it out */
 	}
 	size_t len = 0;

@@ -70,6 +70,13 @@ int ix_file_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size,
 	return size != indexed_size || mtime_ns != indexed_mtime_ns;
 }
 
+int ix_stat_changed(const struct stat *st, uint64_t indexed_size, int64_t indexed_mtime_ns)
+{
+	return ix_file_changed((uint64_t)st->st_size,
+	                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+	                       indexed_size, indexed_mtime_ns);
+}
+
 int ix_doc_stale(const ix_index *ix, const ix_doc_info *di)
 {
 	if (di->mtime_ns == 0)
@@ -80,10 +87,7 @@ int ix_doc_stale(const ix_index *ix, const ix_doc_info *di)
 	if (path[0] != '/' && *root && !(full = fa_path_resolve(root, path)))
 		return 0;   /* out of memory: not known to be stale */
 	struct stat st;
-	int stale = stat(full ? full : path, &st) != 0 ||
-	            ix_file_changed((uint64_t)st.st_size,
-	                            (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-	                            di->size, di->mtime_ns);
+	int stale = stat(full ? full : path, &st) != 0 || ix_stat_changed(&st, di->size, di->mtime_ns);
 	fa_free(full);
 	return stale;
 }

@@ -260,6 +260,9 @@ int seg_find_doc(const ix_segment *s, const char *key, uint32_t *doc);
  * and search hits share: its size or its mtime differ from the index's. */
 int ix_file_changed(uint64_t size, int64_t mtime_ns, uint64_t indexed_size,
                     int64_t indexed_mtime_ns);
+/* ix_file_changed on a stat of the file. */
+struct stat;
+int ix_stat_changed(const struct stat *st, uint64_t indexed_size, int64_t indexed_mtime_ns);
 /* Is a document's file stale: changed on disk since it was indexed
  * (ix_file_changed on a stat of it, relative paths under the index's
  * root), or gone? 0 for documents that are not files (JSON lines). */

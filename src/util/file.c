@@ -73,9 +73,14 @@ int fa_map_damaged(const fa_map *m)
  * is restored for the read. The descriptor, or a negative code. */
 int fa_open_regular(const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	return fa_open_regular_at(AT_FDCWD, path, st);
+}
+
+int fa_open_regular_at(int dfd, const char *path, struct stat *st)
+{
+	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return fa_err(errno == ENOENT ? FATHOM_ENOTFOUND : FATHOM_EIO,
+		return fa_err(errno == ENOENT || errno == ENOTDIR ? FATHOM_ENOTFOUND : FATHOM_EIO,
 		              "%s: %s", path, strerror(errno));
 	int flags;
 	if (fstat(fd, st) != 0) {

@@ -288,6 +288,8 @@ int fa_read_file_within_real(char **out, size_t *len, const char *path, size_t m
  * (never waiting on it), FATHOM_EIO. */
 struct stat;
 int fa_open_regular(const char *path, struct stat *st);
+/* fa_open_regular of path relative to the folder dfd (or AT_FDCWD). */
+int fa_open_regular_at(int dfd, const char *path, struct stat *st);
 
 /* ---- the SIGBUS guard of mapped files (util/mapguard.c) ------------------- */
 /* Register a live mapping (installs the library's SIGBUS handler the first
