@@ -105,9 +105,9 @@ static char *tools_call(const mcp_ctx *c, json_t *id, json_t *params)
 		json_object_del(a, "offset");
 		r = call_tool(c->s, name, a, &e);
 		size_t max = c->o->max_reply ? c->o->max_reply : SV_MCP_REPLY_DEFAULT;
-		char *env = rpc_result(id, json_object());   /* {"jsonrpc":"2.0","id":..,"result":{}} */
-		size_t used = env ? strlen(env) : max;
-		fathom_free(env);
+		/* the envelope rpc_result writes around the result */
+		static const char env[] = "{\"jsonrpc\":\"2.0\",\"id\":,\"result\":}";
+		size_t used = sizeof env - 1 + json_dumpb(id, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (r && used < max)
 			res = sv_mcp_tool_result(name, r, (size_t)off, max - used, &e);
 	} else if (!a) {
