@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "serve/serve_int.h"
-#include "text/text.h"
 
 static int hexv(int c)
 {
@@ -92,7 +91,30 @@ json_t *sv_qs_int(const char *qs, const char *key, int *bad)
 
 size_t sv_utf8_char(const unsigned char *s, size_t n)
 {
-	return text_utf8_seq_len(s, n);   /* the one validator (text/utf8.c) */
+	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+	size_t len;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		lo = c == 0xE0 ? 0xA0 : 0x80;
+		hi = c == 0xED ? 0x9F : 0xBF;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		lo = c == 0xF0 ? 0x90 : 0x80;
+		hi = c == 0xF4 ? 0x8F : 0xBF;
+	} else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		unsigned char b = s[i];
+		if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
+			return 0;
+	}
+	return len;
 }
 
 int sv_utf8_valid(const char *s, size_t n)
