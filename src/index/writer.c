@@ -261,6 +261,10 @@ struct ix_analysis {
 	an_doc *docs;
 	size_t ndocs, cap_docs;
 	char ident[IX_MAX_TERM];
+	/* The chunk body's whole tokens of several parts (TOK_IDENT): byte
+	 * ranges, for their identifier keys (add_idents). */
+	uint32_t *runs;          /* start, end pairs */
+	size_t nruns, cap_runs;  /* in pairs */
 	/* The last path or title analysed, and its tokens [memo_from, memo_to).
 	 * A chunk corpus repeats them (a file's chunks come as consecutive
 	 * documents, and the title is often the path); the same text gives the
@@ -309,6 +313,7 @@ void ix_analysis_free(ix_analysis *a)
 	fa_free(a->terms);
 	fa_free(a->slots);
 	fa_free(a->tok);
+	fa_free(a->runs);
 	fa_free(a->chunks);
 	fa_free(a->docs);
 	fa_free(a->gid);
@@ -394,6 +399,21 @@ static int analyse_text(ix_analysis *a, text_analyzer *an, const char *s, size_t
 	return n ? text_analyze(an, s, n, pos, on_token, a, NULL) : 0;
 }
 
+/* A body token; a whole token of several parts is also kept for its key. */
+static int on_body_token(void *ctx, const text_token *tok)
+{
+	ix_analysis *a = ctx;
+	int rc = on_token(ctx, tok);
+	if (rc || tok->kind != TOK_IDENT)
+		return rc;
+	if ((rc = fa_grow((void **)&a->runs, &a->cap_runs, a->nruns + 1, 2 * sizeof *a->runs)) != 0)
+		return rc;
+	a->runs[2 * a->nruns] = tok->start;
+	a->runs[2 * a->nruns + 1] = tok->end;
+	a->nruns++;
+	return 0;
+}
+
 /* Append a copy of the tokens [from, to) (earlier in tok). */
 static int copy_tokens(ix_analysis *a, uint32_t from, uint32_t to)
 {
@@ -458,12 +478,43 @@ static int on_ident(void *ctx, const text_ident *id)
 	return an_push(x->a, term, n, x->pos++);
 }
 
+/* Each whole token of several parts (spin_lock, IKK-beta, CD169) is also
+ * one occurrence of IX_IDENT_MARK key IX_IDENT_SEP IX_IDENT_TOKEN, classified
+ * or not and however many the chunk holds, so that an identifier's filter
+ * finds every spelling of its key the tokenizer kept whole, split however
+ * (docs/FORMAT.md). A token with a byte past ASCII has no key of its own
+ * (CD169β is not CD169). */
+static int add_token_keys(ix_analysis *a, const char *text, size_t n)
+{
+	uint32_t pos = 0;
+	for (size_t i = 0; i < a->nruns; i++) {
+		uint32_t s = a->runs[2 * i], e = a->runs[2 * i + 1];
+		if (s >= e || e > n)
+			continue;
+		int ascii = 1;
+		for (uint32_t k = s; k < e && ascii; k++)
+			ascii = (unsigned char)text[k] < 0x80;
+		char *term = a->ident;
+		uint32_t kl;
+		if (!ascii || text_ident_key(text + s, e - s, term + 1, TEXT_IDENT_MAX_KEY + 1, &kl) != 0)
+			continue;
+		term[0] = IX_IDENT_MARK;
+		term[kl + 1] = IX_IDENT_SEP;
+		term[kl + 2] = IX_IDENT_TOKEN;
+		int rc = an_push(a, term, kl + 3, pos++);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int add_idents(ix_analysis *a, const ix_doc_in *d, const char *text, size_t n)
 {
 	text_ident_opts o = { d->ident_min_len ? d->ident_min_len : 3,
 	                      d->ident_max ? d->ident_max : 50 };
 	ident_ctx x = { a, text, 0 };
-	return text_idents(text, n, &o, on_ident, &x);
+	int rc = text_idents(text, n, &o, on_ident, &x);
+	return rc ? rc : add_token_keys(a, text, n);
 }
 
 static const char *nz(const char *s)
@@ -545,7 +596,8 @@ static int analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *d)
 			return rc;
 		ac->body = (uint32_t)a->ntok;
 		pos = 0;
-		if ((rc = analyse_text(a, an, body, blen, &pos)) != 0)
+		a->nruns = 0;
+		if (blen && (rc = text_analyze(an, body, blen, &pos, on_body_token, a, NULL)) != 0)
 			return rc;
 		ac->ident = (uint32_t)a->ntok;
 		if (blen && (rc = add_idents(a, d, body, blen)) != 0)
