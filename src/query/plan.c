@@ -612,11 +612,16 @@ static int on_variant(void *ctx, const char *term, size_t len)
 	return st && sl > 0 && sl <= TEXT_MAX_TERM ? add_whole_term(w, st, sl) : 0;
 }
 
+/* Count the chunks where the scanner classified the identifier (in any
+ * role): that the index holds it as an identifier is what applies its
+ * filter. The whole tokens of its variants widen the filter's chunks, but
+ * alone do not make a word of a sentence a filter (PGE2 written in an
+ * abstract does not turn the claim's "PGE 2" into one). */
 static int count_ident(void *ctx, const char *term, size_t len, const ix_term_info *ti)
 {
-	(void)term;
-	(void)len;
-	*(uint64_t *)ctx += ti->df;
+	const char *sep = len > 2 && term[0] == IX_IDENT_MARK ? memchr(term, IX_IDENT_SEP, len) : NULL;
+	if (sep && sep + 1 < term + len && sep[1] != IX_IDENT_TOKEN)
+		*(uint64_t *)ctx += ti->df;
 	return 0;
 }
 
