@@ -239,3 +239,30 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 	}
 	return 0;
 }
+
+int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n)
+{
+	*n = 0;
+	for (size_t si = 0; si < ix_nsegments(ix); si++) {
+		ix_segment *s = ix_segment_at(ix, si);
+		uint32_t nchunks = seg_nchunks(s);
+		uint8_t *bits = fa_calloc((size_t)nchunks / 8 + 1, 1);
+		if (!bits)
+			return fa_err(FATHOM_ENOMEM, "identifier count");
+		ident_bits ib = { s, bits, 0, 0 };
+		int rc = q_ident_terms(s, x, mark_postings, &ib);
+		if (!rc)
+			rc = ib.err;
+		for (uint32_t c = 0; !rc && c < nchunks; c++) {
+			if (!(bits[c >> 3] >> (c & 7) & 1))
+				continue;
+			ix_chunk_info ci;
+			if ((rc = seg_chunk(s, c, &ci)) == 0)
+				*n += !seg_doc_is_deleted(s, ci.doc);
+		}
+		fa_free(bits);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

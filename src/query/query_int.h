@@ -381,6 +381,10 @@ int q_ident_terms(ix_segment *s, const q_ident *x,
                   int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
                   void *ctx);
 
+/* The live chunks holding identifier x, over every segment (for a receipt:
+ * walks each segment's chunks). */
+int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n);
+
 /* AND the plan's applied identifiers into *bits (allocating it when NULL):
  * only chunks holding every one (one, with ident_any) stay allowed. */
 int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits);
