@@ -147,10 +147,18 @@ static int in_applied_ident(const q_plan *p, const q_term *qt)
 	return 0;
 }
 
+/* A word of the query beside its identifiers: required (a ranked query:
+ * scored), typed, and not inside an applied identifier. */
+static int other_word(const q_plan *p, const q_term *qt, int ranked)
+{
+	return (ranked ? qt->scored : qt->required) && qt->src && !in_applied_ident(p, qt);
+}
+
 /* The identifiers filter, and the chunks holding them hold none of the
  * other words (required ones; a ranked query's scored ones): name both.
  * "identifier CD169 occurs in 4 chunks, but none of them has "xyzzy"".
- * *said: 1 when it said so (else why holds a start to discard). */
+ * *said: 1 when it said so (else why holds a start to discard). Several
+ * identifiers in a ranked query: a chunk needs one of them. */
 static int explain_ident_alone(ix_index *ix, const q_plan *p, fbuf *why, int *said)
 {
 	*said = 0;
@@ -158,10 +166,8 @@ static int explain_ident_alone(ix_index *ix, const q_plan *p, fbuf *why, int *sa
 	uint32_t applied = 0, others = 0;
 	for (uint32_t k = 0; k < p->nidents; k++)
 		applied += p->idents[k].applied != 0;
-	for (uint32_t t = 0; t < p->nterms; t++) {
-		const q_term *qt = &p->terms[t];
-		others += (ranked ? qt->scored : qt->required) && qt->src && !in_applied_ident(p, qt);
-	}
+	for (uint32_t t = 0; t < p->nterms; t++)
+		others += other_word(p, &p->terms[t], ranked);
 	if (applied == 0)
 		return 0;
 	uint32_t named = 0;
@@ -189,7 +195,7 @@ static int explain_ident_alone(ix_index *ix, const q_plan *p, fbuf *why, int *sa
 	uint32_t absent = 0;
 	for (uint32_t t = 0; t < p->nterms; t++) {
 		const q_term *qt = &p->terms[t];
-		if (!((ranked ? qt->scored : qt->required) && qt->src && !in_applied_ident(p, qt)))
+		if (!other_word(p, qt, ranked))
 			continue;
 		fbuf_printf(why, "%s\"%.*s\"", named++ ? (ranked ? " or " : ", ") : "", (int)qt->src_len,
 		            qt->src);
@@ -200,8 +206,7 @@ static int explain_ident_alone(ix_index *ix, const q_plan *p, fbuf *why, int *sa
 		named = 0;
 		for (uint32_t t = 0; t < p->nterms; t++) {
 			const q_term *qt = &p->terms[t];
-			if ((ranked ? qt->scored : qt->required) && qt->src && !in_applied_ident(p, qt) &&
-			    qt->df == 0)
+			if (other_word(p, qt, ranked) && qt->df == 0)
 				fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : "", (int)qt->src_len, qt->src);
 		}
 		fbuf_puts(why, absent > 1 ? " occur in no document)" : " occurs in no document)");
