@@ -236,6 +236,14 @@ typedef struct an_term {
 	uint8_t len;
 } an_term;
 
+/* A classified identifier of the chunk being analysed: where it starts and
+ * its key. */
+typedef struct an_classified {
+	uint32_t start;
+	uint32_t key_len;
+	char key[TEXT_IDENT_MAX_KEY + 1];
+} an_classified;
+
 /* The token ranges (into tok) of one chunk: headings, body, identifiers. */
 typedef struct an_chunk {
 	uint32_t head, body, ident, end;
@@ -265,6 +273,11 @@ struct ix_analysis {
 	 * ranges, for their identifier keys (add_idents). */
 	uint32_t *runs;          /* start, end pairs */
 	size_t nruns, cap_runs;  /* in pairs */
+	/* The chunk's classified identifiers, by start: a whole token of the
+	 * same start and key needs no token key (the vocabulary term marks
+	 * its chunk already). */
+	an_classified *classified;
+	size_t nclassified, cap_classified;
 	/* The last path or title analysed, and its tokens [memo_from, memo_to).
 	 * A chunk corpus repeats them (a file's chunks come as consecutive
 	 * documents, and the title is often the path); the same text gives the
@@ -314,6 +327,7 @@ void ix_analysis_free(ix_analysis *a)
 	fa_free(a->slots);
 	fa_free(a->tok);
 	fa_free(a->runs);
+	fa_free(a->classified);
 	fa_free(a->chunks);
 	fa_free(a->docs);
 	fa_free(a->gid);
@@ -475,12 +489,33 @@ static int on_ident(void *ctx, const text_ident *id)
 		sl = sizeof x->a->ident - n;
 	memcpy(term + n, x->text + id->start, sl);
 	n += sl;
-	return an_push(x->a, term, n, x->pos++);
+	int rc = an_push(x->a, term, n, x->pos++);
+	ix_analysis *a = x->a;
+	if (rc || (rc = fa_grow((void **)&a->classified, &a->cap_classified, a->nclassified + 1,
+	                        sizeof *a->classified)) != 0)
+		return rc;
+	an_classified *c = &a->classified[a->nclassified++];
+	c->start = id->start;
+	c->key_len = id->key_len;
+	memcpy(c->key, id->key, id->key_len);
+	return 0;
+}
+
+/* Did the scanner classify an identifier of this key starting at start? */
+static int classified_at(const ix_analysis *a, uint32_t start, const char *key, uint32_t kl)
+{
+	for (size_t i = 0; i < a->nclassified; i++) {
+		const an_classified *c = &a->classified[i];
+		if (c->start == start && c->key_len == kl && memcmp(c->key, key, kl) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* Each whole token of several parts (spin_lock, IKK-beta, CD169) is also
- * one occurrence of IX_IDENT_MARK key IX_IDENT_SEP IX_IDENT_TOKEN, classified
- * or not and however many the chunk holds, so that an identifier's filter
+ * one occurrence of IX_IDENT_MARK key IX_IDENT_SEP IX_IDENT_TOKEN, unless
+ * the scanner classified it there (same start, same key), however many the
+ * chunk holds, so that an identifier's filter
  * finds every spelling of its key the tokenizer kept whole, split however
  * (docs/FORMAT.md). A token with a byte past ASCII has no key of its own
  * (CD169β is not CD169). */
@@ -496,7 +531,8 @@ static int add_token_keys(ix_analysis *a, const char *text, size_t n)
 			ascii = (unsigned char)text[k] < 0x80;
 		char *term = a->ident;
 		uint32_t kl;
-		if (!ascii || text_ident_key(text + s, e - s, term + 1, TEXT_IDENT_MAX_KEY + 1, &kl) != 0)
+		if (!ascii || text_ident_key(text + s, e - s, term + 1, TEXT_IDENT_MAX_KEY + 1, &kl) != 0 ||
+		    classified_at(a, s, term + 1, kl))
 			continue;
 		term[0] = IX_IDENT_MARK;
 		term[kl + 1] = IX_IDENT_SEP;
@@ -513,6 +549,7 @@ static int add_idents(ix_analysis *a, const ix_doc_in *d, const char *text, size
 	text_ident_opts o = { d->ident_min_len ? d->ident_min_len : 3,
 	                      d->ident_max ? d->ident_max : 50 };
 	ident_ctx x = { a, text, 0 };
+	a->nclassified = 0;
 	int rc = text_idents(text, n, &o, on_ident, &x);
 	return rc ? rc : add_token_keys(a, text, n);
 }
