@@ -147,16 +147,18 @@ static int key_terms(ix_segment *s, const char *key, uint32_t key_len, const cha
 	return seg_terms(s, prefix, key_len + sl + 2, cb, ctx);
 }
 
-int q_ident_terms(ix_segment *s, const q_ident *x,
+int q_ident_terms(ix_segment *s, const q_ident *x, int wholes,
                   int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
                   void *ctx)
 {
-	/* Every occurrence the scanner classified, in any role; an index
-	 * written before keys left the category (docs/FORMAT.md) keyed a
-	 * call "name()". */
+	/* Every occurrence the scanner classified, in any role, and every
+	 * whole token of the key; an index written before keys left the
+	 * category (docs/FORMAT.md) keyed a call "name()". */
 	int rc = key_terms(s, x->key, x->key_len, "", cb, ctx);
 	if (!rc)
 		rc = key_terms(s, x->key, x->key_len, "()", cb, ctx);
+	if (!wholes)
+		return rc;
 	/* And every whole token of its case- and delimiter-variants, which
 	 * the tokenizer indexed wherever it stood (in prose, past the 50
 	 * identifiers a chunk keeps, called or not). */
@@ -221,7 +223,7 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 		if (!direct)
 			memset(one, 0, nb);
 		ident_bits ib = { s, direct ? all : one, 0, 0 };
-		int rc = q_ident_terms(s, x, mark_postings, &ib);
+		int rc = q_ident_terms(s, x, 1, mark_postings, &ib);
 		if (ib.err || rc)
 			return ib.err ? ib.err : rc;
 		x->chunks += ib.set;
@@ -250,7 +252,7 @@ int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n)
 		if (!bits)
 			return fa_err(FATHOM_ENOMEM, "identifier count");
 		ident_bits ib = { s, bits, 0, 0 };
-		int rc = q_ident_terms(s, x, mark_postings, &ib);
+		int rc = q_ident_terms(s, x, 1, mark_postings, &ib);
 		if (!rc)
 			rc = ib.err;
 		for (uint32_t c = 0; !rc && c < nchunks; c++) {

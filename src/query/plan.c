@@ -697,17 +697,18 @@ int q_identify(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_
 	}
 	for (uint32_t k = 0; k < p->nidents; k++) {
 		q_ident *x = &p->idents[k];
-		whole_add w = { x, a, an, 0 };
-		int rc = text_ident_variants(x->text, x->len, on_variant, &w);
-		if (rc)
-			return rc;
 		for (size_t s = 0; s < ix_nsegments(ix); s++) {
-			rc = q_ident_terms(ix_segment_at(ix, s), x, count_ident, &x->chunks);
+			int rc = q_ident_terms(ix_segment_at(ix, s), x, 0, count_ident, &x->chunks);
 			if (rc)
 				return rc;
 		}
 		x->applied = x->chunks > 0;
 		x->chunks = 0;   /* counted exactly when the filter is built */
+		/* the whole tokens the filter also reads */
+		whole_add w = { x, a, an, 0 };
+		int rc = x->applied ? text_ident_variants(x->text, x->len, on_variant, &w) : 0;
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

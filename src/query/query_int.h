@@ -375,9 +375,9 @@ int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out
 
 /* Call cb for every term of segment s that marks a chunk holding the
  * identifier: its vocabulary terms (one per spelling and category, of the
- * key, and key "()" as older indexes wrote a call's) and
- * the indexed whole tokens of its variants. */
-int q_ident_terms(ix_segment *s, const q_ident *x,
+ * key, and key "()" as older indexes wrote a call's) and, with wholes,
+ * the indexed whole tokens of its variants (x->wholes). */
+int q_ident_terms(ix_segment *s, const q_ident *x, int wholes,
                   int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
                   void *ctx);
 

@@ -470,8 +470,11 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 static const char joiners_any[] = { 0, '_', '-', '.' };
 static const char joiners_digits[] = { '_', '-', ',' };
 
-/* The spellings tried in full; past it, each joiner for all boundaries. */
-#define MAX_VARIANTS 256
+/* The spellings tried in full (three parts); past it, each joiner for all
+ * boundaries. An index keeps the key of every whole token of several parts
+ * (docs/FORMAT.md 5.10), which finds any split: the variants matter for the
+ * word of one part, and for indexes written before those keys. */
+#define MAX_VARIANTS 16
 
 typedef struct variant_walk {
 	const char *s;

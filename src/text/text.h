@@ -139,7 +139,7 @@ int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len
  * for the case- and delimiter-variants of the identifier spelled s[0..n):
  * its parts (split at delimiters, letters|digits, camelCase humps) joined at
  * each boundary by nothing, '_', '-' or '.' (two digit parts: '.' where s
- * has one, else '_', '-' or ','). Up to 256 combinations are tried; past
+ * has one, else '_', '-' or ','). Up to 16 combinations are tried; past
  * that, one joiner at every boundary. cb gets each NUL-terminated (cut at
  * TEXT_MAX_TERM, as the tokenizer cuts); a non-zero return stops. A whole
  * of letters alone ("spinlock") is also a plain word, which the index holds
