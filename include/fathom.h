@@ -756,18 +756,23 @@ int fathom_glossary_decide(fathom_index *ix, uint32_t candidate, int approve);
  */
 typedef struct fathom_vocab_entry {
 	const char *key;                 /* canonical: tc-1001, 2.0.1, authservice */
-	const char *category;            /* testcase, ticket, version, class, function,
-	                                  * model, error */
+	const char *category;            /* its most frequent role: testcase, ticket,
+	                                  * version, class, function, model, error */
 	const char *const *variants;     /* spellings seen (up to 8): TC-1001, tc_1001 */
 	size_t n_variants;
 	uint64_t chunks;                 /* live chunks holding it */
 	uint64_t occurrences;            /* times it occurs in them */
 	const char *first_seen;          /* id of the first document that held it */
+	const char *const *categories;   /* every role seen, most frequent first
+	                                  * (categories[0] is category): CD169 is a
+	                                  * model number and, in CD169(+), a call */
+	size_t n_categories;
 } fathom_vocab_entry;
 
 typedef int (*fathom_vocab_cb)(void *ctx, const fathom_vocab_entry *e);
 
-/* Call cb for each identifier, by key, optionally of one category and whose
+/* Call cb for each identifier, by key (one entry whatever its roles),
+ * optionally only those seen in one category, and whose
  * key begins with the key of prefix ("TC-10" lists tc-1000 ... tc-1099).
  * Both may be NULL. A non-zero return from cb stops and is returned. */
 int fathom_vocab(fathom_index *ix, const char *category, const char *prefix, fathom_vocab_cb cb,

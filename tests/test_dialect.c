@@ -494,6 +494,121 @@ static void test_identifier_precision(void)
 	free(dir);
 }
 
+/* The entries fathom_vocab gave, and the last one's (its strings live only
+ * during the callback). */
+typedef struct vocab_seen {
+	size_t n;
+	char key[32];
+	uint64_t chunks;
+	size_t n_categories;
+} vocab_seen;
+
+static int count_vocab(void *ctx, const fathom_vocab_entry *e)
+{
+	vocab_seen *v = ctx;
+	v->n++;
+	snprintf(v->key, sizeof v->key, "%s", e->key);
+	v->chunks = e->chunks;
+	v->n_categories = e->n_categories;
+	return 0;
+}
+
+/* One identifier in several roles is one identifier: CD169 (a model number)
+ * and CD169(+) (read as a call) share a key, and a query finds both; a GNU
+ * declaration "name (args)" is a call; an identifier whose chunks hold none
+ * of the query's other words gets an empty answer naming both. */
+static void test_identifier_roles(void)
+{
+	char *dir = test_tmpdir("dialect-roles");
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	static const char *const bodies[][2] = {
+		{ "a1", "CD169+ macrophages present lipid antigens" },
+		{ "a2", "sinus CD169(+) macrophages retained the antigen" },
+		{ "a3", "zebrafish fins regrow; Mulberry leaves (Morus alba) lower glucose" },
+		{ "g", "extern int pthread_mutex_lock (pthread_mutex_t *__mutex) __THROW;" },
+	};
+	for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		fathom_doc d = { bodies[i][0], "", bodies[i][1], strlen(bodies[i][1]), NULL, NULL, 0,
+		                 NULL, 0, NULL };
+		CHECK_OK(fathom_add_doc(ix, &d, NULL));
+	}
+	CHECK_OK(fathom_commit(ix));
+	fathom_results *r = NULL;
+	char got[256];
+	/* both roles, one key */
+	CHECK_OK(fathom_search(&r, ix, "CD169 macrophages", NULL));
+	ids_of(r, got, sizeof got);
+	CHECK_STR(got, "a1 a2");
+	CHECK(fathom_results_nidents(r) == 1 && fathom_results_ident(r, 0)->applied);
+	fathom_results_free(r);
+	vocab_seen v;
+	memset(&v, 0, sizeof v);
+	CHECK_OK(fathom_vocab(ix, NULL, "CD169", count_vocab, &v));
+	CHECK_EQ(v.n, 1);   /* one entry, two chunks, two roles */
+	CHECK_EQ(v.chunks, 2);
+	CHECK_EQ(v.n_categories, 2);
+	CHECK_STR(v.key, "cd-169");
+	/* each role lists it */
+	memset(&v, 0, sizeof v);
+	CHECK_OK(fathom_vocab(ix, "function", "CD169", count_vocab, &v));
+	CHECK(v.n == 1 && v.chunks == 2);
+	memset(&v, 0, sizeof v);
+	CHECK_OK(fathom_vocab(ix, "model", "CD169", count_vocab, &v));
+	CHECK(v.n == 1 && v.chunks == 2);
+	/* "name (args)": a call, in the document and in the query */
+	static const char *const calls[] = { "pthread_mutex_lock()", "pthread_mutex_lock (pthread_mutex_t *m)" };
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_OK(fathom_search(&r, ix, calls[i], NULL));
+		ids_of(r, got, sizeof got);
+		CHECK_STR(got, "g");
+		CHECK(fathom_results_nidents(r) == 1 && fathom_results_ident(r, 0)->applied);
+		if (fathom_results_nidents(r) == 1) {
+			CHECK_STR(fathom_results_ident(r, 0)->key, "pthreadmutexlock");
+			CHECK_STR(fathom_results_ident(r, 0)->category, "function");
+		}
+		fathom_results_free(r);
+	}
+	/* prose before a parenthesis stays prose */
+	CHECK_OK(fathom_search(&r, ix, "Mulberry leaves (Morus alba", NULL));
+	CHECK_EQ(fathom_results_nidents(r), 0);
+	ids_of(r, got, sizeof got);
+	CHECK_STR(got, "a3");
+	fathom_results_free(r);
+	/* honest empties that name the identifier and the words */
+	static const struct {
+		const char *q;
+		int match;
+		const char *why;
+	} empties[] = {
+		{ "CD169 AND zebrafish", AUTO, "identifier CD169 occurs in 2 chunks, but none of them has \"zebrafish\"" },
+		{ "CD169 zebrafish", ALL, "identifier CD169 occurs in 2 chunks, but none of them has \"zebrafish\"" },
+		{ "CD169 xyzzy", ALL,
+		  "identifier CD169 occurs in 2 chunks, but none of them has \"xyzzy\" (\"xyzzy\" occurs in no document)" },
+		{ "CD169 AND fins AND lipid", AUTO,
+		  "identifier CD169 occurs in 2 chunks, but none of them has all of \"fins\", \"lipid\"" },
+	};
+	for (size_t i = 0; i < sizeof empties / sizeof empties[0]; i++) {
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		o.match = empties[i].match;
+		CHECK_OK(fathom_search(&r, ix, empties[i].q, &o));
+		CHECK_EQ(fathom_results_count(r), 0);
+		CHECK_STR(fathom_results_why(r), empties[i].why);
+		fathom_results_free(r);
+	}
+	/* the default ranks instead: the identifier's chunks, each missing the word */
+	CHECK_OK(fathom_search(&r, ix, "CD169 zebrafish", NULL));
+	ids_of(r, got, sizeof got);
+	CHECK_STR(got, "a1 a2");
+	for (size_t i = 0; i < fathom_results_count(r); i++)
+		CHECK(fathom_results_hit(r, i)->n_missing == 1);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 /* An empty answer says why; a hit says what matched where. */
 static void test_receipts_and_empties(void)
 {
@@ -713,6 +828,7 @@ int main(void)
 	RUN(test_lenient);
 	RUN(test_negated_terms);
 	RUN(test_identifier_precision);
+	RUN(test_identifier_roles);
 	RUN(test_receipts_and_empties);
 	RUN(test_list_meta_and_time_limit);
 	return TEST_DONE();

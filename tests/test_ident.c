@@ -29,11 +29,25 @@ static const char *idents(const char *text)
 	return f.out;
 }
 
+typedef struct ident_case {
+	const char *text, *want;
+} ident_case;
+
+/* Each text's identifiers must read as its want. */
+static void check_cases(const ident_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *got = idents(cases[i].text);
+		if (strcmp(got, cases[i].want) != 0) {
+			fprintf(stderr, "  [%s]: got \"%s\", want \"%s\"\n", cases[i].text, got, cases[i].want);
+			test_failed_checks++;
+		}
+	}
+}
+
 static void test_categories(void)
 {
-	static const struct {
-		const char *text, *want;
-	} cases[] = {
+	static const ident_case cases[] = {
 		{ "see TC-1001 now", "testcase:tc-1001" },
 		{ "testcase_42 fails", "testcase:testcase-42" },
 		{ "run TEST_AUTH first", "testcase:testauth" },
@@ -45,7 +59,7 @@ static void test_categories(void)
 		  "class:authservice class:usercontroller class:paymenthandler" },
 		{ "an HTTPServer", "class:httpserver" },
 		{ "call handle_login() then process_payment(x)",
-		  "function:handlelogin() function:processpayment()" },
+		  "function:handlelogin function:processpayment" },
 		{ "if (x) while(y) sizeof(z) for(;;)", "" },
 		{ "the X100 and Model-Y200 with SKU-4567", "model:x-100 model:modely-200 model:sku-4567" },
 		{ "error E0425 or ENOENT or HTTP 404", "error:e-0425 error:enoent error:http-404" },
@@ -56,13 +70,7 @@ static void test_categories(void)
 		{ "x", "" },
 		{ "", "" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		const char *got = idents(cases[i].text);
-		if (strcmp(got, cases[i].want) != 0) {
-			fprintf(stderr, "  [%s]: got \"%s\", want \"%s\"\n", cases[i].text, got, cases[i].want);
-			test_failed_checks++;
-		}
-	}
+	check_cases(cases, sizeof cases / sizeof cases[0]);
 	/* Case does not matter, but for the PascalCase of a class and the
 	 * space of "TC 1001". */
 	CHECK_STR(idents("what about jira-4521 and enoent?"), "ticket:jira-4521 error:enoent");
@@ -124,6 +132,79 @@ static void test_keys(void)
 	/* a version's v is dropped */
 	CHECK_STR(idents("v2.0.1"), "version:2.0.1");
 	CHECK_STR(idents("2.0.1"), "version:2.0.1");
+	/* the key never depends on the role: a model number, and the same read
+	 * as a call (CD169(+)), share one key */
+	CHECK_STR(idents("CD169 and CD169(+) cells"), "model:cd-169 function:cd-169");
+}
+
+/* "name (" followed by arguments is a call as "name(" is, when the name or
+ * the arguments look like code; prose before a parenthesis stays prose. */
+static void test_call_with_space(void)
+{
+	static const ident_case cases[] = {
+		/* GNU-style declarations */
+		{ "extern int pthread_mutex_lock (pthread_mutex_t *__mutex) __THROW;",
+		  "function:pthreadmutexlock" },
+		{ "extern void *malloc (size_t __size);", "function:malloc" },
+		{ "int getUserName (x)", "function:getusername" },
+		{ "int fflush_all (void);", "function:fflushall" },
+		{ "rand (void)", "function:rand" },
+		{ "abort ()", "function:abort" },
+		{ "free\t(p_x)", "function:free" },
+		/* prose: a word, then a parenthesis */
+		{ "Mulberry leaves (Morus alba) lower glucose", "" },
+		{ "the receptor (see above) binds", "" },
+		{ "several values (x, y and z)", "" },
+		{ "if (x_y) while (*p)", "" },      /* keywords never */
+		{ "leaves (Morus alba", "" },       /* never closed */
+		/* two spaces, or a line between: not a call */
+		{ "foo_bar  (x_y)", "" },
+	};
+	check_cases(cases, sizeof cases / sizeof cases[0]);
+}
+
+typedef struct vlist {
+	char out[8192];
+	size_t len;
+	int n;
+} vlist;
+
+static int collect_variant(void *ctx, const char *term, size_t len)
+{
+	vlist *v = ctx;
+	CHECK_EQ(strlen(term), len);
+	v->len += (size_t)snprintf(v->out + v->len, sizeof v->out - v->len, "%s%s", v->n++ ? " " : "", term);
+	return 0;
+}
+
+static const char *variants(const char *s)
+{
+	static vlist v;
+	memset(&v, 0, sizeof v);
+	if (text_ident_variants(s, strlen(s), collect_variant, &v) != 0)
+		return "(error)";
+	return v.out;
+}
+
+/* The whole tokens an index may hold for an identifier's spellings. */
+static void test_variants(void)
+{
+	CHECK_STR(variants("spinLock()"), "spinlock spin_lock spin-lock spin.lock");
+	CHECK_STR(variants("SPIN_LOCK"), "spinlock spin_lock spin-lock spin.lock");
+	CHECK_STR(variants("HTTPServer"), "httpserver http_server http-server http.server");
+	CHECK_STR(variants("CD169"), "cd169 cd_169 cd-169 cd.169");
+	/* digits after digits keep their dot, or lack of one */
+	CHECK_STR(variants("2.0.1"), "2.0.1");
+	CHECK_STR(variants("TC-1-2"), "tc1_2 tc1-2 tc1,2 tc_1_2 tc_1-2 tc_1,2 tc-1_2 tc-1-2 tc-1,2 "
+	                             "tc.1_2 tc.1-2 tc.1,2");
+	CHECK_STR(variants("kmalloc"), "kmalloc");
+	CHECK_STR(variants("--"), "");
+	/* past 16 combinations, one joiner for every boundary */
+	CHECK_STR(variants("a_b_c_d"), "abcd a_b_c_d a-b-c-d a.b.c.d");
+	vlist v;
+	memset(&v, 0, sizeof v);
+	CHECK_OK(text_ident_variants("a_b_c", 5, collect_variant, &v));
+	CHECK_EQ(v.n, 16);
 }
 
 static int stop_at_two(void *ctx, const text_ident *id)
@@ -163,6 +244,8 @@ int main(void)
 {
 	RUN(test_categories);
 	RUN(test_keys);
+	RUN(test_call_with_space);
+	RUN(test_variants);
 	RUN(test_limits);
 	return TEST_DONE();
 }

@@ -6,7 +6,10 @@
  * The vocabulary is not a file of its own: each identifier occurrence was
  * indexed as the term IX_IDENT_MARK key IX_IDENT_SEP category spelling
  * (docs/FORMAT.md), so this walks those terms in every segment and merges
- * them by key and category.
+ * them by key. The category is a property of each occurrence (CD169 is a
+ * model number in one abstract and reads as a call in another, CD169(+)):
+ * an entry lists every role seen, the most frequent first, and a category
+ * asked for lists the entries seen in that role.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,9 @@
 
 typedef struct ventry {
 	char *key;
-	uint8_t cat;
+	uint64_t by_cat[TEXT_IDENT_NCAT];  /* occurrences in each role */
+	const char *cats[TEXT_IDENT_NCAT]; /* the roles seen, most frequent first */
+	size_t ncats;
 	char *variants[VOCAB_MAX_VARIANTS];
 	size_t nvar;
 	uint64_t chunks, occurrences;
@@ -27,7 +32,7 @@ typedef struct ventry {
 
 typedef struct vwalk {
 	fa_arena a;
-	fa_strmap map;       /* cat digit + key -> index + 1 in v */
+	fa_strmap map;       /* key -> index + 1 in v */
 	ventry *v;
 	size_t n, cap;
 	int cat;             /* -1: all */
@@ -62,7 +67,7 @@ static void flush_entry(vwalk *w)
 }
 
 /* The live chunks of the term: into buf, with occurrences and the first. */
-static int scan_postings(vwalk *w, ventry *e, const ix_term_info *ti)
+static int scan_postings(vwalk *w, ventry *e, int cat, const ix_term_info *ti)
 {
 	ix_postings p;
 	int rc = ix_post_open(&p, w->s, ti);
@@ -70,8 +75,10 @@ static int scan_postings(vwalk *w, ventry *e, const ix_term_info *ti)
 		if (!seg_is_deleted(w->s, p.doc)) {
 			uint16_t tf[FATHOM_NFIELDS];
 			ix_post_tf(&p, tf);
-			for (int f = 0; f < FATHOM_NFIELDS; f++)
+			for (int f = 0; f < FATHOM_NFIELDS; f++) {
 				e->occurrences += tf[f];
+				e->by_cat[cat] += tf[f];
+			}
 			if (fa_grow((void **)&w->buf, &w->capbuf, w->nbuf + 1, sizeof *w->buf))
 				return fa_err(FATHOM_ENOMEM, "vocabulary");
 			w->buf[w->nbuf++] = p.doc;
@@ -94,18 +101,17 @@ static int visit(void *ctx, const char *term, size_t len, const ix_term_info *ti
 	if (!sep || sep == term + 1 || (size_t)(sep - term) + 2 > len)
 		return 0;   /* not a vocabulary term: skip */
 	int cat = sep[1] - '0';
-	if (cat < 0 || cat >= TEXT_IDENT_NCAT || (w->cat >= 0 && cat != w->cat))
+	if (cat < 0 || cat >= TEXT_IDENT_NCAT)
 		return 0;
 	size_t klen = (size_t)(sep - term) - 1;
 	const char *spell = sep + 2;
 	size_t slen = len - (size_t)(spell - term);
-	char mk[TEXT_IDENT_MAX_KEY + 8];
-	if (klen + 1 > sizeof mk)
-		return 0;
-	mk[0] = (char)('0' + cat);
-	memcpy(mk + 1, term + 1, klen);
+	/* An index written before keys left the category keyed a call
+	 * "name()": the same entry as name. */
+	if (klen > 2 && memcmp(term + 1 + klen - 2, "()", 2) == 0)
+		klen -= 2;
 	int is_new = 0;
-	fa_strmap_slot *slot = fa_strmap_upsert(&w->map, mk, klen + 1, &is_new);
+	fa_strmap_slot *slot = fa_strmap_upsert(&w->map, term + 1, klen, &is_new);
 	if (!slot)
 		return w->err = fa_err(FATHOM_ENOMEM, "vocabulary");
 	if (is_new) {
@@ -114,7 +120,6 @@ static int visit(void *ctx, const char *term, size_t len, const ix_term_info *ti
 		ventry *e = &w->v[w->n];
 		memset(e, 0, sizeof *e);
 		e->key = fa_arena_strndup(&w->a, term + 1, klen);
-		e->cat = (uint8_t)cat;
 		e->first_seg = UINT32_MAX;
 		if (!e->key)
 			return w->err = fa_err(FATHOM_ENOMEM, "vocabulary");
@@ -133,8 +138,25 @@ static int visit(void *ctx, const char *term, size_t len, const ix_term_info *ti
 			return w->err = fa_err(FATHOM_ENOMEM, "vocabulary");
 		e->nvar++;
 	}
-	int rc = scan_postings(w, e, ti);
+	int rc = scan_postings(w, e, cat, ti);
 	return rc ? (w->err = rc) : 0;
+}
+
+/* The roles of e, most frequent first (ties: in category order). */
+static void rank_roles(ventry *e)
+{
+	e->ncats = 0;
+	uint8_t done[TEXT_IDENT_NCAT] = { 0 };
+	for (;;) {
+		int best = -1;
+		for (int c = 0; c < TEXT_IDENT_NCAT; c++)
+			if (!done[c] && e->by_cat[c] && (best < 0 || e->by_cat[c] > e->by_cat[best]))
+				best = c;
+		if (best < 0)
+			return;
+		done[best] = 1;
+		e->cats[e->ncats++] = text_ident_cat_name(best);
+	}
 }
 
 /* The id of the document of the entry's first chunk. */
@@ -156,8 +178,7 @@ static int first_doc(vwalk *w, ventry *e, fathom_index *fx)
 static int by_key(const void *a, const void *b)
 {
 	const ventry *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-	return c ? c : x->cat - y->cat;
+	return strcmp(x->key, y->key);
 }
 
 int fathom_vocab(fathom_index *fx, const char *category, const char *prefix, fathom_vocab_cb cb,
@@ -203,11 +224,14 @@ int fathom_vocab(fathom_index *fx, const char *category, const char *prefix, fat
 		qsort(w.v, w.n, sizeof *w.v, by_key);
 	for (size_t i = 0; i < w.n && !rc; i++) {
 		const ventry *e = &w.v[i];
-		if (e->chunks == 0)
-			continue;   /* every chunk holding it was deleted */
-		fathom_vocab_entry out = { e->key, text_ident_cat_name(e->cat),
+		if (e->chunks == 0 || (cat >= 0 && e->by_cat[cat] == 0))
+			continue;   /* every chunk holding it was deleted, or not that role */
+		ventry *m = &w.v[i];
+		rank_roles(m);
+		fathom_vocab_entry out = { e->key, m->ncats ? m->cats[0] : "?",
 		                           (const char *const *)e->variants, e->nvar, e->chunks,
-		                           e->occurrences, e->first ? e->first : "" };
+		                           e->occurrences, e->first ? e->first : "",
+		                           m->cats, m->ncats };
 		rc = cb(ctx, &out);
 	}
 	fa_free(w.buf);

@@ -254,8 +254,11 @@ static int print_vocab(void *ctx, const fathom_vocab_entry *e)
 	if (v->json) {
 		fputs("{\"key\":", stdout);
 		cli_json_cstr(stdout, e->key);
-		printf(",\"category\":\"%s\",\"chunks\":%llu,\"occurrences\":%llu,\"variants\":[",
-		       e->category, (unsigned long long)e->chunks, (unsigned long long)e->occurrences);
+		printf(",\"category\":\"%s\",\"categories\":[", e->category);
+		for (size_t i = 0; i < e->n_categories; i++)
+			printf("%s\"%s\"", i ? "," : "", e->categories[i]);
+		printf("],\"chunks\":%llu,\"occurrences\":%llu,\"variants\":[",
+		       (unsigned long long)e->chunks, (unsigned long long)e->occurrences);
 		for (size_t i = 0; i < e->n_variants; i++) {
 			if (i)
 				fputc(',', stdout);
@@ -266,8 +269,13 @@ static int print_vocab(void *ctx, const fathom_vocab_entry *e)
 		fputs("}\n", stdout);
 		return 0;
 	}
-	printf("%-24s %-9s %7llu %7llu  ", e->key, e->category, (unsigned long long)e->chunks,
-	       (unsigned long long)e->occurrences);
+	/* every role seen, the most frequent first: "model,function" */
+	char roles[96] = "";
+	size_t rl = 0;
+	for (size_t i = 0; i < e->n_categories && rl < sizeof roles; i++)
+		rl += (size_t)snprintf(roles + rl, sizeof roles - rl, "%s%s", i ? "," : "", e->categories[i]);
+	printf("%-24s %-15s %7llu %7llu  ", e->key, e->n_categories ? roles : e->category,
+	       (unsigned long long)e->chunks, (unsigned long long)e->occurrences);
 	for (size_t i = 0; i < e->n_variants; i++)
 		printf("%s%s", i ? ", " : "", e->variants[i]);
 	fputs("  (first: ", stdout);
@@ -289,7 +297,7 @@ int cmd_vocab(int argc, char **argv)
 		return 2;
 	vocab_ctx v = { a.json, 0 };
 	if (!a.json)
-		printf("%-24s %-9s %7s %7s  %s\n", "KEY", "CATEGORY", "CHUNKS", "TIMES",
+		printf("%-24s %-15s %7s %7s  %s\n", "KEY", "CATEGORY", "CHUNKS", "TIMES",
 		       "SPELLINGS (first seen in)");
 	int rc = fathom_vocab(ix, a.category, prefix, print_vocab, &v);
 	fathom_close(ix);

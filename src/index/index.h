@@ -297,6 +297,9 @@ typedef struct ix_term_info {
  * the body field (docs/FORMAT.md, "Identifier vocabulary"). */
 #define IX_IDENT_MARK '\x02'
 #define IX_IDENT_SEP '\x1f'
+/* In place of the category digit, with no spelling after it: a whole token
+ * of the text with that key, classified or not (FORMAT.md, 5.10). */
+#define IX_IDENT_TOKEN '~'
 
 /* ---- the trigram index (index/trigram.c) -----------------------------------
  * Trigrams are three bytes of a file with ASCII letters folded to lower

@@ -236,6 +236,14 @@ typedef struct an_term {
 	uint8_t len;
 } an_term;
 
+/* A classified identifier of the chunk being analysed: where it starts and
+ * its key. */
+typedef struct an_classified {
+	uint32_t start;
+	uint32_t key_len;
+	char key[TEXT_IDENT_MAX_KEY + 1];
+} an_classified;
+
 /* The token ranges (into tok) of one chunk: headings, body, identifiers. */
 typedef struct an_chunk {
 	uint32_t head, body, ident, end;
@@ -261,6 +269,15 @@ struct ix_analysis {
 	an_doc *docs;
 	size_t ndocs, cap_docs;
 	char ident[IX_MAX_TERM];
+	/* The chunk body's whole tokens of several parts (TOK_IDENT): byte
+	 * ranges, for their identifier keys (add_idents). */
+	uint32_t *runs;          /* start, end pairs */
+	size_t nruns, cap_runs;  /* in pairs */
+	/* The chunk's classified identifiers, by start: a whole token of the
+	 * same start and key needs no token key (the vocabulary term marks
+	 * its chunk already). */
+	an_classified *classified;
+	size_t nclassified, cap_classified;
 	/* The last path or title analysed, and its tokens [memo_from, memo_to).
 	 * A chunk corpus repeats them (a file's chunks come as consecutive
 	 * documents, and the title is often the path); the same text gives the
@@ -309,6 +326,8 @@ void ix_analysis_free(ix_analysis *a)
 	fa_free(a->terms);
 	fa_free(a->slots);
 	fa_free(a->tok);
+	fa_free(a->runs);
+	fa_free(a->classified);
 	fa_free(a->chunks);
 	fa_free(a->docs);
 	fa_free(a->gid);
@@ -394,6 +413,21 @@ static int analyse_text(ix_analysis *a, text_analyzer *an, const char *s, size_t
 	return n ? text_analyze(an, s, n, pos, on_token, a, NULL) : 0;
 }
 
+/* A body token; a whole token of several parts is also kept for its key. */
+static int on_body_token(void *ctx, const text_token *tok)
+{
+	ix_analysis *a = ctx;
+	int rc = on_token(ctx, tok);
+	if (rc || tok->kind != TOK_IDENT)
+		return rc;
+	if ((rc = fa_grow((void **)&a->runs, &a->cap_runs, a->nruns + 1, 2 * sizeof *a->runs)) != 0)
+		return rc;
+	a->runs[2 * a->nruns] = tok->start;
+	a->runs[2 * a->nruns + 1] = tok->end;
+	a->nruns++;
+	return 0;
+}
+
 /* Append a copy of the tokens [from, to) (earlier in tok). */
 static int copy_tokens(ix_analysis *a, uint32_t from, uint32_t to)
 {
@@ -455,7 +489,59 @@ static int on_ident(void *ctx, const text_ident *id)
 		sl = sizeof x->a->ident - n;
 	memcpy(term + n, x->text + id->start, sl);
 	n += sl;
-	return an_push(x->a, term, n, x->pos++);
+	int rc = an_push(x->a, term, n, x->pos++);
+	ix_analysis *a = x->a;
+	if (rc || (rc = fa_grow((void **)&a->classified, &a->cap_classified, a->nclassified + 1,
+	                        sizeof *a->classified)) != 0)
+		return rc;
+	an_classified *c = &a->classified[a->nclassified++];
+	c->start = id->start;
+	c->key_len = id->key_len;
+	memcpy(c->key, id->key, id->key_len);
+	return 0;
+}
+
+/* Did the scanner classify an identifier of this key starting at start? */
+static int classified_at(const ix_analysis *a, uint32_t start, const char *key, uint32_t kl)
+{
+	for (size_t i = 0; i < a->nclassified; i++) {
+		const an_classified *c = &a->classified[i];
+		if (c->start == start && c->key_len == kl && memcmp(c->key, key, kl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Each whole token of several parts (spin_lock, IKK-beta, CD169) is also
+ * one occurrence of IX_IDENT_MARK key IX_IDENT_SEP IX_IDENT_TOKEN, unless
+ * the scanner classified it there (same start, same key), however many the
+ * chunk holds, so that an identifier's filter
+ * finds every spelling of its key the tokenizer kept whole, split however
+ * (docs/FORMAT.md). A token with a byte past ASCII has no key of its own
+ * (CD169β is not CD169). */
+static int add_token_keys(ix_analysis *a, const char *text, size_t n)
+{
+	uint32_t pos = 0;
+	for (size_t i = 0; i < a->nruns; i++) {
+		uint32_t s = a->runs[2 * i], e = a->runs[2 * i + 1];
+		if (s >= e || e > n)
+			continue;
+		int ascii = 1;
+		for (uint32_t k = s; k < e && ascii; k++)
+			ascii = (unsigned char)text[k] < 0x80;
+		char *term = a->ident;
+		uint32_t kl;
+		if (!ascii || text_ident_key(text + s, e - s, term + 1, TEXT_IDENT_MAX_KEY + 1, &kl) != 0 ||
+		    classified_at(a, s, term + 1, kl))
+			continue;
+		term[0] = IX_IDENT_MARK;
+		term[kl + 1] = IX_IDENT_SEP;
+		term[kl + 2] = IX_IDENT_TOKEN;
+		int rc = an_push(a, term, kl + 3, pos++);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int add_idents(ix_analysis *a, const ix_doc_in *d, const char *text, size_t n)
@@ -463,7 +549,9 @@ static int add_idents(ix_analysis *a, const ix_doc_in *d, const char *text, size
 	text_ident_opts o = { d->ident_min_len ? d->ident_min_len : 3,
 	                      d->ident_max ? d->ident_max : 50 };
 	ident_ctx x = { a, text, 0 };
-	return text_idents(text, n, &o, on_ident, &x);
+	a->nclassified = 0;
+	int rc = text_idents(text, n, &o, on_ident, &x);
+	return rc ? rc : add_token_keys(a, text, n);
 }
 
 static const char *nz(const char *s)
@@ -545,7 +633,8 @@ static int analyse_doc(ix_analysis *a, text_analyzer *an, const ix_doc_in *d)
 			return rc;
 		ac->body = (uint32_t)a->ntok;
 		pos = 0;
-		if ((rc = analyse_text(a, an, body, blen, &pos)) != 0)
+		a->nruns = 0;
+		if (blen && (rc = text_analyze(an, body, blen, &pos, on_body_token, a, NULL)) != 0)
 			return rc;
 		ac->ident = (uint32_t)a->ntok;
 		if (blen && (rc = add_idents(a, d, body, blen)) != 0)

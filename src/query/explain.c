@@ -136,6 +136,85 @@ static int filter_passes_any(ix_index *ix, const q_filter *f, int *any)
 	return 0;
 }
 
+/* Is the term typed inside an applied identifier (its own words)? */
+static int in_applied_ident(const q_plan *p, const q_term *qt)
+{
+	for (uint32_t k = 0; k < p->nidents; k++) {
+		const q_ident *x = &p->idents[k];
+		if (x->applied && qt->src >= x->text && qt->src + qt->src_len <= x->text + x->len)
+			return 1;
+	}
+	return 0;
+}
+
+/* A word of the query beside its identifiers: required (a ranked query:
+ * scored), typed, and not inside an applied identifier. */
+static int other_word(const q_plan *p, const q_term *qt, int ranked)
+{
+	return (ranked ? qt->scored : qt->required) && qt->src && !in_applied_ident(p, qt);
+}
+
+/* The identifiers filter, and the chunks holding them hold none of the
+ * other words (required ones; a ranked query's scored ones): name both.
+ * "identifier CD169 occurs in 4 chunks, but none of them has "xyzzy"".
+ * *said: 1 when it said so (else why holds a start to discard). Several
+ * identifiers in a ranked query: a chunk needs one of them. */
+static int explain_ident_alone(ix_index *ix, const q_plan *p, fbuf *why, int *said)
+{
+	*said = 0;
+	int ranked = p->nrequired == 0, rc;
+	uint32_t applied = 0, others = 0;
+	for (uint32_t k = 0; k < p->nidents; k++)
+		applied += p->idents[k].applied != 0;
+	for (uint32_t t = 0; t < p->nterms; t++)
+		others += other_word(p, &p->terms[t], ranked);
+	if (applied == 0)
+		return 0;
+	uint32_t named = 0;
+	for (uint32_t k = 0; k < p->nidents; k++) {
+		const q_ident *x = &p->idents[k];
+		uint64_t n = 0;
+		if (!x->applied)
+			continue;
+		if ((rc = q_ident_count(ix, x, &n)))
+			return rc;
+		fbuf_printf(why, "%sidentifier %.*s occurs in %llu chunk%s", named++ ? ", " : "",
+		            (int)x->len, x->text, (unsigned long long)n, n == 1 ? "" : "s");
+	}
+	if (others == 0) {
+		/* identifiers alone, required together */
+		fbuf_puts(why, applied > 1 ? ", but never together" : "");
+		*said = applied > 1;
+		return 0;
+	}
+	fbuf_puts(why, applied > 1 && !p->ident_any ? ", but none of those holding them all has "
+	                                           : ", but none of them has ");
+	if (!ranked && others > 1)
+		fbuf_puts(why, "all of ");
+	named = 0;
+	uint32_t absent = 0;
+	for (uint32_t t = 0; t < p->nterms; t++) {
+		const q_term *qt = &p->terms[t];
+		if (!other_word(p, qt, ranked))
+			continue;
+		fbuf_printf(why, "%s\"%.*s\"", named++ ? (ranked ? " or " : ", ") : "", (int)qt->src_len,
+		            qt->src);
+		absent += qt->df == 0;
+	}
+	if (absent) {
+		fbuf_puts(why, " (");
+		named = 0;
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			const q_term *qt = &p->terms[t];
+			if (other_word(p, qt, ranked) && qt->df == 0)
+				fbuf_printf(why, "%s\"%.*s\"", named++ ? ", " : "", (int)qt->src_len, qt->src);
+		}
+		fbuf_puts(why, absent > 1 ? " occur in no document)" : " occurs in no document)");
+	}
+	*said = 1;
+	return 0;
+}
+
 /* Why an answer is empty, in words, into why. */
 static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf *why)
 {
@@ -145,6 +224,14 @@ static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf 
 			            p->idents[k].text);
 			return 0;
 		}
+	}
+	/* Only where the words alone decide (no OR, phrase or filter that
+	 * could be what failed). */
+	if (!f->active && p->nidents && !p->nphrases && (p->trivial || p->mroot == UINT32_MAX)) {
+		int said = 0, rc = explain_ident_alone(ix, p, why, &said);
+		if (rc || said)
+			return rc;
+		fbuf_reset(why);
 	}
 	for (uint32_t t = 0; t < p->nterms; t++) {
 		const q_term *qt = &p->terms[t];

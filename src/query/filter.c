@@ -131,30 +131,48 @@ int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out
 
 /* ---- exact identifiers ----------------------------------------------------- */
 
-int q_ident_terms(ix_segment *s, const char *key, uint32_t key_len,
-                  int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
-                  void *ctx)
+/* The vocabulary terms of one key: 0x02 key 0x1f, any category. */
+static int key_terms(ix_segment *s, const char *key, uint32_t key_len, const char *suffix,
+                     int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
+                     void *ctx)
 {
-	char prefix[TEXT_IDENT_MAX_KEY + 4];
-	if (key_len > TEXT_IDENT_MAX_KEY + 1)
+	char prefix[TEXT_IDENT_MAX_KEY + 8];
+	size_t sl = strlen(suffix);
+	if (key_len + sl + 2 > sizeof prefix)
 		return fa_err(FATHOM_EINVAL, "identifier key too long");
 	prefix[0] = IX_IDENT_MARK;
 	memcpy(prefix + 1, key, key_len);
-	prefix[key_len + 1] = IX_IDENT_SEP;
-	int rc = seg_terms(s, prefix, key_len + 2, cb, ctx);
-	if (rc)
+	memcpy(prefix + 1 + key_len, suffix, sl);
+	prefix[key_len + sl + 1] = IX_IDENT_SEP;
+	return seg_terms(s, prefix, key_len + sl + 2, cb, ctx);
+}
+
+int q_ident_terms(ix_segment *s, const q_ident *x, int wholes,
+                  int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
+                  void *ctx)
+{
+	/* Every occurrence the scanner classified, in any role, and every
+	 * whole token of the key; an index written before keys left the
+	 * category (docs/FORMAT.md) keyed a call "name()". */
+	int rc = key_terms(s, x->key, x->key_len, "", cb, ctx);
+	if (!rc)
+		rc = key_terms(s, x->key, x->key_len, "()", cb, ctx);
+	if (!wholes)
 		return rc;
-	/* A key of letters only (a class: authservice) is also the indexed
-	 * whole word of every spelling the tokenizer keeps in one piece
-	 * (AuthService, authService, AUTHSERVICE), identifier or not. */
-	for (uint32_t i = 0; i < key_len; i++)
-		if (key[i] < 'a' || key[i] > 'z')
-			return 0;
-	ix_term_info ti;
-	rc = seg_term(s, key, key_len, &ti);
-	if (rc == FATHOM_ENOTFOUND)
-		return 0;
-	return rc ? rc : cb(ctx, key, key_len, &ti);
+	/* And every whole token of its case- and delimiter-variants, which
+	 * the tokenizer indexed wherever it stood (in prose, past the 50
+	 * identifiers a chunk keeps, called or not). */
+	for (uint32_t i = 0; i < x->nwholes && !rc; i++) {
+		ix_term_info ti;
+		rc = seg_term(s, x->wholes[i], x->whole_len[i], &ti);
+		if (rc == FATHOM_ENOTFOUND) {
+			rc = 0;
+			continue;
+		}
+		if (!rc)
+			rc = cb(ctx, x->wholes[i], x->whole_len[i], &ti);
+	}
+	return rc;
 }
 
 typedef struct ident_bits {
@@ -205,7 +223,7 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 		if (!direct)
 			memset(one, 0, nb);
 		ident_bits ib = { s, direct ? all : one, 0, 0 };
-		int rc = q_ident_terms(s, x->key, x->key_len, mark_postings, &ib);
+		int rc = q_ident_terms(s, x, 1, mark_postings, &ib);
 		if (ib.err || rc)
 			return ib.err ? ib.err : rc;
 		x->chunks += ib.set;
@@ -220,6 +238,33 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 			(*bits)[i] &= all[i];
 	} else {
 		*bits = all;
+	}
+	return 0;
+}
+
+int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n)
+{
+	*n = 0;
+	for (size_t si = 0; si < ix_nsegments(ix); si++) {
+		ix_segment *s = ix_segment_at(ix, si);
+		uint32_t nchunks = seg_nchunks(s);
+		uint8_t *bits = fa_calloc((size_t)nchunks / 8 + 1, 1);
+		if (!bits)
+			return fa_err(FATHOM_ENOMEM, "identifier count");
+		ident_bits ib = { s, bits, 0, 0 };
+		int rc = q_ident_terms(s, x, 1, mark_postings, &ib);
+		if (!rc)
+			rc = ib.err;
+		for (uint32_t c = 0; !rc && c < nchunks; c++) {
+			if (!(bits[c >> 3] >> (c & 7) & 1))
+				continue;
+			ix_chunk_info ci;
+			if ((rc = seg_chunk(s, c, &ci)) == 0)
+				*n += !seg_doc_is_deleted(s, ci.doc);
+		}
+		fa_free(bits);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -586,6 +586,8 @@ static int parse_mode(q_ast *t, fa_arena *a, const char *query, size_t len, int 
                       const q_ast *relax)
 {
 	memset(t, 0, sizeof *t);
+	t->src = query;
+	t->src_len = len;
 	if (len > Q_MAX_QUERY_BYTES)
 		return fa_err(FATHOM_ETOOBIG, "query of %zu bytes (at most %d)", len,
 		              Q_MAX_QUERY_BYTES);

@@ -534,13 +534,15 @@ static int intern_text(q_plan *p, fa_arena *a, const char *text, uint32_t len, u
 typedef struct ident_find {
 	q_plan *p;
 	const char *base;      /* the text being scanned */
+	size_t limit;          /* identifiers starting from here belong to
+	                        * later clauses (the arguments of "name (") */
 } ident_find;
 
 static int on_query_ident(void *ctx, const text_ident *id)
 {
 	ident_find *f = ctx;
 	q_plan *p = f->p;
-	if (p->nidents >= Q_MAX_IDENTS)
+	if (p->nidents >= Q_MAX_IDENTS || id->start >= f->limit)
 		return 0;
 	/* In a sentence a capitalised word (MicroRNA, RhoA) is more often a
 	 * name than a class of the code: there it ranks as a word, and only a
@@ -561,11 +563,65 @@ static int on_query_ident(void *ctx, const text_ident *id)
 	return 0;
 }
 
+typedef struct whole_add {
+	q_ident *x;
+	fa_arena *a;
+	text_analyzer *an;
+	uint32_t cap;
+} whole_add;
+
+static int add_whole_term(whole_add *w, const char *term, size_t len)
+{
+	q_ident *x = w->x;
+	for (uint32_t i = 0; i < x->nwholes; i++)
+		if (x->whole_len[i] == len && memcmp(x->wholes[i], term, len) == 0)
+			return 0;
+	if (x->nwholes == w->cap) {
+		uint32_t cap = w->cap ? 2 * w->cap : 16;
+		const char **v = fa_arena_alloc(w->a, cap * sizeof *v);
+		uint8_t *l = fa_arena_alloc(w->a, cap);
+		if (!v || !l)
+			return fa_err(FATHOM_ENOMEM, "identifier variants");
+		if (x->nwholes) {
+			memcpy(v, x->wholes, x->nwholes * sizeof *v);
+			memcpy(l, x->whole_len, x->nwholes);
+		}
+		x->wholes = v;
+		x->whole_len = l;
+		w->cap = cap;
+	}
+	if (!(x->wholes[x->nwholes] = fa_arena_strndup(w->a, term, len)))
+		return fa_err(FATHOM_ENOMEM, "identifier variants");
+	x->whole_len[x->nwholes++] = (uint8_t)len;
+	return 0;
+}
+
+/* A whole token of a variant; one of letters alone is also a plain word,
+ * indexed stemmed (SPINLOCK, Spinlock). */
+static int on_variant(void *ctx, const char *term, size_t len)
+{
+	whole_add *w = ctx;
+	int rc = add_whole_term(w, term, len);
+	int letters = len > 0;
+	for (size_t i = 0; i < len && letters; i++)
+		letters = term[i] >= 'a' && term[i] <= 'z';
+	if (rc || !letters)
+		return rc;
+	size_t sl = 0;
+	const char *st = text_stem(w->an, term, len, &sl);
+	return st && sl > 0 && sl <= TEXT_MAX_TERM ? add_whole_term(w, st, sl) : 0;
+}
+
+/* Count the chunks where the scanner classified the identifier (in any
+ * role): that the index holds it as an identifier is what applies its
+ * filter. The whole tokens of its variants widen the filter's chunks, but
+ * alone do not make a word of a sentence a filter (PGE2 written in an
+ * abstract does not turn the claim's "PGE 2" into one). */
 static int count_ident(void *ctx, const char *term, size_t len, const ix_term_info *ti)
 {
-	(void)term;
-	(void)len;
-	*(uint64_t *)ctx += ti->df;
+	const char *sep = len > 2 && term[0] == IX_IDENT_MARK ? memchr(term, IX_IDENT_SEP, len) : NULL;
+	if (sep && sep + 1 < term + len && sep[1] != IX_IDENT_TOKEN)
+		*(uint64_t *)ctx += ti->df;
 	return 0;
 }
 
@@ -583,7 +639,24 @@ static int all_of(const char *s, size_t n, int digits)
  * and phrases (not in OR or negation) and look each up. "TC 1001" typed as
  * two words is one identifier. A keyword query needs all its identifiers;
  * a ranked one (a sentence, ident_any) one of them. */
-int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_any)
+/* How far the clause at text[0..len) reaches for the identifier scan: to
+ * the end of "name (args)" when the query goes on that way (a GNU-style
+ * call, text_idents decides), else len. The query is t->src. */
+static size_t call_reach(const q_ast *t, const char *text, size_t len)
+{
+	if (!t->src || text < t->src || text + len > t->src + t->src_len)
+		return len;   /* a glossary word: not in the query */
+	size_t room = t->src_len - (size_t)(text - t->src);
+	if (len + 1 >= room || (text[len] != ' ' && text[len] != '\t') || text[len + 1] != '(')
+		return len;
+	size_t e = len + 2;
+	while (e < room && e < len + 2 + 256 && text[e] != ')')
+		e++;
+	return e < room ? e + 1 : e;
+}
+
+int q_identify(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
+               int ident_any)
 {
 	memset(p, 0, sizeof *p);
 	p->mroot = UINT32_MAX;
@@ -601,7 +674,7 @@ int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_a
 		const q_node *qn = &t->node[cl[i].node];
 		if (!cl[i].must || qn->fields || qn->prefix)
 			continue;
-		ident_find f = { p, cl[i].text };
+		ident_find f = { p, cl[i].text, cl[i].len };
 		/* Two words "TC" "1001", one space apart in the query. */
 		if (cl[i].kind == Q_CLAUSE_WORD && i + 1 < ncl && cl[i + 1].must &&
 		    !t->node[cl[i + 1].node].fields && !t->node[cl[i + 1].node].prefix &&
@@ -617,20 +690,25 @@ int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_a
 				continue;
 			}
 		}
-		int rc = text_idents(cl[i].text, cl[i].len, &o, on_query_ident, &f);
+		size_t reach = cl[i].kind == Q_CLAUSE_WORD ? call_reach(t, cl[i].text, cl[i].len) : cl[i].len;
+		int rc = text_idents(cl[i].text, reach, &o, on_query_ident, &f);
 		if (rc)
 			return rc;
 	}
 	for (uint32_t k = 0; k < p->nidents; k++) {
 		q_ident *x = &p->idents[k];
 		for (size_t s = 0; s < ix_nsegments(ix); s++) {
-			int rc = q_ident_terms(ix_segment_at(ix, s), x->key, x->key_len, count_ident,
-			                       &x->chunks);
+			int rc = q_ident_terms(ix_segment_at(ix, s), x, 0, count_ident, &x->chunks);
 			if (rc)
 				return rc;
 		}
 		x->applied = x->chunks > 0;
 		x->chunks = 0;   /* counted exactly when the filter is built */
+		/* the whole tokens the filter also reads */
+		whole_add w = { x, a, an, 0 };
+		int rc = x->applied ? text_ident_variants(x->text, x->len, on_variant, &w) : 0;
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

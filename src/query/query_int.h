@@ -110,6 +110,8 @@ typedef struct q_ast {
 	int strict;          /* an operator was used: the words are required */
 	q_litnote lit[Q_MAX_LIT_NOTES];   /* what a lenient parse read literally */
 	uint32_t nlit;       /* how many readings (more than the array holds) */
+	const char *src;     /* the query parsed, src_len bytes */
+	size_t src_len;
 } q_ast;
 
 /* Parse query (allocated in a). strict: FATHOM_EINVAL with "column N: ..."
@@ -212,6 +214,9 @@ typedef struct q_ident {
 	uint8_t cat;         /* enum text_ident_cat */
 	char key[TEXT_IDENT_MAX_KEY + 3];
 	uint32_t key_len;
+	const char **wholes; /* the whole tokens of its variants (text_ident_variants) */
+	uint8_t *whole_len;
+	uint32_t nwholes;
 	uint64_t chunks;     /* chunks holding it (deleted ones too), summed over
 	                      * the segments searched */
 	int applied;
@@ -247,7 +252,8 @@ typedef struct q_plan {
  * p->idents, each looked up (applied when the index holds it). It starts
  * the plan: p is cleared first. ident_any: the query ranks (a chunk needs
  * one identifier, and capitalised words are not class names). */
-int q_identify(q_plan *p, fa_arena *a, ix_index *ix, const q_ast *t, int ident_any);
+int q_identify(q_plan *p, fa_arena *a, ix_index *ix, text_analyzer *an, const q_ast *t,
+               int ident_any);
 
 /* Build the rest of the plan of a parsed query (allocated in a), after
  * q_identify on the same p and t: applied identifiers free the words they
@@ -367,11 +373,17 @@ int q_filter_doc(const q_filter *f, const ix_doc_info *d);
 /* The chunks of s that pass the filter, one bit each (bit set = allowed). */
 int q_filter_bitmap(const q_filter *f, fa_arena *a, ix_segment *s, uint8_t **out);
 
-/* Call cb for every vocabulary term of the identifier key in segment s (one
- * per spelling and category). */
-int q_ident_terms(ix_segment *s, const char *key, uint32_t key_len,
+/* Call cb for every term of segment s that marks a chunk holding the
+ * identifier: its vocabulary terms (one per spelling and category, of the
+ * key, and key "()" as older indexes wrote a call's) and, with wholes,
+ * the indexed whole tokens of its variants (x->wholes). */
+int q_ident_terms(ix_segment *s, const q_ident *x, int wholes,
                   int (*cb)(void *ctx, const char *term, size_t len, const ix_term_info *ti),
                   void *ctx);
+
+/* The live chunks holding identifier x, over every segment (for a receipt:
+ * walks each segment's chunks). */
+int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n);
 
 /* AND the plan's applied identifiers into *bits (allocating it when NULL):
  * only chunks holding every one (one, with ident_any) stay allowed. */

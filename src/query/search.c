@@ -143,7 +143,7 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 			return rc;
 	}
 	/* identify, then the plan */
-	if ((rc = q_identify(&p->plan, work, ix, &p->ast, p->route.ident_any)) ||
+	if ((rc = q_identify(&p->plan, work, ix, an, &p->ast, p->route.ident_any)) ||
 	    (rc = q_plan_build(&p->plan, work, ix, an, &p->ast, p->route.top_binds, p->route.coord)))
 		return rc;
 	/* retrieve */

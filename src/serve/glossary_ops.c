@@ -181,10 +181,13 @@ static int vocab_cb(void *ctx, const fathom_vocab_entry *v)
 	json_t *vars = json_array();
 	for (size_t i = 0; i < v->n_variants; i++)
 		json_array_append_new(vars, sv_jstr(v->variants[i]));
-	json_array_append_new(a->items, json_pack("{s:o,s:s,s:o,s:I,s:I}", "key", sv_jstr(v->key),
-	                                          "category", v->category, "variants", vars, "chunks",
-	                                          (json_int_t)v->chunks, "occurrences",
-	                                          (json_int_t)v->occurrences));
+	json_t *cats = json_array();
+	for (size_t i = 0; i < v->n_categories; i++)
+		json_array_append_new(cats, json_string(v->categories[i]));
+	json_array_append_new(a->items, json_pack("{s:o,s:s,s:o,s:o,s:I,s:I}", "key", sv_jstr(v->key),
+	                                          "category", v->category, "categories", cats,
+	                                          "variants", vars, "chunks", (json_int_t)v->chunks,
+	                                          "occurrences", (json_int_t)v->occurrences));
 	return 0;
 }
 

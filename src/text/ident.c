@@ -10,13 +10,18 @@
  * as they are (TEST_AUTH = TestAuth = testauth), a letter run and a digit
  * run by '-' (TC-1001 = tc_1001 = TC 1001 = TC1001 = "tc-1001"), and two
  * digit runs by '.' when a dot stood between them, else '-' (2.0.1 stays
- * "2.0.1", never 2.0.10 or 20.1). A version drops its leading v; a function
- * keeps "()" after its name.
+ * "2.0.1", never 2.0.10 or 20.1). A version drops its leading v. The key
+ * never depends on the category: CD169 read as a model number and CD169(+)
+ * read as a call share "cd-169" (the category is a property of each
+ * occurrence, kept beside the key in the index).
  *
  * The scanner is a hand-written pass over the bytes: candidates are runs of
  * letters, digits and inner delimiters (- _ .) between word boundaries, plus
  * "LETTERS 1234" with one space for the spellings people type (TC 1001,
  * HTTP 404; upper case letters only, so prose like "page 12" stays prose).
+ * A name followed by "(" is a call; so is a name, one space (or tab), then
+ * "(" when the name or its arguments look like code (call_with_space), as
+ * GNU-style declarations are written: pthread_mutex_lock (pthread_mutex_t *m).
  * Each candidate is classified by the first rule that fits. The rules
  * ignore case (jira-4521 is JIRA-4521), except that a class needs its
  * PascalCase humps, so the same spellings are found in documents and in
@@ -187,35 +192,49 @@ static const char *const keywords[] = {
 static const char *const testcase_prefixes[] = { "tc", "test", "testcase", "tst", "tcase", NULL };
 static const char *const model_prefixes[] = { "sku", "model", "part", "pn", "item", NULL };
 
-/* Runs of the candidate: kind (1 letters, 2 digits), start, length, and the
- * delimiter before it (0 for none). */
+/* Runs of the candidate: kind (1 letters, 2 digits), start, length, the
+ * delimiter before it (0 for none) and whether a '.' was among those. */
 typedef struct run {
 	uint8_t kind;
 	char delim;
+	uint8_t dot;
 	uint32_t at, len;
 } run;
 
 #define MAX_RUNS 16
 
-static int split_runs(const char *s, size_t n, run *r, size_t *nr)
+/* Split s[0..n) into runs of letters and of digits; humps: also at a
+ * camelCase hump (spin|Lock) and before the last capital of an acronym
+ * followed by a word (HTTP|Server), where the tokenizer splits too. */
+static int split_runs(const char *s, size_t n, int humps, run *r, size_t *nr)
 {
 	size_t k = 0, i = 0;
 	char delim = 0;
+	uint8_t dot = 0;
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
 		if (!is_alnum(c)) {
 			delim = (char)c;
+			dot |= c == '.';
 			i++;
 			continue;
 		}
 		if (k == MAX_RUNS)
 			return -1;
 		uint8_t kind = is_digit(c) ? 2 : 1;
-		size_t at = i;
-		while (i < n && is_alnum((unsigned char)s[i]) && (is_digit((unsigned char)s[i]) ? 2 : 1) == kind)
+		size_t at = i++;
+		while (i < n && is_alnum((unsigned char)s[i]) && (is_digit((unsigned char)s[i]) ? 2 : 1) == kind) {
+			int up = s[i] >= 'A' && s[i] <= 'Z';
+			int prev_low = s[i - 1] >= 'a' && s[i - 1] <= 'z';
+			int prev_up = s[i - 1] >= 'A' && s[i - 1] <= 'Z';
+			int next_low = i + 1 < n && s[i + 1] >= 'a' && s[i + 1] <= 'z';
+			if (humps && up && (prev_low || (prev_up && next_low)))
+				break;
 			i++;
-		r[k++] = (run){ kind, delim, (uint32_t)at, (uint32_t)(i - at) };
+		}
+		r[k++] = (run){ kind, delim, dot, (uint32_t)at, (uint32_t)(i - at) };
 		delim = 0;
+		dot = 0;
 	}
 	*nr = k;
 	return 0;
@@ -234,7 +253,7 @@ static int classify(const char *s, size_t n, int call_after)
 {
 	run r[MAX_RUNS];
 	size_t nr;
-	if (split_runs(s, n, r, &nr) || nr == 0)
+	if (split_runs(s, n, 0, r, &nr) || nr == 0)
 		return -1;
 	const char *r0 = s + r[0].at;
 
@@ -312,6 +331,55 @@ static int classify(const char *s, size_t n, int call_after)
 	return -1;
 }
 
+/* Does the name s[0..n) look like code: an '_' inside, or a camelCase hump
+ * (a lower case letter, then an upper case one)? */
+static int name_looks_like_code(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '_' || (i > 0 && s[i] >= 'A' && s[i] <= 'Z' && s[i - 1] >= 'a' && s[i - 1] <= 'z'))
+			return 1;
+	return 0;
+}
+
+/* The longest argument list call_with_space reads for code-like signs. */
+#define CALL_ARGS_MAX 256
+
+/* p[0..n) starts with "(": do the parentheses hold what a C declaration
+ * or call holds, not prose? Nothing or "void", or an '_', '*' or '&'
+ * before the ')' (within CALL_ARGS_MAX bytes). "leaves (Morus alba" has
+ * none of them. */
+static int args_look_like_code(const char *p, size_t n)
+{
+	size_t i = 1, lim = n < CALL_ARGS_MAX ? n : CALL_ARGS_MAX;
+	while (i < lim && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (i < lim && p[i] == ')')
+		return 1;
+	if (i + 4 < lim && memcmp(p + i, "void", 4) == 0) {
+		size_t j = i + 4;
+		while (j < lim && (p[j] == ' ' || p[j] == '\t'))
+			j++;
+		if (j < lim && p[j] == ')')
+			return 1;
+	}
+	for (; i < lim && p[i] != ')' && p[i] != '('; i++)
+		if (p[i] == '_' || p[i] == '*' || p[i] == '&')
+			return 1;
+	return 0;
+}
+
+/* s[e] follows the name s[i..e): is it "name (" with a space that still
+ * makes a call? Only for a name that is a name (letters, digits, '_'). */
+static int call_with_space(const char *s, size_t n, size_t i, size_t e)
+{
+	if (e + 1 >= n || (s[e] != ' ' && s[e] != '\t') || s[e + 1] != '(')
+		return 0;
+	for (size_t k = i; k < e; k++)
+		if (!is_alnum((unsigned char)s[k]) && s[k] != '_')
+			return 0;
+	return name_looks_like_code(s + i, e - i) || args_look_like_code(s + e + 1, n - e - 1);
+}
+
 int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb cb, void *ctx)
 {
 	uint32_t found = 0, min_len = o && o->min_len ? o->min_len : 3;
@@ -343,7 +411,7 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 		/* A word of letters starting in lower case, not called, is no
 		 * identifier: of the rules, only an errno name, a class or a
 		 * function can be letters alone. The common candidate ends here. */
-		int call_after = e < n && s[e] == '(';
+		int call_after = (e < n && s[e] == '(') || call_with_space(s, n, i, e);
 		if (letters && s[i] >= 'a' && s[i] != 'e' && !call_after) {
 			i = e;
 			continue;
@@ -369,7 +437,7 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 		}
 		if (cat < 0) {
 			cat = classify(s + i, e - i, call_after);
-			if (cat == TEXT_IDENT_FUNCTION && e + 1 < n && s[e + 1] == ')')
+			if (cat == TEXT_IDENT_FUNCTION && e + 1 < n && s[e] == '(' && s[e + 1] == ')')
 				end = e + 2;   /* the spelling keeps its "()" */
 		}
 		if (cat >= 0 && end - i >= min_len) {
@@ -381,13 +449,8 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 			if (cat == TEXT_IDENT_VERSION && (s[i] == 'v' || s[i] == 'V'))
 				from++;
 			if (cat == TEXT_IDENT_FUNCTION)
-				to = e;   /* the key is the name's, then "()" */
-			if (text_ident_key(s + from, to - from, id.key, sizeof id.key - 2, &id.key_len) == 0) {
-				if (cat == TEXT_IDENT_FUNCTION) {
-					id.key[id.key_len++] = '(';
-					id.key[id.key_len++] = ')';
-					id.key[id.key_len] = '\0';
-				}
+				to = e;   /* the key is the name's alone */
+			if (text_ident_key(s + from, to - from, id.key, sizeof id.key, &id.key_len) == 0) {
 				found++;
 				int rc = cb(ctx, &id);
 				if (rc)
@@ -395,6 +458,92 @@ int text_idents(const char *s, size_t n, const text_ident_opts *o, text_ident_cb
 			}
 		}
 		i = end > i ? end : i + 1;
+	}
+	return 0;
+}
+
+/* ---- the whole tokens of an identifier ----------------------------------- */
+
+/* Joiners between two parts that are not both digits: none (spinLock and
+ * SPINLOCK index "spinlock"), '_', '-', '.'. Between digits: '.' where the
+ * key has a dot, else '_', '-' or ',' (never none: 1 2 joined is 12). */
+static const char joiners_any[] = { 0, '_', '-', '.' };
+static const char joiners_digits[] = { '_', '-', ',' };
+
+/* The spellings tried in full (three parts); past it, each joiner for all
+ * boundaries. An index keeps the key of every whole token of several parts
+ * (docs/FORMAT.md 5.10), which finds any split: the variants matter for the
+ * word of one part, and for indexes written before those keys. */
+#define MAX_VARIANTS 16
+
+typedef struct variant_walk {
+	const char *s;
+	const run *p;
+	size_t np;
+	char out[TEXT_MAX_TERM + 1];
+	text_ident_variant_cb cb;
+	void *ctx;
+	int uniform;       /* -1: every combination; else the joiner's index */
+} variant_walk;
+
+static size_t joiners_of(const variant_walk *w, size_t i, const char **j)
+{
+	if (w->p[i - 1].kind == 2 && w->p[i].kind == 2) {
+		*j = w->p[i].dot ? "." : joiners_digits;
+		return w->p[i].dot ? 1 : sizeof joiners_digits;
+	}
+	*j = joiners_any;
+	return sizeof joiners_any;
+}
+
+/* Write part i at out[o..), then every joiner before part i + 1. A whole
+ * token the tokenizer would cut is looked up as cut (TEXT_MAX_TERM). */
+static int variant_step(variant_walk *w, size_t i, size_t o)
+{
+	const run *pi = &w->p[i];
+	for (uint32_t k = 0; k < pi->len && o < TEXT_MAX_TERM; k++)
+		w->out[o++] = (char)ascii_lower((unsigned char)w->s[pi->at + k]);
+	if (i + 1 == w->np) {
+		w->out[o] = '\0';
+		return w->cb(w->ctx, w->out, o);
+	}
+	const char *j;
+	size_t nj = joiners_of(w, i + 1, &j), from = 0, to = nj;
+	if (w->uniform >= 0) {
+		from = (size_t)w->uniform < nj ? (size_t)w->uniform : 0;
+		to = from + 1;
+	}
+	for (size_t k = from; k < to; k++) {
+		size_t o2 = o;
+		if (j[k] && o2 < TEXT_MAX_TERM)
+			w->out[o2++] = j[k];
+		int rc = variant_step(w, i + 1, o2);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int text_ident_variants(const char *s, size_t n, text_ident_variant_cb cb, void *ctx)
+{
+	run p[MAX_RUNS];
+	size_t np;
+	if (split_runs(s, n, 1, p, &np) || np == 0)
+		return 0;
+	variant_walk w = { s, p, np, { 0 }, cb, ctx, -1 };
+	size_t combos = 1;
+	for (size_t i = 1; i < np && combos <= MAX_VARIANTS; i++) {
+		const char *j;
+		combos *= joiners_of(&w, i, &j);
+	}
+	if (combos <= MAX_VARIANTS)
+		return variant_step(&w, 0, 0);
+	/* Too many to try: the same joiner at every boundary, as names are
+	 * mostly written (ext4_fill_super, ext4-fill-super, ext4FillSuper). */
+	for (w.uniform = 0; w.uniform < (int)sizeof joiners_any; w.uniform++) {
+		int rc = variant_step(&w, 0, 0);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

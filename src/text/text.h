@@ -116,7 +116,8 @@ enum text_ident_cat {
 typedef struct text_ident {
 	uint8_t cat;                    /* enum text_ident_cat */
 	uint32_t start, end;            /* the spelling: bytes [start, end) of the text */
-	char key[TEXT_IDENT_MAX_KEY + 1]; /* canonical: case and delimiters folded */
+	char key[TEXT_IDENT_MAX_KEY + 1]; /* canonical: case and delimiters folded,
+	                                  * the same in every category */
 	uint32_t key_len;
 } text_ident;
 
@@ -133,6 +134,18 @@ int text_idents(const char *s, size_t n, const text_ident_opts *opts, text_ident
 /* The canonical key of a spelling (NUL-terminated in key): 0, or -1 when it
  * holds no letter or digit or does not fit in cap - 1 bytes. */
 int text_ident_key(const char *s, size_t n, char *key, size_t cap, uint32_t *len);
+
+/* The whole tokens (text_analyze's terms, in lower case) an index may hold
+ * for the case- and delimiter-variants of the identifier spelled s[0..n):
+ * its parts (split at delimiters, letters|digits, camelCase humps) joined at
+ * each boundary by nothing, '_', '-' or '.' (two digit parts: '.' where s
+ * has one, else '_', '-' or ','). Up to 16 combinations are tried; past
+ * that, one joiner at every boundary. cb gets each NUL-terminated (cut at
+ * TEXT_MAX_TERM, as the tokenizer cuts); a non-zero return stops. A whole
+ * of letters alone ("spinlock") is also a plain word, which the index holds
+ * stemmed: the caller stems it. Duplicates are possible. */
+typedef int (*text_ident_variant_cb)(void *ctx, const char *term, size_t len);
+int text_ident_variants(const char *s, size_t n, text_ident_variant_cb cb, void *ctx);
 
 const char *text_ident_cat_name(int cat);
 /* The category of a name ("ticket"...), or -1. */

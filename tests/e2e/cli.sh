@@ -181,6 +181,8 @@ cat > "$T/ids.jsonl" <<'J'
 {"id":"i1","text":"Run TC-1001 before JIRA-4521 lands in v2.0.1"}
 {"id":"i2","text":"tc_1002 and TC1001 fail with ENOENT"}
 {"id":"i3","text":"TC-10010 is another case"}
+{"id":"i4","text":"CD169+ macrophages present lipid antigens"}
+{"id":"i5","text":"sinus CD169(+) macrophages retained antigen"}
 J
 "$F" add -q --index "$T/ids" --jsonl "$T/ids.jsonl"
 expect_out "tc-1001 +testcase +2 +2  TC-1001, TC1001  \(first: i1\)" "$F" vocab --index "$T/ids" tc-1001
@@ -197,8 +199,16 @@ done
 expect_out "TC-9999 .*occurs nowhere: filter dropped" "$F" search --index "$T/ids" --explain "TC-9999"
 expect_out "no results: identifier TC-9999 occurs in no document" "$F" search --index "$T/ids" "TC-9999"
 expect_out 'no results: "kubernetes" occurs in no document' "$F" search --index "$T/ids" kubernetes
+# one identifier in two roles: one key, one vocabulary entry, both found
+expect_out "cd-169 +function,model +2 +2  CD169" "$F" vocab --index "$T/ids" CD169
+expect_out '"key":"cd-169","category":"function","categories":\["function","model"\]' "$F" vocab --index "$T/ids" --json CD169
+"$F" search --index "$T/ids" --json "CD169 macrophages" > "$T/idq.json"
+grep -q '"id":"i4"' "$T/idq.json" && grep -q '"id":"i5"' "$T/idq.json" && ok || fail "CD169 missed a role"
+# an identifier whose chunks hold none of the other words: the answer names both
+expect_out 'no results: identifier CD169 occurs in 2 chunks, but none of them has "kubernetes" \("kubernetes" occurs in no document\)' "$F" search --index "$T/ids" "CD169 AND kubernetes"
+expect_out '"why":"identifier CD169 occurs in 2 chunks, but none of them has \\"lands\\""' "$F" search --index "$T/ids" --json --match all "CD169 lands"
 "$F" add -q --index "$T/ids2" --jsonl "$T/ids.jsonl" --ident-max 1
-[ "$("$F" vocab --index "$T/ids2" | wc -l)" -eq 4 ] && ok || fail "--ident-max 1 kept more than one per chunk"
+[ "$("$F" vocab --index "$T/ids2" | wc -l)" -eq 5 ] && ok || fail "--ident-max 1 kept more than one per chunk"
 expect_rc 1 "$F" search --index "$T/ids" --explain "TC-9999"
 
 # Errors are clear and exit 2.

@@ -66,6 +66,9 @@ s=$(req GET "/get?path=$T/serve.err"); is 404 "$s" '.error.code == "not_found"' 
 s=$(req GET /stats); is 200 "$s" '.documents == 7 and .segments >= 1' "stats"
 s=$(req GET /sources); is 200 "$s" '.documents == 7 and .folders.docs.documents == 6' "sources"
 s=$(req GET '/vocabulary?prefix=TC-10'); is 200 "$s" '.items[0].key == "tc-1001"' "vocabulary"
+s=$(req GET '/vocabulary?prefix=TC-10'); is 200 "$s" '.items[0].categories == ["testcase"]' "vocabulary roles"
+s=$(req POST /search '{"query":"TC-1001 AND walrus"}')
+is 200 "$s" '.count == 0 and (.why | test("identifier TC-1001 occurs in 2 chunks, but none of them has \"walrus\""))' "an identifier alone: the empty answer names both"
 
 # writes: visible to the next search, atomically with their commit
 s=$(req POST /documents $'{"id":"w1","title":"Walrus","body":"the walrus eats clams"}\n{"id":"w2","body":"a walrus sleeps"}\n')

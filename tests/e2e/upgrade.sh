@@ -14,6 +14,10 @@ expect_out "^1\. Fathom v6 guide" "$F" search --index "$T/v6" authentication
 expect_out "glossary: auth -> \(auth \| authentication \| sign in\)" "$F" search --index "$T/v6" --explain auth
 expect_rc 1 "$F" search --index "$T/v6" xylophone       # a deleted JSON document
 expect_rc 1 "$F" search --index "$T/v6" quetzalcoatl    # a deleted file
+# a call's key ended in "()" before keys left the category: still found
+expect_out "^1\. sched.c" "$F" search --index "$T/v6" "pick_next_task()"
+expect_out "identifier pickNextTask\(\) \(function, key picknexttask\): only the 1 chunk" "$F" search --index "$T/v6" --explain "pickNextTask()"
+expect_out "^picknexttask +function +1 +1  pick_next_task" "$F" vocab --index "$T/v6"
 expect_out "^The throttle and the quota" "$F" get --index "$T/v6" v6-a
 expect_out "^The kernel scheduler" "$F" get --index "$T/v6" docs/notes.txt
 expect_out "auth = authentication = sign in" "$F" glossary --index "$T/v6" list
