@@ -17,7 +17,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Isrc
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
-LDLIBS  := -lutf8proc -lstemmer -lzstd -ljansson -lpcre2-8 -lpthread -lm
+LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lpthread -lm
 SERVE_LIBS := -lmicrohttpd -lcurl
 
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/api/*.c))
@@ -33,7 +33,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
-DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
+DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
 DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 

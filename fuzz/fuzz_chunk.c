@@ -64,8 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 4)
 		return 0;
-	int kind = data[0] % 3;
+	int kind = data[0] % 6;   /* every enum text_doc_kind */
 	text_chunk_opts o;
+	o.headings = NULL;   /* DOC_HTML's come from text/html.c: fuzz_html.c */
+	o.n_headings = 0;
 	o.max = 4u + (uint32_t)data[1] * 4u;
 	o.target = 1u + (uint32_t)data[2] * 2u;
 	o.overlap = data[3];
@@ -85,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *t = text_markdown_title(doc, n, &len);
 	if (t && (t < doc || len == 0 || t + len > doc + n))
 		abort();
+	t = text_markup_title(doc, n, kind, &len);
+	if (t && (t < doc || len == 0 || t + len > doc + n))
+		abort();
 
 	char name[32];
 	size_t k = n < sizeof name - 1 ? n : sizeof name - 1;
@@ -92,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	name[k] = '\0';
 	const char *lang = NULL;
 	int dk = text_detect_kind(name, &lang);
-	if (dk < DOC_TEXT || dk > DOC_CODE || !lang)
+	if (dk < DOC_TEXT || dk > DOC_ASCIIDOC || !lang)
 		abort();
 	return 0;
 }

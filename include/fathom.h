@@ -210,8 +210,10 @@ enum fathom_skip_reason {
 	FATHOM_SKIP_BAD_RECORD = 9,/* a JSON line that does not parse; the path
 	                            * given to the callback is "FILE:LINE: why" */
 	FATHOM_SKIP_TOO_DEEP = 10, /* folder nesting over the depth limit */
-	FATHOM_SKIP_OUTSIDE_ROOT = 11 /* its real path (links resolved) lies outside
+	FATHOM_SKIP_OUTSIDE_ROOT = 11, /* its real path (links resolved) lies outside
 	                            * fathom_ingest_opts.confine_root */
+	FATHOM_SKIP_BAD_GZIP = 12  /* a .gz file that does not decompress (not
+	                            * gzip, truncated, corrupt) */
 };
 
 const char *fathom_skip_reason_name(int reason);

@@ -53,7 +53,7 @@ static int run_chunker_opts(chunks *cs, const char *doc, size_t n, int kind,
 static int run_chunker(chunks *cs, const char *doc, size_t n, int kind, uint32_t target,
                        uint32_t overlap, uint32_t max)
 {
-	text_chunk_opts o = { target, overlap, max };
+	text_chunk_opts o = { .target = target, .overlap = overlap, .max = max };
 	return run_chunker_opts(cs, doc, n, kind, &o);
 }
 
@@ -552,7 +552,7 @@ static void test_callback_stop(void)
 	cs.v = store;
 	cs.stop_after = 2;
 	const char *doc = "a\n\nb\n\nc\n\nd\n";
-	text_chunk_opts o = { 2, 0, 10 };
+	text_chunk_opts o = { .target = 2, .overlap = 0, .max = 10 };
 	CHECK_EQ(text_chunk_doc(doc, strlen(doc), DOC_TEXT, &o, chunk_cb, &cs), 7);
 	CHECK_EQ(cs.count, 2);
 }

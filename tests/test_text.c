@@ -638,7 +638,7 @@ static void test_detect_kind(void)
 		{ "README.md", DOC_MARKDOWN, "markdown" },
 		{ "docs/guide.markdown", DOC_MARKDOWN, "markdown" },
 		{ "x.mdx", DOC_MARKDOWN, "markdown" },
-		{ "index.rst", DOC_TEXT, "rst" },
+		{ "index.rst", DOC_RST, "rst" },
 		{ "notes.txt", DOC_TEXT, "text" },
 		{ "src/main.c", DOC_CODE, "c" },
 		{ "include/x.h", DOC_CODE, "c" },

@@ -220,6 +220,15 @@ static int get_doc(char **out, size_t *out_len, fathom_index *fx, const char *id
 		}
 		if (rc == FATHOM_ENOTFOUND)
 			rc = fa_err(FATHOM_ENOTFOUND, "%s: indexed for grep alone, and gone from disk", di.path);
+		if (!rc && fa_gz_name(di.path)) {
+			/* as grep reads it: decompressed */
+			char *text = NULL;
+			rc = fa_gunzip(&text, &len, data, len, (size_t)1 << 30);
+			if (rc)
+				rc = fa_err_wrap(rc, "%s", di.path);
+			fa_free(data);
+			data = text;
+		}
 		if (!rc)
 			rc = slice_lines(out, out_len, data, len, info->from, count, &info->count);
 		fa_free(data);

@@ -44,6 +44,7 @@ const char *fathom_skip_reason_name(int reason)
 	case FATHOM_SKIP_BAD_RECORD: return "bad JSON line";
 	case FATHOM_SKIP_TOO_DEEP: return "nested too deep";
 	case FATHOM_SKIP_OUTSIDE_ROOT: return "outside the root folder";
+	case FATHOM_SKIP_BAD_GZIP: return "corrupt gzip";
 	default: return "skipped";
 	}
 }
@@ -139,7 +140,38 @@ static int check_opts(const fathom_ingest_opts *o)
 	return 0;
 }
 
-/* Repair, detect, title and chunk the item's document (it->src). */
+/* The title a document gives itself, by kind: Markdown's first H1,
+ * reStructuredText's first title, AsciiDoc's "= Title", HTML's <title>
+ * (else its first h1). Into the batch's memory; NULL for none. */
+static int own_title(ingest_batch *b, ingest_item *it, const text_html *html, const char **out)
+{
+	const char *text = it->text.len ? (const char *)it->text.data : "";
+	size_t len = it->text.len, tlen = 0;
+	const char *t = NULL;
+	*out = NULL;
+	if (it->doc_kind == DOC_MARKDOWN) {
+		t = text_markdown_title(text, len, &tlen);
+	} else if (it->doc_kind == DOC_RST || it->doc_kind == DOC_ASCIIDOC) {
+		t = text_markup_title(text, len, it->doc_kind, &tlen);
+	} else if (it->doc_kind == DOC_HTML && html->title) {
+		t = html->title;
+		tlen = html->title_len;
+	} else if (it->doc_kind == DOC_HTML) {
+		for (size_t i = 0; i < html->n_headings && !t; i++) {
+			if (html->headings[i].level == 1) {
+				t = html->headings[i].text;
+				tlen = html->headings[i].len;
+			}
+		}
+	}
+	if (t && tlen && !(*out = fa_arena_strndup(&b->mem, t, tlen)))
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Repair, detect, title and chunk the item's document (it->src). HTML is
+ * read as its text first (text/html.c), which keeps the file's lines, so
+ * chunks' line numbers are the file's. */
 static int prepare_doc(ingest_run *r, ingest_batch *b, ingest_item *it)
 {
 	const fathom_ingest_opts *o = r->opts;
@@ -152,24 +184,33 @@ static int prepare_doc(ingest_run *r, ingest_batch *b, ingest_item *it)
 	it->doc_kind = DOC_TEXT;
 	if (d->path && *d->path)
 		it->doc_kind = text_detect_kind(d->path, &it->lang);
-	const char *text = it->text.len ? (const char *)it->text.data : "";
-	size_t len = it->text.len;
-
-	it->title = d->title;
-	if ((!it->title || !*it->title) && it->doc_kind == DOC_MARKDOWN) {
-		size_t tlen = 0;
-		const char *t = text_markdown_title(text, len, &tlen);
-		if (t && tlen && !(it->title = fa_arena_strndup(&b->mem, t, tlen)))
-			return fa_err(FATHOM_ENOMEM, "out of memory");
+	text_html html;
+	text_html_init(&html);
+	if (it->doc_kind == DOC_HTML) {
+		rc = text_html_to_text(&html, it->text.len ? (const char *)it->text.data : "", it->text.len);
+		if (rc)
+			goto cleanup;
+		/* the item keeps the text; html frees the source */
+		fbuf src = it->text;
+		it->text = html.text;
+		html.text = src;
 	}
+	it->title = d->title;
+	if ((!it->title || !*it->title) && (rc = own_title(b, it, &html, &it->title)) != 0)
+		goto cleanup;
 	if (!it->title || !*it->title) {
 		const char *base = d->path && *d->path ? strrchr(d->path, '/') : NULL;
 		it->title = base ? base + 1 : (d->path && *d->path ? d->path : "");
 	}
-	text_chunk_opts co = { o->chunk_target, o->chunk_overlap, o->chunk_max };
+	text_chunk_opts co = { o->chunk_target, o->chunk_overlap, o->chunk_max,
+	                       html.headings, html.n_headings };
 	it->n_chunks = 0;
 	collect_ctx cc = { it, &b->mem };
-	return text_chunk_doc(text, len, it->doc_kind, &co, collect_chunk, &cc);
+	rc = text_chunk_doc(it->text.len ? (const char *)it->text.data : "", it->text.len,
+	                    it->doc_kind, &co, collect_chunk, &cc);
+cleanup:
+	text_html_free(&html);
+	return rc;
 }
 
 /* Prepare the item's document and, when indexing, analyse it. */

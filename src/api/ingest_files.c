@@ -13,6 +13,10 @@
 
 #include "api/ingest_int.h"
 
+/* The most a .gz file may decompress to when no size cap says less: the
+ * most grep reads of one file. */
+#define GZ_MAX_TEXT ((uint64_t)1 << 30)
+
 typedef struct file_ent {
 	char *path;           /* as walked, from the current folder */
 	char *key;            /* in the index: relative to its root folder */
@@ -117,6 +121,49 @@ static int plan_file(ingest_run *r, ingest_batch *b, const file_ent *e, fa_strma
 	return 0;
 }
 
+/* A .gz file's bytes replaced by what they decompress to, bounded by the
+ * size caps, which apply to the decompressed size: over max_file_size it
+ * is for grep alone (up to grep_max_file_size), past every cap it is
+ * skipped as too big. One that does not decompress, or holds binary data
+ * (a .tar.gz), is skipped with its reason. */
+static int gunzip_item(ingest_run *r, ingest_item *it)
+{
+	const fathom_ingest_opts *o = r->opts;
+	uint64_t cap = o->max_file_size;
+	if (r->fx && cap && o->grep_max_file_size)
+		cap = FA_MAX(cap, o->grep_max_file_size);
+	if (cap == 0 || cap > GZ_MAX_TEXT)
+		cap = GZ_MAX_TEXT;
+	char *out;
+	size_t out_len;
+	int rc = fa_gunzip(&out, &out_len, it->data, it->len, (size_t)cap);
+	if (rc == FATHOM_ENOMEM)
+		return rc;
+	if (rc) {
+		fa_err_clear();
+		it->skip = rc == FATHOM_ETOOBIG ? FATHOM_SKIP_TOO_BIG : FATHOM_SKIP_BAD_GZIP;
+		it->drop = 1;
+		return 0;
+	}
+	fa_free(it->data);
+	it->data = out;
+	it->len = out_len;
+	if (walk_looks_binary((const unsigned char *)it->data, it->len)) {
+		it->skip = FATHOM_SKIP_BINARY;
+		it->drop = 1;
+		return 0;
+	}
+	if (!it->grep_only && o->max_file_size && out_len > o->max_file_size) {
+		if (!r->fx || !o->grep_max_file_size) {
+			it->skip = FATHOM_SKIP_TOO_BIG;
+			it->drop = 1;
+			return 0;
+		}
+		it->grep_only = 1;
+	}
+	return 0;
+}
+
 /* work: read, check and analyse one file. Skips and unchanged contents are
  * recorded for emit to report. */
 static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
@@ -152,17 +199,24 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 		return 0;
 	}
 	it->bytes = it->len;
-	if (walk_looks_binary((const unsigned char *)it->data, it->len)) {
+	size_t disk_len = it->len;   /* the size on disk, which the index keeps */
+	int gz = fa_gz_name(e->key);
+	if (!gz && walk_looks_binary((const unsigned char *)it->data, it->len)) {
 		/* A file that turned binary leaves the index. */
 		it->skip = FATHOM_SKIP_BINARY;
 		it->drop = 1;
 		return 0;
 	}
+	/* The hash of the bytes on disk: an unchanged .gz is not decompressed. */
 	uint64_t h = fa_hash64(it->data, it->len, 0);
 	if (it->known && !it->upgrade && it->old.content_hash == h && it->old.size == it->len) {
 		it->same = 1;
 		return 0;
 	}
+	if (gz && (rc = gunzip_item(r, it)) != 0)
+		return rc;
+	if (it->skip)
+		return 0;
 	if (it->grep_only) {
 		/* For grep alone: its bytes go to the trigram index, the document
 		 * records its path, language, size and mtime, and no text or
@@ -172,7 +226,7 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 		const char *base = strrchr(e->key, '/');
 		it->in = (ix_doc_in){
 			.key = e->key, .path = e->key, .title = base ? base + 1 : e->key, .url = "",
-			.lang = lang, .kind = (uint8_t)kind, .size = it->len, .mtime_ns = e->mtime_ns,
+			.lang = lang, .kind = (uint8_t)kind, .size = disk_len, .mtime_ns = e->mtime_ns,
 			.content_hash = h, .text = "", .text_len = 0, .trigrams = 1, .grep_only = 1,
 			.raw = it->data, .raw_len = it->len,
 		};
@@ -181,7 +235,7 @@ static int read_file(ingest_run *r, ingest_batch *b, ingest_item *it, text_analy
 	}
 	it->src = (doc_src){
 		.key = e->key, .path = e->key, .text = it->data, .len = it->len,
-		.size = it->len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
+		.size = disk_len, .mtime_ns = e->mtime_ns, .hash = h, .is_file = 1,
 	};
 	return ingest_analyse_item(r, b, it, an);
 }

@@ -232,6 +232,29 @@ static int open_file(g_reader *r, int dfd, const char *name, const ix_doc_info *
 	return fd;
 }
 
+/* A .gz file is searched as the text it holds, as it was indexed: r->buf
+ * replaced by its decompression (at most G_MAX_FILE bytes). 1, or 2 with
+ * r->why when it does not decompress. */
+static int gunzip_buf(g_reader *r, size_t *len)
+{
+	char *out;
+	size_t out_len;
+	int rc = fa_gunzip(&out, &out_len, r->buf, *len, G_MAX_FILE);
+	if (rc == FATHOM_ENOMEM)
+		return rc;
+	if (rc) {
+		snprintf(r->why, sizeof r->why, "%s: not searched",
+		         rc == FATHOM_ETOOBIG ? "decompresses to more than 1 GiB" : fathom_errmsg());
+		fa_err_clear();
+		return 2;
+	}
+	fa_free(r->buf);
+	r->buf = out;
+	r->buf_cap = out_len + 1;
+	*len = out_len;
+	return 1;
+}
+
 int g_read_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di, size_t *len,
                 int *changed)
 {
@@ -269,7 +292,7 @@ int g_read_file(g_reader *r, int dfd, const char *name, const ix_doc_info *di, s
 	}
 	close(fd);
 	*len = n;
-	return 1;
+	return fa_gz_name(name) ? gunzip_buf(r, len) : 1;
 }
 
 #define G_PIECE (64u << 10)
@@ -280,6 +303,16 @@ int g_read_first_match(g_reader *r, int dfd, const char *name, const ix_doc_info
                        int *changed, int *found)
 {
 	*found = 0;
+	if (fa_gz_name(name)) {
+		/* compressed: decompressed whole, then scanned */
+		int rc = g_read_file(r, dfd, name, di, len, changed);
+		if (rc != 1)
+			return rc;
+		line->n = 0;
+		rc = g_scan(m, re, r->buf, *len, 0, 1, line);
+		*found = line->n > 0;
+		return rc ? rc : 1;
+	}
 	uint64_t size;
 	int fd = open_file(r, dfd, name, di, &size, changed);
 	if (fd < 0)

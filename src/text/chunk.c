@@ -3,7 +3,10 @@
  *
  * Every line start gets a boundary strength, by document kind:
  *
- *   SECTION  Markdown: a heading line (ATX "## x" or setext text line)
+ *   SECTION  a heading line: Markdown's ATX "## x" or setext text line;
+ *            reStructuredText's title (its overline when it has one);
+ *            AsciiDoc's "== x" or underlined title; HTML's h1-h6, given
+ *            by the caller (text_chunk_opts.headings)
  *   BLOCK    code: a line at column 0, not starting with a closing bracket,
  *            after a blank line or after a line that is just "}"
  *   PARA     the first non-blank line after a blank line; in Markdown also
@@ -27,6 +30,11 @@
  * headings takes what follows. The first piece of a split code block
  * starts a fresh chunk, so a long function is not glued to a small
  * neighbour.
+ *
+ * Headings of the other markups act as Markdown's. reStructuredText has no
+ * fixed levels: a title's level is the order in which its adornment style
+ * (the character, and whether it is overlined too) first appears, as
+ * docutils reads it.
  *
  * The chunks' own ranges tile the document, so every byte is in a chunk.
  * Overlap extends a chunk's start back to a line start at most `overlap`
@@ -58,7 +66,8 @@ enum boundary {
 #define LF_FENCE_WHOLE 8   /* opens a fenced block kept whole (fits in max) */
 
 typedef struct heading_ref {
-	uint32_t off, len;
+	const char *p;
+	uint32_t len;
 } heading_ref;
 
 typedef struct chunker {
@@ -85,6 +94,9 @@ typedef struct chunker {
 	uint32_t order;
 	size_t prev_start;     /* own start of the previous chunk */
 	int have_prev;
+
+	const text_heading *ext;  /* DOC_HTML: the caller's headings */
+	size_t n_ext, ext_next;
 
 	/* Heading trail, advanced lazily in document order. */
 	heading_ref stack[HEADING_LEVELS];
@@ -413,32 +425,290 @@ static void mark_markdown(chunker *c)
 	c->brk[0] = BRK_DOC;
 }
 
+/* ---- reStructuredText ------------------------------------------------------ */
+
+/* Characters docutils takes for section adornment. */
+static int rst_adorn_char(char ch)
+{
+	return ch != '\0' && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", ch) != NULL;
+}
+
+/* An adornment line: one punctuation character, at least 3 times, from the
+ * first column (trailing spaces allowed). Its length, its character. */
+static size_t rst_adornment(const char *p, size_t len, char *ch)
+{
+	if (len < 3 || !rst_adorn_char(p[0]))
+		return 0;
+	size_t i = 0;
+	while (i < len && p[i] == p[0])
+		i++;
+	if (i < 3 || !is_blank(p + i, len - i))
+		return 0;
+	*ch = p[0];
+	return i;
+}
+
+/* Characters of [p, p+len) without trailing spaces: a title's width. */
+static size_t text_width(const char *p, size_t len)
+{
+	while (len > 0 && is_space(p[len - 1]))
+		len--;
+	size_t w = 0;
+	for (size_t i = 0; i < len; i++)
+		w += ((unsigned char)p[i] & 0xC0) != 0x80;
+	return w;
+}
+
+typedef struct rst_styles {
+	char ch[HEADING_LEVELS];
+	uint8_t over[HEADING_LEVELS];
+	int n;
+} rst_styles;
+
+/* The level of a style, by first appearance; styles past the sixth share
+ * the sixth level. */
+static int rst_level(rst_styles *st, char ch, int over)
+{
+	for (int i = 0; i < st->n; i++) {
+		if (st->ch[i] == ch && st->over[i] == over)
+			return i + 1;
+	}
+	if (st->n == HEADING_LEVELS)
+		return HEADING_LEVELS;
+	st->ch[st->n] = ch;
+	st->over[st->n] = (uint8_t)over;
+	return ++st->n;
+}
+
+/* Whether the title at line t may be one: text, and not an adornment. */
+static int rst_title_line(const chunker *c, size_t t, int indented_ok)
+{
+	const char *p;
+	size_t len;
+	char ch;
+	if (t >= c->nlines || (c->flags[t] & LF_BLANK))
+		return 0;
+	line_text(c, t, &p, &len);
+	if (!indented_ok && is_space(p[0]))
+		return 0;
+	return rst_adornment(p, len, &ch) == 0;
+}
+
+/* Mark a title: boundary at its first line `top` (the overline or the
+ * title), its text at `title`, adornment lines up to `last`. */
+static void mark_title(chunker *c, size_t top, size_t title, size_t last, int level)
+{
+	for (size_t k = top; k <= last; k++) {
+		c->flags[k] |= k == title ? LF_HEADING : LF_UNDERLINE;
+		c->hlevel[k] = (uint8_t)level;
+		c->brk[k] = k == top ? BRK_SECTION : BRK_NONE;
+	}
+}
+
+static void mark_rst(chunker *c)
+{
+	mark_text(c);
+	rst_styles st = { .n = 0 };
+	for (size_t k = 0; k < c->nlines; k++) {
+		if (c->flags[k] & LF_BLANK)
+			continue;
+		if (k > 0 && !(c->flags[k - 1] & (LF_BLANK | LF_UNDERLINE)))
+			continue;   /* a title starts a block */
+		const char *p, *u;
+		size_t len, ulen, alen, blen;
+		char ch, ch2;
+		line_text(c, k, &p, &len);
+		if ((alen = rst_adornment(p, len, &ch)) > 0) {
+			/* overline, title, underline of the same character and length */
+			if (!rst_title_line(c, k + 1, 1) || k + 2 >= c->nlines)
+				continue;
+			const char *t;
+			size_t tlen;
+			line_text(c, k + 1, &t, &tlen);
+			line_text(c, k + 2, &u, &ulen);
+			if ((blen = rst_adornment(u, ulen, &ch2)) != alen || ch2 != ch ||
+			    text_width(t, tlen) > alen)
+				continue;
+			mark_title(c, k, k + 1, k + 2, rst_level(&st, ch, 1));
+			k += 2;
+		} else if (rst_title_line(c, k, 0) && k + 1 < c->nlines) {
+			line_text(c, k + 1, &u, &ulen);
+			if ((blen = rst_adornment(u, ulen, &ch)) == 0 || text_width(p, len) > blen)
+				continue;
+			mark_title(c, k, k, k + 1, rst_level(&st, ch, 0));
+			k++;
+		}
+	}
+	c->brk[0] = BRK_DOC;
+}
+
+/* ---- AsciiDoc -------------------------------------------------------------- */
+
+/* "= Title" (1) to "====== Title" (6): the level, or 0. */
+static int adoc_atx_level(const char *p, size_t len)
+{
+	size_t h = 0;
+	while (h < len && p[h] == '=')
+		h++;
+	if (h < 1 || h > HEADING_LEVELS || h + 1 >= len || p[h] != ' ')
+		return 0;
+	return is_blank(p + h, len - h) ? 0 : (int)h;
+}
+
+/* A delimited block's fence: 4+ of one of - . = * + / _ (or ``` ), alone. */
+static size_t adoc_delimiter(const char *p, size_t len)
+{
+	while (len > 0 && is_space(p[len - 1]))
+		len--;
+	if (len == 3 && memcmp(p, "```", 3) == 0)
+		return 3;
+	if (len < 4 || !strchr("-.=*+/_", p[0]))
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if (p[i] != p[0])
+			return 0;
+	}
+	return len;
+}
+
+/* A two-line title's underline: one of = - ~ ^ +, within two characters of
+ * the title's width. Its level, or 0. */
+static int adoc_underline_level(const char *t, size_t tlen, const char *u, size_t ulen)
+{
+	static const char chars[] = "=-~^+";
+	while (ulen > 0 && is_space(u[ulen - 1]))
+		ulen--;
+	const char *at = ulen >= 2 ? strchr(chars, u[0]) : NULL;
+	if (!at || u[0] == '\0')
+		return 0;
+	for (size_t i = 1; i < ulen; i++) {
+		if (u[i] != u[0])
+			return 0;
+	}
+	size_t w = text_width(t, tlen);
+	if (w < 2 || ulen + 2 < w || w + 2 < ulen)
+		return 0;
+	/* the title is text: a letter, digit or non-ASCII character first */
+	unsigned char f = (unsigned char)t[0];
+	if (!(f >= 0x80 || (f >= '0' && f <= '9') || ((f | 0x20) >= 'a' && (f | 0x20) <= 'z')))
+		return 0;
+	return (int)(at - chars) + 1;
+}
+
+static void mark_asciidoc(chunker *c)
+{
+	mark_text(c);
+	const char *fence = NULL;   /* the open delimited block's line */
+	size_t fence_len = 0;
+	for (size_t k = 0; k < c->nlines; k++) {
+		const char *p, *u;
+		size_t len, ulen;
+		line_text(c, k, &p, &len);
+		size_t d = adoc_delimiter(p, len);
+		if (fence) {
+			if (d == fence_len && memcmp(p, fence, d) == 0)
+				fence = NULL;
+			continue;
+		}
+		if (c->flags[k] & LF_BLANK)
+			continue;
+		int level = adoc_atx_level(p, len);
+		if (level > 0) {
+			mark_title(c, k, k, k, level);
+			continue;
+		}
+		if (k + 1 < c->nlines && (k == 0 || (c->flags[k - 1] & LF_BLANK)) && d == 0) {
+			line_text(c, k + 1, &u, &ulen);
+			if ((level = adoc_underline_level(p, len, u, ulen)) > 0) {
+				mark_title(c, k, k, k + 1, level);
+				k++;
+				continue;
+			}
+		}
+		if (d > 0) {
+			fence = p;
+			fence_len = d;
+		}
+	}
+	c->brk[0] = BRK_DOC;
+}
+
+/* ---- HTML: the caller's headings ------------------------------------------------- */
+
+static void mark_html(chunker *c)
+{
+	mark_text(c);
+	for (size_t i = 0; i < c->n_ext; i++) {
+		const text_heading *h = &c->ext[i];
+		if (h->off >= c->n || h->level < 1 || h->level > HEADING_LEVELS)
+			continue;
+		size_t k = line_of(c, h->off);
+		if (c->hlevel[k] == 0) {
+			c->flags[k] |= LF_HEADING;
+			c->hlevel[k] = (uint8_t)h->level;
+			c->brk[k] = BRK_SECTION;
+		}
+	}
+	c->brk[0] = BRK_DOC;
+}
+
 /* ---- heading trail ----------------------------------------------------------- */
 
-static void trail_apply(chunker *c, size_t k)
+/* The text of the heading whose text line is k, by kind. */
+static void heading_text(const chunker *c, size_t k, const char **text, size_t *tlen)
 {
-	if (!(c->flags[k] & LF_HEADING))
-		return;
-	const char *p, *text;
-	size_t len, tlen;
+	const char *p;
+	size_t len;
 	line_text(c, k, &p, &len);
-	if (md_atx_level(p, len) > 0) {
-		md_atx_text(p, len, &text, &tlen);
-	} else {
-		size_t i = md_indent(p, len), e = len;
-		while (e > i && is_space(p[e - 1]))
-			e--;
-		text = p + i;
-		tlen = e - i;
+	size_t i = 0, e = len;
+	if (c->kind == DOC_MARKDOWN && md_atx_level(p, len) > 0) {
+		md_atx_text(p, len, text, tlen);
+		return;
 	}
+	if (c->kind == DOC_ASCIIDOC && adoc_atx_level(p, len) > 0) {
+		/* "== Title ==": the symmetric closing marks go too */
+		while (i < len && p[i] == '=')
+			i++;
+		while (e > i && (is_space(p[e - 1]) || p[e - 1] == '='))
+			e--;
+	}
+	while (i < e && is_space(p[i]))
+		i++;
+	while (e > i && is_space(p[e - 1]))
+		e--;
+	*text = p + i;
+	*tlen = e - i;
+}
+
+static void trail_set(chunker *c, int level, const char *text, size_t tlen)
+{
 	if (tlen > HEADING_TEXT_MAX)
 		tlen = text_utf8_floor(text, tlen, HEADING_TEXT_MAX);
-	int level = c->hlevel[k];
-	c->stack[level - 1].off = (uint32_t)(text - c->doc);
+	c->stack[level - 1].p = text;
 	c->stack[level - 1].len = (uint32_t)tlen;
 	for (int l = level; l < HEADING_LEVELS; l++)
 		c->stack[l].len = 0;
 	c->depth = level;
+}
+
+static void trail_apply(chunker *c, size_t k)
+{
+	if (c->kind == DOC_HTML) {
+		/* every given heading on lines up to k, in order */
+		size_t end = line_end_of(c, k);
+		for (; c->ext_next < c->n_ext && c->ext[c->ext_next].off < end; c->ext_next++) {
+			const text_heading *h = &c->ext[c->ext_next];
+			if (h->level >= 1 && h->level <= HEADING_LEVELS)
+				trail_set(c, (int)h->level, h->text, h->len);
+		}
+		return;
+	}
+	if (!(c->flags[k] & LF_HEADING))
+		return;
+	const char *text;
+	size_t tlen;
+	heading_text(c, k, &text, &tlen);
+	trail_set(c, c->hlevel[k], text, tlen);
 }
 
 /* The trail for a chunk whose own bytes are [start, end): the headings
@@ -464,7 +734,7 @@ static int trail_for(chunker *c, size_t start, size_t end)
 		 * characters (a NUL would cut it short). */
 		size_t from = c->trail.len;
 		if (c->trail.err == FATHOM_OK)
-			text_utf8_repair(&c->trail, c->doc + c->stack[l].off, c->stack[l].len, NULL);
+			text_utf8_repair(&c->trail, c->stack[l].p, c->stack[l].len, NULL);
 		for (size_t i = from; i < c->trail.len; i++) {
 			if (c->trail.data[i] < 0x20 || c->trail.data[i] == 0x7F)
 				c->trail.data[i] = ' ';
@@ -503,7 +773,7 @@ static int emit_chunk(chunker *c)
 	ch.line_end = (uint32_t)line_of(c, ce - 1) + 1;
 	ch.headings = "";
 	ch.headings_len = 0;
-	if (c->kind == DOC_MARKDOWN) {
+	if (c->kind != DOC_TEXT && c->kind != DOC_CODE) {
 		int rc = trail_for(c, cs, ce);
 		if (rc != FATHOM_OK)
 			return rc;
@@ -631,6 +901,36 @@ static int split_unit(chunker *c, size_t a, size_t b, int level, int kind, int f
 
 /* ---- entry point ---------------------------------------------------------------- */
 
+static void chunker_init(chunker *c, const char *doc, size_t n, int kind)
+{
+	memset(c, 0, sizeof *c);
+	c->doc = doc;
+	c->n = n;
+	c->kind = kind;
+	fbuf_init(&c->trail, 0);
+}
+
+static void chunker_free(chunker *c)
+{
+	fbuf_free(&c->trail);
+	fa_free(c->line);
+	fa_free(c->brk);
+	fa_free(c->flags);
+	fa_free(c->hlevel);
+}
+
+static void mark_kind(chunker *c)
+{
+	switch (c->kind) {
+	case DOC_MARKDOWN: mark_markdown(c); break;
+	case DOC_CODE: mark_code(c); break;
+	case DOC_RST: mark_rst(c); break;
+	case DOC_ASCIIDOC: mark_asciidoc(c); break;
+	case DOC_HTML: mark_html(c); break;
+	default: mark_text(c); break;
+	}
+}
+
 static void chunk_opts(chunker *c, const text_chunk_opts *opts)
 {
 	uint32_t target = opts ? opts->target : 0, max = opts ? opts->max : 0;
@@ -655,7 +955,7 @@ int text_chunk_doc(const char *doc, size_t n, int kind, const text_chunk_opts *o
 {
 	if (!cb || (!doc && n > 0))
 		return fa_err(FATHOM_EINVAL, "text_chunk_doc: missing document or callback");
-	if (kind != DOC_TEXT && kind != DOC_MARKDOWN && kind != DOC_CODE)
+	if (kind < DOC_TEXT || kind > DOC_ASCIIDOC)
 		return fa_err(FATHOM_EINVAL, "text_chunk_doc: unknown document kind %d", kind);
 	if (n >= UINT32_MAX)
 		return fa_err(FATHOM_ETOOBIG, "document of %zu bytes is over the 4 GiB limit", n);
@@ -663,34 +963,25 @@ int text_chunk_doc(const char *doc, size_t n, int kind, const text_chunk_opts *o
 		return FATHOM_OK;
 
 	chunker c;
-	memset(&c, 0, sizeof c);
-	c.doc = doc;
-	c.n = n;
-	c.kind = kind;
+	chunker_init(&c, doc, n, kind);
 	c.cb = cb;
 	c.ctx = ctx;
 	c.section_level = HEADING_LEVELS + 1;
+	if (opts && kind == DOC_HTML) {
+		c.ext = opts->headings;
+		c.n_ext = opts->headings ? opts->n_headings : 0;
+	}
 	chunk_opts(&c, opts);
-	fbuf_init(&c.trail, 0);
 
 	int rc = index_lines(&c);
 	if (rc == FATHOM_OK) {
-		if (kind == DOC_MARKDOWN)
-			mark_markdown(&c);
-		else if (kind == DOC_CODE)
-			mark_code(&c);
-		else
-			mark_text(&c);
+		mark_kind(&c);
 		rc = split_unit(&c, 0, c.nlines, BRK_DOC, BRK_DOC, 0);
 	}
 	if (rc == FATHOM_OK)
 		rc = emit_chunk(&c);
 
-	fbuf_free(&c.trail);
-	fa_free(c.line);
-	fa_free(c.brk);
-	fa_free(c.flags);
-	fa_free(c.hlevel);
+	chunker_free(&c);
 	return rc;
 }
 
@@ -770,4 +1061,32 @@ const char *text_markdown_title(const char *doc, size_t n, size_t *len)
 		}
 	}
 	return NULL;
+}
+
+const char *text_markup_title(const char *doc, size_t n, int kind, size_t *len)
+{
+	size_t dummy;
+	if (!len)
+		len = &dummy;
+	*len = 0;
+	if (!doc || n == 0 || n >= UINT32_MAX || (kind != DOC_RST && kind != DOC_ASCIIDOC))
+		return NULL;
+	chunker c;
+	chunker_init(&c, doc, n, kind);
+	const char *out = NULL;
+	if (index_lines(&c) == FATHOM_OK) {
+		mark_kind(&c);
+		for (size_t k = 0; k < c.nlines && !out; k++) {
+			/* reStructuredText's first title is its document's title,
+			 * whatever its style; AsciiDoc's is its level-1 title */
+			if (!(c.flags[k] & LF_HEADING) || (kind == DOC_ASCIIDOC && c.hlevel[k] != 1))
+				continue;
+			heading_text(&c, k, &out, len);
+			if (*len == 0)
+				out = NULL;
+		}
+	}
+	fa_err_clear();
+	chunker_free(&c);
+	return out;
 }

@@ -2,7 +2,8 @@
  * detect.c — a file's document kind (text, Markdown, code) and language
  * from its name. Names are tried first (Makefile, Dockerfile), then the
  * extension, case-sensitively (".S" is assembly, ".C" is C++) and then
- * ignoring case. Anything unknown is plain text.
+ * ignoring case. Anything unknown is plain text. A compressed file is
+ * known by the name inside: "NEWS.md.gz" is Markdown, "changelog.gz" text.
  */
 #include <strings.h>
 
@@ -46,11 +47,11 @@ static const kind_rule ext_rules[] = {
 	{ "mdx", DOC_MARKDOWN, "markdown" },
 	{ "mkd", DOC_MARKDOWN, "markdown" },
 	{ "mdown", DOC_MARKDOWN, "markdown" },
-	{ "rst", DOC_TEXT, "rst" },
+	{ "rst", DOC_RST, "rst" },
 	{ "txt", DOC_TEXT, "text" },
 	{ "text", DOC_TEXT, "text" },
-	{ "adoc", DOC_TEXT, "asciidoc" },
-	{ "asciidoc", DOC_TEXT, "asciidoc" },
+	{ "adoc", DOC_ASCIIDOC, "asciidoc" },
+	{ "asciidoc", DOC_ASCIIDOC, "asciidoc" },
 	{ "org", DOC_TEXT, "org" },
 	{ "tex", DOC_TEXT, "latex" },
 	{ "1", DOC_TEXT, "man" },
@@ -154,8 +155,9 @@ static const kind_rule ext_rules[] = {
 	{ "xml", DOC_CODE, "xml" },
 	{ "xsl", DOC_CODE, "xml" },
 	{ "svg", DOC_CODE, "xml" },
-	{ "html", DOC_CODE, "html" },
-	{ "htm", DOC_CODE, "html" },
+	{ "html", DOC_HTML, "html" },
+	{ "htm", DOC_HTML, "html" },
+	{ "xhtml", DOC_HTML, "html" },
 	{ "css", DOC_CODE, "css" },
 	{ "scss", DOC_CODE, "css" },
 	{ "less", DOC_CODE, "css" },
@@ -181,8 +183,19 @@ int text_detect_kind(const char *path, const char **lang)
 	*lang = "text";
 	if (!path)
 		return DOC_TEXT;
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	const char *slash = strrchr(path, '/');
+	const char *full = slash ? slash + 1 : path;
+	/* The name without ".gz" (cut to fit: a longer name keeps its end,
+	 * where the extension is). */
+	char name[256];
+	size_t len = strlen(full);
+	if (len > 3 && memcmp(full + len - 3, ".gz", 3) == 0)
+		len -= 3;
+	const char *from = full + (len >= sizeof name ? len - (sizeof name - 1) : 0);
+	len -= (size_t)(from - full);
+	memcpy(name, from, len);
+	name[len] = '\0';
+	const char *base = name;
 
 	const kind_rule *r = find_rule(name_rules, FA_ARRAY_LEN(name_rules), base, 0);
 	/* Kconfig.debug, Makefile.am, Dockerfile.dev ... */

@@ -156,17 +156,33 @@ int text_ident_cat_parse(const char *name);
 enum text_doc_kind {
 	DOC_TEXT = 0,
 	DOC_MARKDOWN = 1,
-	DOC_CODE = 2
+	DOC_CODE = 2,
+	DOC_HTML = 3,      /* chunked as text: the headings come from the HTML
+	                    * pass (text_html_to_text), in text_chunk_opts */
+	DOC_RST = 4,       /* reStructuredText: underlined (and overlined) titles */
+	DOC_ASCIIDOC = 5   /* AsciiDoc: "= Title", "== Section", underlined titles */
 };
 
 /* Guess the kind and the language ("c", "python", "markdown", "text", ...)
  * of a file from its name. lang points to a static string. */
 int text_detect_kind(const char *path, const char **lang);
 
+/* A heading the chunker is given rather than finds (HTML's h1-h6): its
+ * level, its text (anywhere in memory), and where it is in the document. */
+typedef struct text_heading {
+	uint32_t off;      /* the byte of the document it starts at */
+	uint32_t level;    /* 1..6 */
+	const char *text;
+	uint32_t len;
+} text_heading;
+
 typedef struct text_chunk_opts {
 	uint32_t target;   /* target bytes per chunk */
 	uint32_t overlap;  /* bytes repeated from the end of the previous chunk */
 	uint32_t max;      /* hard cap (a fenced block longer than this is cut) */
+	/* DOC_HTML: its headings, in order of off (others ignore them) */
+	const text_heading *headings;
+	size_t n_headings;
 } text_chunk_opts;
 
 typedef struct text_chunk {
@@ -188,5 +204,32 @@ int text_chunk_doc(const char *doc, size_t n, int kind, const text_chunk_opts *o
 /* A document title: the first Markdown H1 / setext heading, else NULL
  * (the caller falls back to the file name). Returns a pointer into doc. */
 const char *text_markdown_title(const char *doc, size_t n, size_t *len);
+
+/* The same for reStructuredText (its first title) and AsciiDoc (its first
+ * level-1 title: "= Title"). NULL for other kinds, or with no title. */
+const char *text_markup_title(const char *doc, size_t n, int kind, size_t *len);
+
+/* ---- HTML as text (text/html.c) -------------------------------------------- */
+
+/* An HTML document read as text: tags, comments, script and style removed,
+ * character references decoded (HTML5's named ones, decimal, hex); every
+ * newline of the source in place and no other, so line N of the text is
+ * line N of the file. The title is <title>'s text, the headings h1-h6 with
+ * where their text starts (for text_chunk_opts). */
+typedef struct text_html {
+	fbuf text;
+	text_heading *headings;   /* their text points into strings */
+	size_t n_headings, cap_headings;
+	fbuf strings;             /* heading and title texts */
+	const char *title;        /* NULL when there is none */
+	size_t title_len;
+} text_html;
+
+void text_html_init(text_html *h);
+void text_html_free(text_html *h);
+/* Convert [src, src+n), valid UTF-8 (text_utf8_repair), into h (reset
+ * first). Linear in n; the text is at most 6/5 of n (a few named
+ * references are longer in UTF-8 than as written). */
+int text_html_to_text(text_html *h, const char *src, size_t n);
 
 #endif /* FATHOM_TEXT_H */

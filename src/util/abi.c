@@ -78,7 +78,7 @@ _Static_assert(offsetof(fathom_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_grep_stats, version) == 0, "version first");
 _Static_assert(offsetof(fathom_json_opts, version) == 0, "version first");
 _Static_assert(offsetof(fathom_get_info, version) == 0, "version first");
-_Static_assert(FATHOM_SKIP_OUTSIDE_ROOT < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
+_Static_assert(FATHOM_SKIP_BAD_GZIP < FATHOM_SKIP_SLOTS, "skip reasons fit skipped_by_reason");
 
 size_t fa_struct_size(int which, unsigned version)
 {

@@ -291,6 +291,15 @@ int fa_open_regular(const char *path, struct stat *st);
 /* fa_open_regular of path relative to the folder dfd (or AT_FDCWD). */
 int fa_open_regular_at(int dfd, const char *path, struct stat *st);
 
+/* ---- gzip (util/gz.c) ------------------------------------------------------ */
+/* Whether a path names a gzip file by its name (ends in ".gz"). */
+int fa_gz_name(const char *path);
+/* Decompress gzip data (one member or several, back to back) into a new
+ * NUL-terminated buffer (fa_free): FATHOM_ETOOBIG past max bytes of output,
+ * FATHOM_ECORRUPT (a message with zlib's reason) for data that is not gzip
+ * or does not decompress. */
+int fa_gunzip(char **out, size_t *out_len, const void *in, size_t in_len, size_t max);
+
 /* ---- the SIGBUS guard of mapped files (util/mapguard.c) ------------------- */
 /* Register a live mapping (installs the library's SIGBUS handler the first
  * time): its slot, or -1 when it goes unguarded (the table is full, or the
