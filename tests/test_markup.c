@@ -96,9 +96,9 @@ static void test_html_title_headings_lines(void)
 	                  "<title>The  &quot;Guide&quot;\n</title>\n" /* 2-3 */
 	                  "<h1>Intro</h1>\n"                      /* 4 */
 	                  "<p>one</p>\n"                          /* 5 */
-	                  "<h2 id=x>Part <code>two</code></h2>\n"  /* 6 */
+	                  "<h2 id=x>Part <code>two</code><a href=#x>#</a></h2>\n"  /* 6 */
 	                  "<p>zebra</p>\n"                        /* 7 */
-	                  "<h3>Deep</h3><h2>Part three</h2>\n"    /* 8 */
+	                  "<h3>Deep</h3><h2>Part three <a>\xc2\xb6</a></h2>\n"    /* 8 */
 	                  "<p>okapi</p>\n";                       /* 9 */
 	CHECK_OK(html(&h, src));
 	CHECK(h.title != NULL);

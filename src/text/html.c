@@ -20,7 +20,9 @@
  * A tag that is not phrasing content (p, div, td, li, br...) leaves a
  * space, so "<td>a</td><td>b</td>" reads "a b", not "ab"; inline ones (b,
  * a, span, code...) leave nothing. <title>'s text is the title; h1-h6 are
- * headings, their text read between the start and end tags. A character
+ * headings, their text read between the start and end tags, white space
+ * collapsed, without a trailing permalink mark ("#", "¶": Node.js's and
+ * Sphinx's pages end every heading with one). A character
  * reference that is not one of HTML5's, or a named one without its ";",
  * stays as written.
  */
@@ -295,6 +297,17 @@ static int close_heading(html_conv *c)
 {
 	text_html *h = c->h;
 	size_t len, off = keep_string(c, c->heading_start, h->text.len, HTML_HEADING_MAX, &len);
+	/* a permalink's mark is not the heading's text: "Usage#", "Usage ¶" */
+	const unsigned char *t = h->strings.data + off;
+	while (len > 0) {
+		if (t[len - 1] == '#' || t[len - 1] == ' ')
+			len--;
+		else if (len >= 2 && t[len - 2] == 0xC2 && t[len - 1] == 0xB6)
+			len -= 2;
+		else
+			break;
+	}
+	h->strings.len = off + len;
 	int level = c->in_heading;
 	c->in_heading = 0;
 	if (len == 0)
