@@ -376,6 +376,33 @@ static void test_gz_ingest(void)
 	free(dir);
 }
 
+/* A document given as JSON is text already: its .html path does not make
+ * its body HTML (a "<b>" in it stays). */
+static void test_json_body_not_html(void)
+{
+	char *dir = test_tmpdir("jsonhtml");
+	char ixdir[700];
+	snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
+	fathom_index *ix = NULL;
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE | FATHOM_OPEN_WRITE;
+	CHECK_OK(fathom_open(&ix, ixdir, &oo));
+	if (!ix)
+		return;
+	const char *body = "if a <b and c > d then &amp; stays\n";
+	fathom_doc d = { .id = "page", .body = body, .body_len = strlen(body), .path = "x/page.html" };
+	CHECK_OK(fathom_add_doc(ix, &d, NULL));
+	CHECK_OK(fathom_commit(ix));
+	char *out = NULL;
+	size_t len = 0;
+	CHECK_OK(fathom_get(&out, &len, ix, "page", 0, 0));
+	CHECK(out && len == strlen(body) && memcmp(out, body, len) == 0);
+	fathom_free(out);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_html_tags_script_style);
@@ -387,5 +414,6 @@ int main(void)
 	RUN(test_asciidoc_headings);
 	RUN(test_gunzip);
 	RUN(test_gz_ingest);
+	RUN(test_json_body_not_html);
 	return TEST_DONE();
 }

@@ -169,9 +169,9 @@ static int own_title(ingest_batch *b, ingest_item *it, const text_html *html, co
 	return 0;
 }
 
-/* Repair, detect, title and chunk the item's document (it->src). HTML is
- * read as its text first (text/html.c), which keeps the file's lines, so
- * chunks' line numbers are the file's. */
+/* Repair, detect, title and chunk the item's document (it->src). An HTML
+ * file is read as its text first (text/html.c), which keeps the file's
+ * lines, so chunks' line numbers are the file's. */
 static int prepare_doc(ingest_run *r, ingest_batch *b, ingest_item *it)
 {
 	const fathom_ingest_opts *o = r->opts;
@@ -186,7 +186,8 @@ static int prepare_doc(ingest_run *r, ingest_batch *b, ingest_item *it)
 		it->doc_kind = text_detect_kind(d->path, &it->lang);
 	text_html html;
 	text_html_init(&html);
-	if (it->doc_kind == DOC_HTML) {
+	/* A file's HTML; a JSON body is text already, whatever its path. */
+	if (it->doc_kind == DOC_HTML && d->is_file) {
 		rc = text_html_to_text(&html, it->text.len ? (const char *)it->text.data : "", it->text.len);
 		if (rc)
 			goto cleanup;

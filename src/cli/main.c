@@ -194,7 +194,8 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	{ "index",
 	  "usage: fathom index [--index DIR] [options] PATH...\n"
 	  "  --meta KEY=VALUE     tag every document of this run (repeatable)\n"
-	  "  --max-size N         full-text index files up to N bytes (default 4M; k/M/G suffixes)\n"
+	  "  --max-size N         full-text index files up to N bytes (default 4M; k/M/G suffixes);\n"
+	  "                       for a .gz file, N bounds the decompressed size\n"
 	  "  --grep-max-size N    larger files, up to N bytes, go to the grep index alone\n"
 	  "                       (default 256M; 0: skip them)\n"
 	  "  --grep-only          index files for fathom grep alone: the trigram index and\n"
@@ -218,7 +219,12 @@ static const struct { const char *cmd, *text; } cmd_help[] = {
 	  "  --watch              then keep watching (inotify): what changes is re-indexed\n"
 	  "                       and committed, a batch per quiet moment, until Ctrl-C\n"
 	  "  --debounce SECONDS   quiet time before a batch (default 0.2)\n"
-	  "  When 'fathom serve' holds the index, the run goes through it.\n" },
+	  "  When 'fathom serve' holds the index, the run goes through it.\n"
+	  "  Read as text: Markdown, reStructuredText and AsciiDoc split at their headings\n"
+	  "  (the heading trail goes with each chunk); HTML without its tags, script and\n"
+	  "  style, its <title> the title, h1-h6 the headings, lines those of the file;\n"
+	  "  .gz files decompressed (kind from the inner name: x.html.gz is HTML), and\n"
+	  "  grep reads them so too. Skipped with the reason: binary, corrupt gzip.\n" },
 	{ "add",
 	  "usage: fathom add [--index DIR] --jsonl FILE|- [--meta KEY=VALUE]...\n"
 	  "  one JSON object per line: id (or _id), title, body (or text), url, tags,\n"
