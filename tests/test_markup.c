@@ -326,6 +326,18 @@ static void test_gunzip(void)
 	free(dir);
 }
 
+/* A new index in dir/ix, opened to write. */
+static fathom_index *new_index(const char *dir)
+{
+	char ixdir[700];
+	snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
+	fathom_index *ix = NULL;
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE | FATHOM_OPEN_WRITE;
+	CHECK_OK(fathom_open(&ix, ixdir, &oo));
+	return ix;
+}
+
 /* Indexed decompressed; a corrupt one skipped with its reason; a bomb over
  * --max-size (the decompressed size) is for grep alone or skipped. */
 static void test_gz_ingest(void)
@@ -342,13 +354,9 @@ static void test_gz_ingest(void)
 		free(dir);
 		return;
 	}
-	char ixdir[700], docs[700];
-	snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
+	char docs[700];
 	snprintf(docs, sizeof docs, "%s/docs", dir);
-	fathom_index *ix = NULL;
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	oo.flags = FATHOM_OPEN_CREATE | FATHOM_OPEN_WRITE;
-	CHECK_OK(fathom_open(&ix, ixdir, &oo));
+	fathom_index *ix = new_index(dir);
 	if (!ix)
 		return;
 	fathom_ingest_opts io = FATHOM_INGEST_OPTS_INIT;
@@ -381,12 +389,7 @@ static void test_gz_ingest(void)
 static void test_json_body_not_html(void)
 {
 	char *dir = test_tmpdir("jsonhtml");
-	char ixdir[700];
-	snprintf(ixdir, sizeof ixdir, "%s/ix", dir);
-	fathom_index *ix = NULL;
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	oo.flags = FATHOM_OPEN_CREATE | FATHOM_OPEN_WRITE;
-	CHECK_OK(fathom_open(&ix, ixdir, &oo));
+	fathom_index *ix = new_index(dir);
 	if (!ix)
 		return;
 	const char *body = "if a <b and c > d then &amp; stays\n";
