@@ -298,7 +298,7 @@ static int close_heading(html_conv *c)
 	text_html *h = c->h;
 	size_t len, off = keep_string(c, c->heading_start, h->text.len, HTML_HEADING_MAX, &len);
 	/* a permalink's mark is not the heading's text: "Usage#", "Usage ¶" */
-	const unsigned char *t = h->strings.data + off;
+	const unsigned char *t = len ? h->strings.data + off : NULL;
 	while (len > 0) {
 		if (t[len - 1] == '#' || t[len - 1] == ' ')
 			len--;
