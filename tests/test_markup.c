@@ -384,6 +384,44 @@ static void test_gz_ingest(void)
 	free(dir);
 }
 
+/* Each allocation failed in turn: FATHOM_ENOMEM, never a crash or a leak
+ * (make sanitize checks the leaks). */
+static void test_alloc_failures(void)
+{
+	const char *src = "<title>T</title><h1>One</h1><p>a &amp; b</p><h2>Two &#x41;</h2>x\n";
+	int done = 0;
+	for (long n = 0; n < 200 && !done; n++) {
+		text_html h;
+		text_html_init(&h);
+		fa_alloc_fail_after(n);
+		int rc = html(&h, src);
+		done = fa_alloc_failed() == 0;
+		fa_alloc_fail_after(-1);
+		CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+		CHECK(rc != 0 || h.n_headings == 2);
+		text_html_free(&h);
+	}
+	CHECK(done);
+	/* zlib allocates through the seam too */
+	static const unsigned char gz[] = {   /* printf 'hi\n' | gzip -n */
+		0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0xc8,
+		0xe4, 0x02, 0x00, 0x7a, 0x7a, 0x6f, 0xed, 0x03, 0x00, 0x00, 0x00,
+	};
+	done = 0;
+	for (long n = 0; n < 50 && !done; n++) {
+		char *out = NULL;
+		size_t len;
+		fa_alloc_fail_after(n);
+		int rc = fa_gunzip(&out, &len, gz, sizeof gz, 100);
+		done = fa_alloc_failed() == 0;
+		fa_alloc_fail_after(-1);
+		CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+		CHECK(rc != 0 || (len == 3 && memcmp(out, "hi\n", 3) == 0));
+		fa_free(out);
+	}
+	CHECK(done);
+}
+
 /* A document given as JSON is text already: its .html path does not make
  * its body HTML (a "<b>" in it stays). */
 static void test_json_body_not_html(void)
@@ -418,5 +456,6 @@ int main(void)
 	RUN(test_gunzip);
 	RUN(test_gz_ingest);
 	RUN(test_json_body_not_html);
+	RUN(test_alloc_failures);
 	return TEST_DONE();
 }
