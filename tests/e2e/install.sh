@@ -187,8 +187,6 @@ complete_is "bash zsh" fathom completion ''
 complete_is "grep" fathom help gre
 complete_is "tree" fathom index tre
 complete_is "--help --index --version -V -h" fathom -
-# the script the binary writes is the one installed
-cmp -s "$BC" <("$F" completion bash) && ok || fail "the installed bash completion differs from fathom completion bash"
 
 # ---- zsh completion ----
 ZC=$P/share/zsh/vendor-completions/_fathom
@@ -200,6 +198,10 @@ else
 fi
 
 # ---- one table: help, the man page and both completions agree ----
+# what is installed is what the binary writes
+cmp -s "$MAN" <("$F" help --man) && ok || fail "the installed fathom.1 differs from fathom help --man"
+cmp -s "$BC" <("$F" completion bash) && ok || fail "the installed bash completion differs from fathom completion bash"
+cmp -s "$ZC" <("$F" completion zsh) && ok || fail "the installed zsh completion differs from fathom completion zsh"
 # help's option rows: lines "  -x, --long ARG   what it does"
 help_opts() {
 	"$F" help "$1" | grep -E '^  -' | sed -E 's/^  (.*)/\1/; s/   .*//' | grep -oE -- '(^|[ ,])--?[a-zA-Z0-9][a-zA-Z0-9-]*' |
