@@ -79,6 +79,8 @@ extern const size_t cli_ncommands;
 /* The common options, before a command or after it (main.c reads them). */
 extern const cli_opt cli_opts_global[];
 const cli_command *cli_command_find(const char *name);
+/* The command's option whose long name is name's first n bytes, or NULL. */
+const cli_opt *cli_command_opt(const cli_command *c, const char *name, size_t n);
 /* The command list and common options ('fathom help'), or one command's. */
 void cli_help_overview(FILE *f);
 void cli_help_command(FILE *f, const cli_command *c);

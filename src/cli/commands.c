@@ -137,6 +137,15 @@ const cli_command *cli_command_find(const char *name)
 	return NULL;
 }
 
+const cli_opt *cli_command_opt(const cli_command *c, const char *name, size_t n)
+{
+	for (size_t t = 0; t < sizeof c->opts / sizeof c->opts[0] && c->opts[t]; t++)
+		for (const cli_opt *o = c->opts[t]; o->name || o->letter; o++)
+			if (o->name && strlen(o->name) == n && strncmp(o->name, name, n) == 0)
+				return o;
+	return NULL;
+}
+
 /* ---- help --------------------------------------------------------------------- */
 
 /* Help's columns: options and subcommands are labels in the first 20

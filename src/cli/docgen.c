@@ -410,9 +410,9 @@ static void write_zsh(FILE *f)
 	      "\ttypeset -A opt_args\n"
 	      "\t_arguments -C \\\n", f);
 	for (const cli_opt *o = cli_opts_global; o->name || o->letter; o++) {
-		if (o->has_arg == no_argument) {
-			fputs("\t\t'(- *)'{-", f);
-			fprintf(f, "%c,--%s}'[", o->letter, o->name);
+		/* -V and -h answer alone: nothing may follow them */
+		if (o->has_arg == no_argument && o->name && o->letter) {
+			fprintf(f, "\t\t'(- *)'{-%c,--%s}'[", o->letter, o->name);
 			zsh_text(f, o->help);
 			fputs("]' \\\n", f);
 		} else {

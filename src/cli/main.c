@@ -230,11 +230,7 @@ static void commands_with(const char *name, size_t n, char *buf, size_t cap)
 	buf[0] = '\0';
 	for (size_t i = 0; i < cli_ncommands; i++) {
 		const cli_command *c = &cli_commands[i];
-		int has = 0;
-		for (size_t t = 0; t < sizeof c->opts / sizeof c->opts[0] && c->opts[t] && !has; t++)
-			for (const cli_opt *o = c->opts[t]; (o->name || o->letter) && !has; o++)
-				has = o->name && strlen(o->name) == n && strncmp(o->name, name, n) == 0;
-		if (has && len < cap)
+		if (cli_command_opt(c, name, n) && len < cap)
 			len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", c->name);
 	}
 }
@@ -339,16 +335,6 @@ static int global_options(int argc, char **argv, const char **index, int *rc)
 	return i;
 }
 
-/* Whether a command takes --index (help, version, completion do not). */
-static int takes_index(const cli_command *c)
-{
-	for (size_t t = 0; t < sizeof c->opts / sizeof c->opts[0] && c->opts[t]; t++)
-		for (const cli_opt *o = c->opts[t]; o->name || o->letter; o++)
-			if (o->name && strcmp(o->name, "index") == 0)
-				return 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *index = NULL;
@@ -360,7 +346,7 @@ int main(int argc, char **argv)
 		return cli_usage_error("unknown command '%s'", argv[at]);
 	argc -= at;
 	argv += at;
-	if (!index || !takes_index(c))
+	if (!index || !cli_command_opt(c, "index", 5))   /* help, version, completion */
 		return c->run(argc, argv);
 	/* fathom --index DIR COMMAND ... runs as fathom COMMAND --index DIR ...:
 	 * one parser, and an --index after the command still wins */
