@@ -131,8 +131,9 @@ $(BUILD)/completion/_fathom: $(BUILD)/fathom
 	@mkdir -p $(dir $@)
 	$(BUILD)/fathom completion zsh > $@.tmp && mv $@.tmp $@
 
-# make install [PREFIX=/usr/local] [DESTDIR=stage]: the Debian layout
-# (zsh's vendor-completions is Debian's folder for packaged completions).
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: the Debian layout. zsh
+# reads /usr/local/share/zsh/site-functions, and packages' completions
+# from /usr/share/zsh/vendor-completions.
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 LIBDIR       ?= $(PREFIX)/lib
@@ -140,7 +141,7 @@ INCLUDEDIR   ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR       ?= $(PREFIX)/share/man
 BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR   ?= $(PREFIX)/share/zsh/vendor-completions
+ZSHCOMPDIR   ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 INSTALL      ?= install
 
 install: all

@@ -134,7 +134,7 @@ enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NO
 
 /* The rows the ingest commands share; each command's table holds those it
  * takes (delete and optimize read no files, so --max-size there is an
- * unknown option, which cli_getopt says belongs to index, add, chunk). */
+ * unknown option, which cli_getopt says is one of index and chunk). */
 #define ROW_META                                                                           \
 	{ "meta", 0, required_argument, OPT_META, "KEY=VALUE",                                  \
 	  "tag every document of this run (repeatable)", NULL }
@@ -221,7 +221,7 @@ const cli_opt cli_opts_chunk[] = {
 
 const cli_opt cli_opts_delete[] = {
 	CLI_OPT_INDEX(OPT_INDEX),
-	ROW_VERBOSE,
+	{ "verbose", 'v', no_argument, 0, NULL, "accepted; delete prints nothing on success", NULL },
 	ROW_QUIET("accepted; delete prints nothing on success"),
 	CLI_OPT_END,
 };

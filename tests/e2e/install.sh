@@ -35,7 +35,7 @@ V=$(sed -n 's/^#define FATHOM_VERSION_STRING "\([^"]*\)".*/\1/p' include/fathom.
 SOV=$(echo "$V" | cut -d. -f1-2)
 for f in bin/fathom lib/libfathom.so.$V lib/libfathom.a include/fathom.h lib/pkgconfig/fathom.pc \
 	share/man/man1/fathom.1 share/bash-completion/completions/fathom \
-	share/zsh/vendor-completions/_fathom; do
+	share/zsh/site-functions/_fathom; do
 	[ -f "$P/$f" ] && ok || fail "make install did not install $f"
 done
 [ "$(readlink "$P/lib/libfathom.so.$SOV")" = "libfathom.so.$V" ] && ok \
@@ -189,7 +189,7 @@ complete_is "tree" fathom index tre
 complete_is "--help --index --version -V -h" fathom -
 
 # ---- zsh completion ----
-ZC=$P/share/zsh/vendor-completions/_fathom
+ZC=$P/share/zsh/site-functions/_fathom
 head -1 "$ZC" | grep -q '^#compdef fathom' && ok || fail "_fathom does not start with #compdef fathom"
 if command -v zsh > /dev/null; then
 	zsh -n "$ZC" && ok || fail "zsh -n on the zsh completion"
