@@ -8,6 +8,9 @@
 #   make bench      benchmarks against peers (see bench/README.md)
 #   make demo       deps + build + index a real corpus + show searches
 #   make deps       install missing Debian packages (apt-get; needs root)
+#   make install    the binary, libfathom (.so with its soname, .a), fathom.h,
+#                   fathom.pc, the man page and the bash and zsh completions
+#                   under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 
 CC      ?= cc
 BUILD   ?= build
@@ -19,6 +22,13 @@ CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
 LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lpthread -lm
 SERVE_LIBS := -lmicrohttpd -lcurl
+
+# The version is fathom.h's, the one place it is written. The soname
+# carries major.minor (as libgit2's): before 1.0 a minor version may
+# change the ABI (0.2 changed fathom_hit).
+VERSION   := $(shell sed -n 's/^\#define FATHOM_VERSION_STRING "\([^"]*\)".*/\1/p' include/fathom.h)
+SOVERSION := $(word 1,$(subst ., ,$(VERSION))).$(word 2,$(subst ., ,$(VERSION)))
+SONAME    := libfathom.so.$(SOVERSION)
 
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/api/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
@@ -34,14 +44,42 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
 DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
-DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh
+# The header each library of DEPS_BUILD gives, as HEADER:PACKAGE: checked
+# before the first compile, so that a machine without them is told which
+# packages to install rather than stopped at the first missing header.
+DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:libzstd-dev zlib.h:zlib1g-dev \
+	jansson.h:libjansson-dev pcre2.h:libpcre2-dev microhttpd.h:libmicrohttpd-dev \
+	curl/curl.h:libcurl4-openssl-dev
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 
-.PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay
+.PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay \
+	install uninstall
 
-all: $(BUILD)/fathom $(BUILD)/libfathom.a $(BUILD)/libfathom.so
+# The man page and the completion scripts, written by the built binary
+# from the table of commands and options that 'fathom help' prints.
+GENERATED := $(BUILD)/fathom.1 $(BUILD)/completion/fathom.bash $(BUILD)/completion/_fathom
 
-$(BUILD)/%.o: %.c
+all: $(BUILD)/fathom $(BUILD)/libfathom.a $(BUILD)/libfathom.so $(GENERATED)
+
+# Before compiling anything: the compiler and the libraries' headers, or
+# the Debian packages that give them and 'make deps'.
+$(BUILD)/.deps-ok: Makefile
+	@mkdir -p $(BUILD)
+	@command -v $(firstword $(CC)) > /dev/null 2>&1 || { \
+	  echo "fathom: no C compiler '$(firstword $(CC))': install the Debian package gcc" >&2; \
+	  echo "  (make deps installs every package the build needs; as root or with sudo)" >&2; exit 1; }
+	@missing=""; for hp in $(DEPS_HEADERS); do \
+	  printf '#include <%s>\n' "$${hp%%:*}" | $(CC) $(CPPFLAGS) -DPCRE2_CODE_UNIT_WIDTH=8 -E -x c - \
+	    > /dev/null 2>&1 || missing="$$missing $${hp#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "fathom: the build needs these Debian packages, which are missing:$$missing" >&2; \
+	  echo "  make deps                  installs them (apt-get; as root or with sudo)" >&2; \
+	  echo "  sudo apt-get install$$missing" >&2; \
+	  exit 1; fi
+	@touch $@
+
+$(BUILD)/%.o: %.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -55,8 +93,11 @@ $(BUILD)/libfathom.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# Linked with its soname; the link named by the soname lets programs
+# linked against build/libfathom.so run from the build folder.
 $(BUILD)/libfathom.so: $(LIB_OBJ)
-	$(CC) -shared $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) -shared $(CFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	ln -sf libfathom.so $(BUILD)/$(SONAME)
 
 # The daemon and MCP server: a client of the public API, kept out of
 # libfathom so that embedding the library needs no HTTP server.
@@ -80,6 +121,52 @@ $(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libfathom_serve.a $(BUILD)/lib
 $(BUILD)/fuzz/replay_%: fuzz/%.c fuzz/replay.c $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< fuzz/replay.c $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
+
+$(BUILD)/fathom.1: $(BUILD)/fathom
+	$(BUILD)/fathom help --man > $@.tmp && mv $@.tmp $@
+$(BUILD)/completion/fathom.bash: $(BUILD)/fathom
+	@mkdir -p $(dir $@)
+	$(BUILD)/fathom completion bash > $@.tmp && mv $@.tmp $@
+$(BUILD)/completion/_fathom: $(BUILD)/fathom
+	@mkdir -p $(dir $@)
+	$(BUILD)/fathom completion zsh > $@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=stage]: the Debian layout. zsh
+# reads /usr/local/share/zsh/site-functions, and packages' completions
+# from /usr/share/zsh/vendor-completions.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR       ?= $(PREFIX)/share/man
+BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR   ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+INSTALL      ?= install
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -m 755 $(BUILD)/fathom $(DESTDIR)$(BINDIR)/fathom
+	$(INSTALL) -m 644 $(BUILD)/libfathom.so $(DESTDIR)$(LIBDIR)/libfathom.so.$(VERSION)
+	ln -sf libfathom.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfathom.so
+	$(INSTALL) -m 644 $(BUILD)/libfathom.a $(DESTDIR)$(LIBDIR)/libfathom.a
+	$(INSTALL) -m 644 include/fathom.h $(DESTDIR)$(INCLUDEDIR)/fathom.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' fathom.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc
+	$(INSTALL) -m 644 $(BUILD)/fathom.1 $(DESTDIR)$(MANDIR)/man1/fathom.1
+	$(INSTALL) -m 644 $(BUILD)/completion/fathom.bash $(DESTDIR)$(BASHCOMPDIR)/fathom
+	$(INSTALL) -m 644 $(BUILD)/completion/_fathom $(DESTDIR)$(ZSHCOMPDIR)/_fathom
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig > /dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/fathom $(DESTDIR)$(LIBDIR)/libfathom.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libfathom.so $(DESTDIR)$(LIBDIR)/libfathom.a \
+	    $(DESTDIR)$(INCLUDEDIR)/fathom.h $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc \
+	    $(DESTDIR)$(MANDIR)/man1/fathom.1 $(DESTDIR)$(BASHCOMPDIR)/fathom $(DESTDIR)$(ZSHCOMPDIR)/_fathom
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig > /dev/null; then ldconfig; fi
 
 # The public header must compile on its own, pedantic.
 check-header:

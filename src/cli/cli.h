@@ -31,11 +31,72 @@ void cli_put_name(FILE *f, const char *s);
  * (a hit's stale flag, a grep file's fresh_from_disk, get's info.stale):
  * the words the daemon's MCP text uses, one definition for both. */
 #define CLI_STALE_NOTE SV_STALE_NOTE
-/* getopt_long for every command, argv[0] being the command's name: -h and
+/* ---- the table of commands and options (commands.c) -------------------------
+ * One row per option of a command. The parser (cli_getopt), 'fathom help',
+ * the man page ('fathom help --man') and the shell completions ('fathom
+ * completion bash|zsh') all read these rows, so none of them can know an
+ * option the others do not (tests/e2e/install.sh checks the outputs). */
+typedef struct cli_opt {
+	const char *name;      /* the long name without "--"; NULL: a letter alone */
+	int letter;            /* the short option's letter; 0: none */
+	int has_arg;           /* no_argument, required_argument or optional_argument */
+	int val;               /* what cli_getopt returns for it; 0: the letter */
+	const char *arg;       /* the value's name in help (N, FILE, DIR...); NULL: none */
+	const char *help;      /* what it does: lines separated by '\n' */
+	const char *choices;   /* the values it takes, space-separated; NULL: any */
+} cli_opt;
+#define CLI_OPT_END { NULL, 0, 0, 0, NULL, NULL, NULL }
+#define CLI_OPT_INDEX(val)                                                               \
+	{ "index", 0, required_argument, (val), "DIR",                                        \
+	  "the index folder (default: $FATHOM_INDEX, else .fathom)", NULL }
+/* The largest number of options one command takes. */
+#define CLI_MAX_OPTS 64
+
+/* A subcommand (glossary add, ...), for help and completion. */
+typedef struct cli_sub {
+	const char *name, *args, *help;
+} cli_sub;
+
+/* What a command's arguments are, for completion. */
+enum { CLI_ARGS_NONE, CLI_ARGS_FILES, CLI_ARGS_COMMANDS, CLI_ARGS_WORDS };
+
+typedef struct cli_command {
+	const char *name;
+	const char *args;         /* its arguments in the command list: "PATH..." */
+	const char *summary;      /* one line */
+	const char *usage;        /* usage lines ('\n' between), each "fathom NAME ..." */
+	const char *about;        /* lines before the options, or NULL */
+	const cli_opt *opts[4];   /* option tables in help order, NULL after the last */
+	const cli_sub *subs;      /* subcommands, NULL-terminated; or NULL */
+	const char *notes;        /* lines after the options, or NULL */
+	int args_are;             /* CLI_ARGS_* */
+	const char *arg_words;    /* with CLI_ARGS_WORDS: the words, space-separated */
+	int (*run)(int argc, char **argv);
+} cli_command;
+
+extern const cli_command cli_commands[];
+extern const size_t cli_ncommands;
+/* The common options, before a command or after it (main.c reads them). */
+extern const cli_opt cli_opts_global[];
+const cli_command *cli_command_find(const char *name);
+/* The command's option whose long name is name's first n bytes, or NULL. */
+const cli_opt *cli_command_opt(const cli_command *c, const char *name, size_t n);
+/* The command list and common options ('fathom help'), or one command's. */
+void cli_help_overview(FILE *f);
+void cli_help_command(FILE *f, const cli_command *c);
+/* The label of an option in help: "-m, --max-count N". */
+void cli_opt_label(char *buf, size_t cap, const cli_opt *o);
+
+/* docgen.c: the man page (roff) and the completion scripts. */
+void cli_write_man(FILE *f);
+/* shell: "bash" or "zsh"; -1 for another. */
+int cli_write_completion(FILE *f, const char *shell);
+
+/* getopt_long over the option table of the command argv[0] names: -h and
  * --help print the command's help to stdout and exit 0; an unknown option,
  * a missing value or a value given to a flag is reported with a hint and
  * returned as '?' (the callers' default case: exit 2). */
-int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *lo);
+int cli_getopt(int argc, char **argv);
 void cli_json_str(FILE *f, const char *s, size_t n);
 void cli_json_cstr(FILE *f, const char *s);
 const char *cli_default_index(void);
@@ -46,11 +107,8 @@ int cli_open(fathom_index **out, const char *dir, unsigned flags, const char *st
 /* Search options shared by search and eval: returns 1 if the option was
  * consumed, 0 if not a search option, -1 on a bad value (already reported). */
 int cli_search_opt(fathom_search_opts *so, int opt, const char *arg);
-/* getopt_long entries of the search options, terminated by a zero entry. */
-extern const struct option cli_search_longopts[];
-/* The search options followed by a command's own (extra, zero-terminated)
- * into out, zero-terminated; cap is out's length. */
-void cli_search_longopts_with(struct option *out, size_t cap, const struct option *extra);
+/* The rows of those options. */
+extern const cli_opt cli_opts_search_ranking[];
 enum {
 	OPT_MATCH = 1000, OPT_FILTER, OPT_PATH, OPT_LANG, OPT_WEIGHT, OPT_K1, OPT_B,
 	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_STRICT, OPT_SEARCH_LAST
@@ -61,6 +119,13 @@ enum {
 /* Run one query and report its time; shared by search --batch and eval. */
 int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,
                   fathom_results **out, double *ms);
+
+/* Each command's options (in the file that parses them) and its entry. */
+extern const cli_opt cli_opts_index[], cli_opts_add[], cli_opts_chunk[], cli_opts_delete[],
+	cli_opts_optimize[], cli_opts_search[], cli_opts_search_batch[], cli_opts_get[],
+	cli_opts_list[], cli_opts_stats[], cli_opts_verify[], cli_opts_vocab[], cli_opts_glossary[],
+	cli_opts_grep[], cli_opts_serve[], cli_opts_mcp[], cli_opts_eval[];
+extern const cli_sub cli_glossary_subs[];
 
 int cmd_index(int argc, char **argv);
 int cmd_add(int argc, char **argv);
@@ -78,6 +143,9 @@ int cmd_grep(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+int cmd_completion(int argc, char **argv);
 
 /* Shared by index/add/chunk. */
 #define CLI_MAX_META 256

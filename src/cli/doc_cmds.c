@@ -10,16 +10,26 @@ enum { OPT_INDEX = 4000, OPT_JSON, OPT_CHUNK, OPT_CATEGORY };
 
 /* Each command takes its own options and no other's (verify --json or
  * list --chunk is an unknown option, as 'fathom help CMD' lists them). */
-#define DOC_INDEX { "index", required_argument, NULL, OPT_INDEX }
-#define DOC_JSON { "json", no_argument, NULL, OPT_JSON }
-#define DOC_END { NULL, 0, NULL, 0 }
-static const struct option get_opts[] = {
-	DOC_INDEX, { "chunk", required_argument, NULL, OPT_CHUNK }, DOC_END,
+#define DOC_JSON { "json", 0, no_argument, OPT_JSON, NULL, "JSON lines output", NULL }
+const cli_opt cli_opts_get[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	{ "chunk", 0, required_argument, OPT_CHUNK, "CHUNK_ID",
+	  "print one chunk by its id (chunk_id in search's JSON output)", NULL },
+	CLI_OPT_END,
 };
-static const struct option list_stats_opts[] = { DOC_INDEX, DOC_JSON, DOC_END };
-static const struct option verify_opts[] = { DOC_INDEX, DOC_END };
-static const struct option vocab_opts[] = {
-	DOC_INDEX, DOC_JSON, { "category", required_argument, NULL, OPT_CATEGORY }, DOC_END,
+const cli_opt cli_opts_list[] = { CLI_OPT_INDEX(OPT_INDEX), DOC_JSON, CLI_OPT_END };
+const cli_opt cli_opts_stats[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	{ "json", 0, no_argument, OPT_JSON, NULL, "one JSON object", NULL },
+	CLI_OPT_END,
+};
+const cli_opt cli_opts_verify[] = { CLI_OPT_INDEX(OPT_INDEX), CLI_OPT_END };
+const cli_opt cli_opts_vocab[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	{ "category", 0, required_argument, OPT_CATEGORY, "C", "only identifiers of category C",
+	  "testcase ticket version class function model error" },
+	DOC_JSON,
+	CLI_OPT_END,
 };
 
 typedef struct doc_args {
@@ -27,7 +37,7 @@ typedef struct doc_args {
 	int json;
 } doc_args;
 
-static int parse_doc_args(doc_args *a, int argc, char **argv, const struct option *lo)
+static int parse_doc_args(doc_args *a, int argc, char **argv)
 {
 	int c;
 	a->index = cli_default_index();
@@ -35,7 +45,7 @@ static int parse_doc_args(doc_args *a, int argc, char **argv, const struct optio
 	a->category = NULL;
 	a->json = 0;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_JSON: a->json = 1; break;
@@ -49,10 +59,9 @@ static int parse_doc_args(doc_args *a, int argc, char **argv, const struct optio
 
 /* Parse the options of list/stats/verify and open the index read-only;
  * non-zero (already reported) on failure. */
-static int parse_and_open(doc_args *a, int argc, char **argv, const struct option *lo,
-                          fathom_index **ix)
+static int parse_and_open(doc_args *a, int argc, char **argv, fathom_index **ix)
 {
-	if (parse_doc_args(a, argc, argv, lo))
+	if (parse_doc_args(a, argc, argv))
 		return 2;
 	return cli_open(ix, a->index, FATHOM_OPEN_READONLY, NULL) ? 2 : 0;
 }
@@ -81,7 +90,7 @@ static int split_range(char *id, uint32_t *from, uint32_t *count)
 int cmd_get(int argc, char **argv)
 {
 	doc_args a;
-	if (parse_doc_args(&a, argc, argv, get_opts))
+	if (parse_doc_args(&a, argc, argv))
 		return 2;
 	if (!a.chunk && optind != argc - 1)
 		return cli_usage_error("get: one document id or path (fathom get ID[:FROM[:COUNT]])");
@@ -156,7 +165,7 @@ int cmd_list(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, list_stats_opts, &ix))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	list_ctx l = { a.json, 0 };
 	int rc = fathom_list_docs(ix, print_doc, &l);
@@ -170,7 +179,7 @@ int cmd_stats(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, list_stats_opts, &ix))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	fathom_stats s = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&s, ix);
@@ -230,7 +239,7 @@ int cmd_verify(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_and_open(&a, argc, argv, verify_opts, &ix))
+	if (parse_and_open(&a, argc, argv, &ix))
 		return 2;
 	int rc = fathom_verify(ix);
 	fathom_close(ix);
@@ -288,7 +297,7 @@ int cmd_vocab(int argc, char **argv)
 {
 	doc_args a;
 	fathom_index *ix;
-	if (parse_doc_args(&a, argc, argv, vocab_opts))
+	if (parse_doc_args(&a, argc, argv))
 		return 2;
 	if (argc - optind > 1)
 		return cli_usage_error("vocab: at most one PREFIX");

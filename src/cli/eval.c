@@ -110,28 +110,37 @@ static int has_docs(const char *dir)
 	return stat(p, &st) == 0;
 }
 
+enum { OPT_CORPUS = 5000, OPT_QUERIES, OPT_QRELS, OPT_RUN, OPT_INDEX, OPT_CTARGET, OPT_STEM };
+
+/* eval's own options; it takes search's ranking options too. */
+const cli_opt cli_opts_eval[] = {
+	{ "corpus", 0, required_argument, OPT_CORPUS, "FILE",
+	  "the documents, BEIR corpus.jsonl (indexed unless --index has them)", NULL },
+	{ "queries", 0, required_argument, OPT_QUERIES, "FILE", "BEIR queries.jsonl", NULL },
+	{ "qrels", 0, required_argument, OPT_QRELS, "FILE", "BEIR relevance judgements (.tsv)",
+	  NULL },
+	{ "index", 0, required_argument, OPT_INDEX, "DIR",
+	  "reuse this index if it holds documents, else build the\n"
+	  "corpus into it (default: a temporary one, removed after)", NULL },
+	{ NULL, 'k', required_argument, 0, "N", "results per query (default 100; 10 to 10000)",
+	  NULL },
+	{ "run", 0, required_argument, OPT_RUN, "FILE", "write a TREC run file", NULL },
+	{ "chunk-target", 0, required_argument, OPT_CTARGET, "N",
+	  "chunk documents (default: one chunk per document)", NULL },
+	{ "stem", 0, required_argument, OPT_STEM, "LANG",
+	  "stemming language of the index built (default english; none)", NULL },
+	CLI_OPT_END,
+};
+
 int cmd_eval(int argc, char **argv)
 {
-	enum { OPT_CORPUS = 5000, OPT_QUERIES, OPT_QRELS, OPT_RUN, OPT_INDEX, OPT_CTARGET, OPT_STEM };
-	static struct option lo[32];
-	static const struct option extra[] = {
-		{ "corpus", required_argument, NULL, OPT_CORPUS },
-		{ "queries", required_argument, NULL, OPT_QUERIES },
-		{ "qrels", required_argument, NULL, OPT_QRELS },
-		{ "run", required_argument, NULL, OPT_RUN },
-		{ "index", required_argument, NULL, OPT_INDEX },
-		{ "chunk-target", required_argument, NULL, OPT_CTARGET },
-		{ "stem", required_argument, NULL, OPT_STEM },
-		{ NULL, 0, NULL, 0 },
-	};
-	cli_search_longopts_with(lo, sizeof lo / sizeof lo[0], extra);
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *corpus = NULL, *queries = NULL, *qrels_path = NULL, *run = NULL, *index = NULL;
 	const char *stem = NULL;
 	uint64_t v, k = 100, ctarget = 0;
 	int c;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "k:", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		int used = cli_search_opt(&so, c, optarg);
 		if (used < 0)
 			return 2;

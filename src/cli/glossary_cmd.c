@@ -102,20 +102,38 @@ static int remote_glossary(const cli_remote *r, const char *sub, char **args, in
 	return 0;
 }
 
+enum { O_INDEX = 6000, O_JSON };
+
+const cli_opt cli_opts_glossary[] = {
+	CLI_OPT_INDEX(O_INDEX),
+	{ "json", 0, no_argument, O_JSON, NULL, "JSON output", NULL },
+	CLI_OPT_END,
+};
+
+const cli_sub cli_glossary_subs[] = {
+	{ "add", "TERM TERM...", "make the terms one alias group (auth authentication sign-in)" },
+	{ "list", "[KIND]", "groups, protected names and candidates (KIND: group,\n"
+	                    "protected, candidate)" },
+	{ "remove", "ID|TERM", "drop a group, or a term from its group" },
+	{ "protect", "NAME", "never group or expand NAME" },
+	{ "unprotect", "NAME", "undo protect" },
+	{ "propose", NULL, "scan the corpus for candidates (acronym definitions,\n"
+	                   "spelling variants)" },
+	{ "pending", NULL, "the candidates waiting for a decision" },
+	{ "approve", "ID", "the candidate becomes a group" },
+	{ "reject", "ID", "never propose it again" },
+	{ NULL, NULL, NULL },
+};
+
 int cmd_glossary(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "index", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *index = cli_default_index();
 	int json = 0, c;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
-		case 'i': index = optarg; break;
-		case 'j': json = 1; break;
+		case O_INDEX: index = optarg; break;
+		case O_JSON: json = 1; break;
 		default: return 2;
 		}
 	}

@@ -170,36 +170,52 @@ static int print_chunks(fathom_index *ix, const char *pattern, const fathom_grep
 	return n ? 0 : 1;
 }
 
+enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN, O_CHUNKS };
+
+const cli_opt cli_opts_grep[] = {
+	CLI_OPT_INDEX(O_INDEX),
+	{ "fixed-strings", 'F', no_argument, 0, NULL,
+	  "the pattern is a literal string (its lines: any of them)", NULL },
+	{ "ignore-case", 'i', no_argument, 0, NULL, "ignore case", NULL },
+	{ "word-regexp", 'w', no_argument, 0, NULL, "whole words only", NULL },
+	{ "files-with-matches", 'l', no_argument, 0, NULL, "the matching files only", NULL },
+	{ "count", 'c', no_argument, 0, NULL, "a count of matching lines per file", NULL },
+	{ "line-number", 'n', no_argument, 0, NULL, "line numbers (the default)", NULL },
+	{ "no-line-number", 'N', no_argument, 0, NULL, "no line numbers", NULL },
+	{ "context", 'C', required_argument, 0, "N", "N lines of context around each match", NULL },
+	{ "after-context", 'A', required_argument, 0, "N", "N lines of context after", NULL },
+	{ "before-context", 'B', required_argument, 0, "N", "N lines of context before", NULL },
+	{ "max-count", 'm', required_argument, 0, "N", "at most N matching lines per file", NULL },
+	{ "glob", 0, required_argument, O_GLOB, "GLOB",
+	  "only paths matching GLOB (or whose base name does)", NULL },
+	{ "lang", 0, required_argument, O_LANG, "LANG", "only files of this language", NULL },
+	{ "json", 0, no_argument, O_JSON, NULL, "one JSON object per matching line", NULL },
+	{ "quiet", 'q', no_argument, 0, NULL,
+	  "print nothing: the exit status says whether a line matched", NULL },
+	{ "query", 'Q', no_argument, 0, NULL,
+	  "PATTERN is a boolean query, as in Zoekt:\n"
+	  "  error AND handler     both in the file (AND is optional)\n"
+	  "  lock OR mutex         either; -word or NOT word: without it\n"
+	  "  file:auth.c lang:c    path regex; language; (parentheses)\n"
+	  "  \"two words\"           quoted: a literal string; case:yes|no|auto", NULL },
+	{ "trust-index", 0, no_argument, O_TRUST, NULL,
+	  "read only the files the index lists, without checking the\n"
+	  "others for changes made since indexing (faster)", NULL },
+	{ "threads", 'j', required_argument, 0, "N", "worker threads (default: one per CPU)", NULL },
+	{ "explain", 0, no_argument, O_EXPLAIN, NULL,
+	  "print the trigram query the pattern is planned into", NULL },
+	{ "chunks", 0, optional_argument, O_CHUNKS, "K",
+	  "the indexed chunks holding matching lines, most first (at\n"
+	  "most K, default 100): grep as a source for hybrid search", NULL },
+	{ "stats", 0, no_argument, O_STATS, NULL,
+	  "how many files the index let grep skip (on stderr)", NULL },
+	{ "color", 0, required_argument, O_COLOR, "WHEN",
+	  "always, never or auto (the default: on a terminal)", "always never auto" },
+	CLI_OPT_END,
+};
+
 int cmd_grep(int argc, char **argv)
 {
-	enum { O_INDEX = 5000, O_GLOB, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN,
-	       O_CHUNKS };
-	static const struct option lo[] = {
-		{ "index", required_argument, NULL, O_INDEX },
-		{ "fixed-strings", no_argument, NULL, 'F' },
-		{ "ignore-case", no_argument, NULL, 'i' },
-		{ "word-regexp", no_argument, NULL, 'w' },
-		{ "files-with-matches", no_argument, NULL, 'l' },
-		{ "count", no_argument, NULL, 'c' },
-		{ "line-number", no_argument, NULL, 'n' },
-		{ "no-line-number", no_argument, NULL, 'N' },
-		{ "context", required_argument, NULL, 'C' },
-		{ "after-context", required_argument, NULL, 'A' },
-		{ "before-context", required_argument, NULL, 'B' },
-		{ "max-count", required_argument, NULL, 'm' },
-		{ "glob", required_argument, NULL, O_GLOB },
-		{ "lang", required_argument, NULL, O_LANG },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "color", required_argument, NULL, O_COLOR },
-		{ "stats", no_argument, NULL, O_STATS },
-		{ "query", no_argument, NULL, 'Q' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "threads", required_argument, NULL, 'j' },
-		{ "trust-index", no_argument, NULL, O_TRUST },
-		{ "explain", no_argument, NULL, O_EXPLAIN },
-		{ "chunks", optional_argument, NULL, O_CHUNKS },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *index = cli_default_index();
 	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
 	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 0, 1 };
@@ -207,7 +223,7 @@ int cmd_grep(int argc, char **argv)
 	uint32_t chunks_k = 0;
 	uint64_t v;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "FiwlcnNC:A:B:m:Qqj:", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case 'F': go.literal = 1; break;

@@ -132,28 +132,105 @@ enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NO
        OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX,
        OPT_THREADS, OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE };
 
-static const struct option ingest_longopts[] = {
-	{ "index", required_argument, NULL, OPT_INDEX },
-	{ "meta", required_argument, NULL, OPT_META },
-	{ "max-size", required_argument, NULL, OPT_MAXSIZE },
-	{ "grep-only", no_argument, NULL, OPT_GREPONLY },
-	{ "grep-max-size", required_argument, NULL, OPT_GREPMAX },
-	{ "chunk-target", required_argument, NULL, OPT_CTARGET },
-	{ "chunk-overlap", required_argument, NULL, OPT_COVERLAP },
-	{ "chunk-max", required_argument, NULL, OPT_CMAX },
-	{ "ident-min-len", required_argument, NULL, OPT_IDMIN },
-	{ "ident-max", required_argument, NULL, OPT_IDMAX },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "no-ignore", no_argument, NULL, OPT_NOIGNORE },
-	{ "no-follow", no_argument, NULL, OPT_NOFOLLOW },
-	{ "keep-missing", no_argument, NULL, OPT_KEEPMISSING },
-	{ "stem", required_argument, NULL, OPT_STEM },
-	{ "jsonl", required_argument, NULL, OPT_JSONL },
-	{ "watch", no_argument, NULL, OPT_WATCH },
-	{ "debounce", required_argument, NULL, OPT_DEBOUNCE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+/* The rows the ingest commands share; each command's table holds those it
+ * takes (delete and optimize read no files, so --max-size there is an
+ * unknown option, which cli_getopt says is one of index and chunk). */
+#define ROW_META                                                                           \
+	{ "meta", 0, required_argument, OPT_META, "KEY=VALUE",                                  \
+	  "tag every document of this run (repeatable)", NULL }
+#define ROW_MAXSIZE                                                                        \
+	{ "max-size", 0, required_argument, OPT_MAXSIZE, "N",                                   \
+	  "full-text index files up to N bytes (default 4M; k/M/G suffixes); for a .gz file, N "  \
+	  "bounds the decompressed size", NULL }
+#define ROWS_CHUNK                                                                         \
+	{ "chunk-target", 0, required_argument, OPT_CTARGET, "N",                               \
+	  "target chunk size in bytes (default 1500)", NULL },                                  \
+	{ "chunk-overlap", 0, required_argument, OPT_COVERLAP, "N",                             \
+	  "bytes repeated from the previous chunk (default 0)", NULL },                         \
+	{ "chunk-max", 0, required_argument, OPT_CMAX, "N", "hard cap on a chunk (default 6000)", \
+	  NULL },                                                                               \
+	{ "ident-min-len", 0, required_argument, OPT_IDMIN, "N",                                \
+	  "exact identifiers: shortest spelling kept (default 3)", NULL },                      \
+	{ "ident-max", 0, required_argument, OPT_IDMAX, "N",                                    \
+	  "exact identifiers: at most N per chunk (default 50)", NULL }
+#define ROW_THREADS(what) { "threads", 0, required_argument, OPT_THREADS, "N", what, NULL }
+#define ROWS_WALK                                                                          \
+	{ "no-ignore", 0, no_argument, OPT_NOIGNORE, NULL, "do not honour .gitignore files",     \
+	  NULL },                                                                               \
+	{ "no-follow", 0, no_argument, OPT_NOFOLLOW, NULL,                                      \
+	  "do not follow symbolic links (by default links to files\n"                           \
+	  "and folders are followed, wherever they lead; loops are\n"                           \
+	  "skipped). Through 'fathom serve' without a token, nothing\n"                         \
+	  "whose real path lies outside the index's root is read", NULL }
+#define ROW_STEM                                                                           \
+	{ "stem", 0, required_argument, OPT_STEM, "LANG",                                       \
+	  "stemming language when creating the index (default english; none)", NULL }
+#define ROW_VERBOSE                                                                        \
+	{ "verbose", 'v', no_argument, 0, NULL, "list every skipped path with the reason", NULL }
+#define ROW_QUIET(what) { "quiet", 'q', no_argument, 0, NULL, what, NULL }
+
+const cli_opt cli_opts_index[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	ROW_META,
+	ROW_MAXSIZE,
+	{ "grep-max-size", 0, required_argument, OPT_GREPMAX, "N",
+	  "larger files, up to N bytes, go to the grep index alone\n"
+	  "(default 256M; 0: skip them)", NULL },
+	{ "grep-only", 0, no_argument, OPT_GREPONLY, NULL,
+	  "index files for fathom grep alone: the trigram index and\n"
+	  "the file table, no full text (fast to build, small)", NULL },
+	ROWS_CHUNK,
+	ROW_THREADS("threads reading and analysing files (default: one per CPU;\n"
+	            "1: one thread); the index is the same whatever N"),
+	ROWS_WALK,
+	{ "keep-missing", 0, no_argument, OPT_KEEPMISSING, NULL,
+	  "keep documents whose files are gone", NULL },
+	ROW_STEM,
+	ROW_VERBOSE,
+	ROW_QUIET("no progress line and no summary"),
+	{ "watch", 0, no_argument, OPT_WATCH, NULL,
+	  "then keep watching (inotify): what changes is re-indexed\n"
+	  "and committed, a batch per quiet moment, until Ctrl-C", NULL },
+	{ "debounce", 0, required_argument, OPT_DEBOUNCE, "SECONDS",
+	  "quiet time before a batch (default 0.2)", NULL },
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_add[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	{ "jsonl", 0, required_argument, OPT_JSONL, "FILE",
+	  "the JSON lines to add (- for stdin)", NULL },
+	ROW_META,
+	ROWS_CHUNK,
+	ROW_THREADS("threads parsing and analysing lines (default: one per CPU)"),
+	ROW_STEM,
+	ROW_VERBOSE,
+	ROW_QUIET("no summary"),
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_chunk[] = {
+	{ "index", 0, required_argument, OPT_INDEX, "DIR",
+	  "not read: chunk splits files as index would, with no index", NULL },
+	ROW_MAXSIZE,
+	ROWS_CHUNK,
+	ROWS_WALK,
+	ROW_VERBOSE,
+	ROW_QUIET("accepted; chunk prints no progress"),
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_delete[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	{ "verbose", 'v', no_argument, 0, NULL, "accepted; delete prints nothing on success", NULL },
+	ROW_QUIET("accepted; delete prints nothing on success"),
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_optimize[] = {
+	CLI_OPT_INDEX(OPT_INDEX),
+	ROW_QUIET("no summary"),
+	CLI_OPT_END,
 };
 
 typedef struct ingest_args {
@@ -163,10 +240,7 @@ typedef struct ingest_args {
 	double debounce;
 } ingest_args;
 
-/* Options only some commands take. */
-enum { ALLOW_JSONL = 1, ALLOW_WATCH = 2, ALLOW_INGEST = 4 };
-
-static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
+static int parse_ingest(ingest_args *a, int argc, char **argv)
 {
 	uint64_t v;
 	double lo, hi;
@@ -178,7 +252,7 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 	a->watch = 0;
 	a->debounce = 0.2;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "vq", ingest_longopts)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case OPT_INDEX: a->index = optarg; break;
 		case OPT_META:
@@ -238,32 +312,15 @@ static int parse_ingest(ingest_args *a, int argc, char **argv, unsigned allow)
 		case OPT_NOFOLLOW: a->ci.io.follow_symlinks = 0; break;
 		case OPT_KEEPMISSING: a->ci.io.remove_missing = 0; break;
 		case OPT_STEM: a->stem = optarg; break;
-		case OPT_JSONL:
-			if (!(allow & ALLOW_JSONL))
-				return cli_usage_error("--jsonl belongs to 'fathom add'");
-			a->jsonl = optarg;
-			break;
-		case OPT_WATCH:
+		case OPT_JSONL: a->jsonl = optarg; break;
+		case OPT_WATCH: a->watch = 1; break;
 		case OPT_DEBOUNCE:
-			if (!(allow & ALLOW_WATCH))
-				return cli_usage_error("--watch and --debounce belong to 'fathom index'");
-			if (c == OPT_WATCH)
-				a->watch = 1;
-			else if (cli_parse_float(optarg, 0.01, 60, &a->debounce))
+			if (cli_parse_float(optarg, 0.01, 60, &a->debounce))
 				return cli_usage_error("--debounce wants seconds from 0.01 to 60");
 			break;
 		case 'v': a->ci.verbose = 1; break;
 		case 'q': a->ci.quiet = 1; break;
 		default: return 2;
-		}
-		/* delete and optimize read no files: an option about reading
-		 * them is a mistake to report, not to ignore */
-		if (!(allow & ALLOW_INGEST) && c != OPT_INDEX && c != 'v' && c != 'q') {
-			const struct option *o = ingest_longopts;
-			while (o->name && o->val != c)
-				o++;
-			return cli_usage_error("%s: --%s is for reading files (index, add, chunk)", argv[0],
-			                       o->name ? o->name : "?");
 		}
 	}
 	/* A target above the cap raises the cap, so --chunk-target alone works. */
@@ -550,7 +607,7 @@ static void remove_new_index(const char *dir)
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST | ALLOW_WATCH);
+	int rc = parse_ingest(&a, argc, argv);
 	if (rc)
 		return rc;
 	if (optind >= argc)
@@ -592,7 +649,7 @@ int cmd_index(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST | ALLOW_JSONL);
+	int rc = parse_ingest(&a, argc, argv);
 	if (rc)
 		return rc;
 	if (!a.jsonl) {
@@ -649,7 +706,7 @@ static int print_chunk(void *ctx, const fathom_chunk_info *c)
 int cmd_chunk(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, ALLOW_INGEST);
+	int rc = parse_ingest(&a, argc, argv);
 	if (rc)
 		return rc;
 	if (optind >= argc)
@@ -668,7 +725,7 @@ int cmd_chunk(int argc, char **argv)
 int cmd_delete(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, 0);
+	int rc = parse_ingest(&a, argc, argv);
 	if (rc)
 		return rc;
 	if (optind >= argc)
@@ -701,7 +758,7 @@ int cmd_delete(int argc, char **argv)
 int cmd_optimize(int argc, char **argv)
 {
 	ingest_args a;
-	int rc = parse_ingest(&a, argc, argv, 0);
+	int rc = parse_ingest(&a, argc, argv);
 	if (rc)
 		return rc;
 	if (optind < argc)

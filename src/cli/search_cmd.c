@@ -13,30 +13,60 @@
 static const char *filters_store[CLI_MAX_FILTERS];
 static float weights_store[FATHOM_NFIELDS];
 
-const struct option cli_search_longopts[] = {
-	{ "match", required_argument, NULL, OPT_MATCH },
-	{ "filter", required_argument, NULL, OPT_FILTER },
-	{ "path", required_argument, NULL, OPT_PATH },
-	{ "lang", required_argument, NULL, OPT_LANG },
-	{ "weight", required_argument, NULL, OPT_WEIGHT },
-	{ "k1", required_argument, NULL, OPT_K1 },
-	{ "b", required_argument, NULL, OPT_B },
-	{ "phrase-bonus", required_argument, NULL, OPT_PHRASE },
-	{ "prefix-bonus", required_argument, NULL, OPT_PREFIX },
-	{ "exhaustive", no_argument, NULL, OPT_EXHAUSTIVE },
-	{ "strict", no_argument, NULL, OPT_STRICT },
-	{ NULL, 0, NULL, 0 },
+/* The ranking options, which eval takes too. */
+const cli_opt cli_opts_search_ranking[] = {
+	{ "match", 0, required_argument, OPT_MATCH, "MODE",
+	  "auto (default): ranked, any word may match, a short\n"
+	  "keyword query's chunks holding more words first; all:\n"
+	  "every word required; any: plain ranked disjunction", "auto all any" },
+	{ "filter", 0, required_argument, OPT_FILTER, "KEY=VALUE",
+	  "metadata filter, applied before ranking (repeatable)", NULL },
+	{ "path", 0, required_argument, OPT_PATH, "GLOB", "only documents whose path matches GLOB",
+	  NULL },
+	{ "lang", 0, required_argument, OPT_LANG, "LANG",
+	  "only source files of this language (c, python, markdown...)", NULL },
+	{ "weight", 0, required_argument, OPT_WEIGHT, "FIELD=W",
+	  "BM25F field weight (path, title, headings, tags, body)", NULL },
+	{ "k1", 0, required_argument, OPT_K1, "X", "BM25 parameter k1 (default 1.5)", NULL },
+	{ "b", 0, required_argument, OPT_B, "X", "BM25 parameter b (default 0.9)", NULL },
+	{ "phrase-bonus", 0, required_argument, OPT_PHRASE, "X",
+	  "multiplier when the query terms are adjacent (default 1.25)", NULL },
+	{ "prefix-bonus", 0, required_argument, OPT_PREFIX, "X",
+	  "multiplier when a title/heading starts with the query (1.15)", NULL },
+	{ "exhaustive", 0, no_argument, OPT_EXHAUSTIVE, NULL,
+	  "score every candidate (no pruning; the reference)", NULL },
+	{ "strict", 0, no_argument, OPT_STRICT, NULL,
+	  "a query that is not well formed fails with its column;\n"
+	  "by default it is read literally (--explain says what)", NULL },
+	CLI_OPT_END,
 };
 
-void cli_search_longopts_with(struct option *out, size_t cap, const struct option *extra)
-{
-	size_t n = 0;
-	for (size_t i = 0; cli_search_longopts[i].name && n + 1 < cap; i++)
-		out[n++] = cli_search_longopts[i];
-	for (size_t i = 0; extra[i].name && n + 1 < cap; i++)
-		out[n++] = extra[i];
-	memset(&out[n], 0, sizeof out[n]);
-}
+enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2,
+       OPT_WARMUP, OPT_SNIPPETS };
+
+const cli_opt cli_opts_search[] = {
+	CLI_OPT_INDEX(OPT_INDEX2),
+	{ NULL, 'k', required_argument, 0, "N", "number of results (default 10)", NULL },
+	{ "json", 0, no_argument, OPT_JSON, NULL, "JSON output (schema in docs/QUERY.md)", NULL },
+	{ "explain", 0, no_argument, OPT_EXPLAIN, NULL, "print the score parts of each hit", NULL },
+	{ "color", 0, required_argument, OPT_COLOR, "WHEN",
+	  "always, never or auto (the default: on a terminal)", "always never auto" },
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_search_batch[] = {
+	{ "batch", 0, required_argument, OPT_BATCH, "FILE",
+	  "run every line of FILE (or a BEIR queries .jsonl) as a query", NULL },
+	{ "run", 0, required_argument, OPT_RUN, "FILE", "with --batch: write a TREC run file", NULL },
+	{ "timing-json", 0, no_argument, OPT_TJSON, NULL,
+	  "with --batch: print one JSON line of latency figures", NULL },
+	{ "warmup", 0, no_argument, OPT_WARMUP, NULL,
+	  "with --batch: run each query once untimed before timing it", NULL },
+	{ "snippets", 0, no_argument, OPT_SNIPPETS, NULL,
+	  "with --batch: build each hit's snippet, as a single search\n"
+	  "does (by default a batch times ids and scores alone)", NULL },
+	CLI_OPT_END,
+};
 
 int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 {
@@ -398,23 +428,6 @@ static int run_batch(fathom_index *ix, const char *file, fathom_search_opts *so,
 
 int cmd_search(int argc, char **argv)
 {
-	enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2,
-	       OPT_WARMUP, OPT_SNIPPETS };
-	static struct option lo[32];
-	static const struct option extra[] = {
-		{ "index", required_argument, NULL, OPT_INDEX2 },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "explain", no_argument, NULL, OPT_EXPLAIN },
-		{ "batch", required_argument, NULL, OPT_BATCH },
-		{ "run", required_argument, NULL, OPT_RUN },
-		{ "timing-json", no_argument, NULL, OPT_TJSON },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "warmup", no_argument, NULL, OPT_WARMUP },
-		{ "snippets", no_argument, NULL, OPT_SNIPPETS },
-		{ NULL, 0, NULL, 0 },
-	};
-	cli_search_longopts_with(lo, sizeof lo / sizeof lo[0], extra);
-
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
 	int json = 0, explain = 0, tjson = 0, warmup = 0, snippets = 0, color = isatty(1), c;
@@ -422,7 +435,7 @@ int cmd_search(int argc, char **argv)
 	/* Every argument before "--" that starts with '-' is an option: a
 	 * query holding -word (a negation) goes after "--" (docs/QUERY.md). */
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "k:", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		int used = cli_search_opt(&so, c, optarg);
 		if (used < 0)
 			return 2;

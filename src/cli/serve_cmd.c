@@ -63,28 +63,61 @@ static int parse_max_reply(const char *arg, sv_opts *so)
 	return 0;
 }
 
+enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
+       O_RO, O_WATCH, O_DEBOUNCE, O_MAXREPLY, O_ORIGIN, O_HEAD };
+
+#define OPT_READ_ONLY(what) { "read-only", 0, no_argument, O_RO, NULL, what, NULL }
+#define OPT_MAX_REPLY(what)                                                                  \
+	{ "max-reply-bytes", 0, required_argument, O_MAXREPLY, "N", what, NULL }
+
+const cli_opt cli_opts_serve[] = {
+	CLI_OPT_INDEX(O_INDEX),
+	{ "listen", 0, required_argument, O_LISTEN, "HOST:PORT",
+	  "address (default 127.0.0.1:7700; port 0: any free one)", NULL },
+	{ "token-file", 0, required_argument, O_TOKEN, "FILE",
+	  "require 'Authorization: Bearer TOKEN' (TOKEN: the file)", NULL },
+	{ "allow-host", 0, required_argument, O_ALLOW, "NAME",
+	  "accept this Host/Origin name too (DNS rebinding guard)", NULL },
+	{ "allow-origin", 0, required_argument, O_ORIGIN, "URL",
+	  "let a browser client from this origin (http://HOST:PORT)\n"
+	  "call the daemon (CORS: preflight OPTIONS answered)", NULL },
+	{ "max-body", 0, required_argument, O_MAXBODY, "BYTES",
+	  "largest request body (default 64 MiB)", NULL },
+	{ "timeout", 0, required_argument, O_TIMEOUT, "SECONDS",
+	  "time a search, grep or ingest may run (default 30; 0: none)", NULL },
+	{ "max-connections", 0, required_argument, O_MAXCONN, "N",
+	  "concurrent connections (default 256; one client address\n"
+	  "may hold all but N/16, at least one, of them)", NULL },
+	{ "idle-timeout", 0, required_argument, O_IDLE, "S",
+	  "close a connection silent this long (default 30)", NULL },
+	{ "head-timeout", 0, required_argument, O_HEAD, "S",
+	  "close a connection whose request head (or, kept alive,\n"
+	  "its next one) takes longer than this in all (default 10)", NULL },
+	OPT_READ_ONLY("never take the writer lock"),
+	{ "watch", 0, required_argument, O_WATCH, "PATH",
+	  "keep PATH's files indexed as they change (inotify;\n"
+	  "repeatable; as given to 'fathom index')", NULL },
+	{ "debounce", 0, required_argument, O_DEBOUNCE, "SECONDS",
+	  "quiet time before a watch batch (default 0.2)", NULL },
+	OPT_MAX_REPLY("largest MCP tool reply at /mcp (default 256 KiB); a\n"
+	              "larger one comes in pages (the tools' offset)"),
+	{ "quiet", 'q', no_argument, 0, NULL,
+	  "no lines on stderr when the daemon starts, stops or\n"
+	  "re-indexes watched files", NULL },
+	CLI_OPT_END,
+};
+
+const cli_opt cli_opts_mcp[] = {
+	CLI_OPT_INDEX(O_INDEX),
+	OPT_READ_ONLY("never write: the glossary_review tool is not offered"),
+	OPT_MAX_REPLY("largest tool reply (default 256 KiB, from 16384); a\n"
+	              "larger one comes in pages: reply_truncated, next_offset,\n"
+	              "and the same call with offset=next_offset goes on"),
+	CLI_OPT_END,
+};
+
 int cmd_serve(int argc, char **argv)
 {
-	enum { O_INDEX = 1000, O_LISTEN, O_TOKEN, O_ALLOW, O_MAXBODY, O_TIMEOUT, O_MAXCONN, O_IDLE,
-	       O_RO, O_QUIET, O_WATCH, O_DEBOUNCE, O_MAXREPLY, O_ORIGIN, O_HEAD };
-	static const struct option lo[] = {
-		{ "index", required_argument, NULL, O_INDEX },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "token-file", required_argument, NULL, O_TOKEN },
-		{ "allow-host", required_argument, NULL, O_ALLOW },
-		{ "max-body", required_argument, NULL, O_MAXBODY },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "max-connections", required_argument, NULL, O_MAXCONN },
-		{ "idle-timeout", required_argument, NULL, O_IDLE },
-		{ "head-timeout", required_argument, NULL, O_HEAD },
-		{ "read-only", no_argument, NULL, O_RO },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "watch", required_argument, NULL, O_WATCH },
-		{ "debounce", required_argument, NULL, O_DEBOUNCE },
-		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
-		{ "allow-origin", required_argument, NULL, O_ORIGIN },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *index = cli_default_index();
 	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
 	char *watch[MAX_WATCH];
@@ -96,7 +129,7 @@ int cmd_serve(int argc, char **argv)
 	double d;
 	int c;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "q", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case O_LISTEN: ho.listen = optarg; break;
@@ -132,8 +165,7 @@ int cmd_serve(int argc, char **argv)
 			ho.head_timeout = d;
 			break;
 		case O_RO: so.read_only = 1; break;
-		case 'q':
-		case O_QUIET: ho.quiet = 1; break;
+		case 'q': ho.quiet = 1; break;
 		case O_WATCH:
 			if (nwatch == MAX_WATCH)
 				return cli_usage_error("at most %d --watch", MAX_WATCH);
@@ -207,18 +239,11 @@ int cmd_serve(int argc, char **argv)
 
 int cmd_mcp(int argc, char **argv)
 {
-	enum { O_INDEX = 1000, O_RO, O_MAXREPLY };
-	static const struct option lo[] = {
-		{ "index", required_argument, NULL, O_INDEX },
-		{ "read-only", no_argument, NULL, O_RO },
-		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *index = cli_default_index();
 	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
 	int c;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "", lo)) != -1) {
+	while ((c = cli_getopt(argc, argv)) != -1) {
 		switch (c) {
 		case O_INDEX: index = optarg; break;
 		case O_RO: so.read_only = 1; break;

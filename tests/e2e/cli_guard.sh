@@ -133,8 +133,8 @@ expect_err "unknown option '-x'" "$F" grep --index "$IX" -x
 expect_rc 2 "$F" grep --index "$IX" -Z forgery
 # an option of another command is no silent no-op
 expect_rc 2 "$F" delete --index "$IX" --max-size 5 src/impl.c
-expect_err "delete: --max-size is for reading files" "$F" delete --index "$IX" --max-size 5 src/impl.c
-expect_err "optimize: --meta is for reading files" "$F" optimize --index "$IX" --meta a=b
+expect_err "delete: unknown option '--max-size' \(an option of index, chunk\)" "$F" delete --index "$IX" --max-size 5 src/impl.c
+expect_err "optimize: unknown option '--meta' \(an option of index, add\)" "$F" optimize --index "$IX" --meta a=b
 expect_out 'impl\.c' "$F" list --index "$IX"
 # nothing is created by a command that fails on its options
 expect_rc 2 "$F" index --index "$T/none" -Z "$R"
