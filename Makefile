@@ -95,8 +95,9 @@ $(BUILD)/libfathom.a: $(LIB_OBJ)
 
 # Linked with its soname; the link named by the soname lets programs
 # linked against build/libfathom.so run from the build folder.
-$(BUILD)/libfathom.so: $(LIB_OBJ)
-	$(CC) -shared $(CFLAGS) -Wl,-soname,$(SONAME) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+# (relinked when the Makefile changes: the soname and the libraries are its)
+$(BUILD)/libfathom.so: $(LIB_OBJ) Makefile
+	$(CC) -shared $(CFLAGS) -Wl,-soname,$(SONAME) -o $@ $(LIB_OBJ) $(LDFLAGS) $(LDLIBS)
 	ln -sf libfathom.so $(BUILD)/$(SONAME)
 
 # The daemon and MCP server: a client of the public API, kept out of

@@ -140,7 +140,7 @@ enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NO
 	  "tag every document of this run (repeatable)", NULL }
 #define ROW_MAXSIZE                                                                        \
 	{ "max-size", 0, required_argument, OPT_MAXSIZE, "N",                                   \
-	  "full-text index files up to N bytes (default 4M; k/M/G suffixes); for a .gz file, N "  \
+	  "full-text index files up to N bytes (default 4M; k/M/G suffixes);\nfor a .gz file, N "  \
 	  "bounds the decompressed size", NULL }
 #define ROWS_CHUNK                                                                         \
 	{ "chunk-target", 0, required_argument, OPT_CTARGET, "N",                               \
