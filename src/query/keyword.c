@@ -288,7 +288,16 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 	for (uint32_t i = 0; i < plan->seq.n; i++)
 		c->seq_mask |= 1ull << plan->seq.term[i];
 	if (plan->coord)
-		c->coord_n = (uint32_t)__builtin_popcountll(c->seq_mask);
+		c->coord_n = q_popcount(c->seq_mask);
+	/* the bonus shares, once: bounds and scores read the same numbers */
+	for (uint32_t i = 0; c->coord_n && i <= c->coord_n; i++)
+		c->coord_share[i] = 1.0 + (Q_COORD_BONUS - 1.0) * ((double)i / (double)c->coord_n);
+	c->phrase_share = fa_arena_alloc(work, (plan->seq.n ? plan->seq.n : 1) * sizeof *c->phrase_share);
+	if (!c->phrase_share)
+		return fa_err(FATHOM_ENOMEM, "query bonus shares");
+	for (uint32_t i = 0; plan->seq.n >= 2 && i < plan->seq.n; i++)
+		c->phrase_share[i] = 1.0 + ((double)c->phrase_bonus - 1.0) * (double)i /
+		                           (double)(plan->seq.n - 1);
 	/* lookup_terms fills the plan's df, idf and max_tf */
 	int rc;
 	if ((rc = lookup_terms(c, work, plan)) || (rc = q_topk_init(&c->top, work, fetch)) ||

@@ -425,6 +425,8 @@ typedef struct q_ctx {
 	uint32_t coord_n;         /* the coordination bonus counts the terms of
 	                           * seq_mask, this many (0: no bonus) */
 	double seg_bonus;         /* largest bonus product in this segment */
+	double *phrase_share;     /* q_phrase_share by pairs found (seq.n entries) */
+	double coord_share[65];   /* q_coord_share by words found */
 	ix_term_info *ti;         /* [seg * nterms + term] */
 	uint8_t *ti_found;
 	/* the segment being searched */
@@ -458,11 +460,21 @@ typedef struct q_ctx {
  * query sequence found adjacent and in order in the chunk earns its share,
  * 1 + (phrase_bonus - 1) * pairs found / pairs in the query, so a chunk
  * holding the whole query as a phrase gets the full bonus and one holding
- * part of it a part (a sequential-dependence signal). */
+ * part of it a part (a sequential-dependence signal). The shares are
+ * worked out once per query (keyword.c) into c->phrase_share[pairs]. */
 static inline double q_phrase_share(const q_ctx *c, uint32_t pairs)
 {
-	uint32_t total = c->plan->seq.n - 1;
-	return 1.0 + ((double)c->phrase_bonus - 1.0) * (double)pairs / (double)total;
+	return c->phrase_share[pairs];
+}
+
+/* Bits set in x (the compiler's builtin calls a library routine unless
+ * the build targets a CPU with popcnt). */
+static inline uint32_t q_popcount(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
 /* Pairs of the sequence whose two terms are both in mask. */
@@ -482,17 +494,17 @@ static inline uint32_t q_seq_pairs_in(const q_ctx *c, uint64_t mask, uint64_t po
 {
 	if (c->plan->seq.n > 64)
 		return q_seq_pairs_possible(c, mask);
-	return (uint32_t)__builtin_popcountll(pos & (pos >> 1));
+	return q_popcount(pos & (pos >> 1));
 }
 
 /* The coordination bonus rewards a chunk for the share of the query's words
  * it holds: 1 + (Q_COORD_BONUS - 1) * found / words, so a chunk holding
  * every word gets the full bonus and one missing some a smaller part; the
- * ranking stays a disjunction (every chunk holding a word may answer). */
+ * ranking stays a disjunction (every chunk holding a word may answer).
+ * c->coord_share[found] holds it (keyword.c). */
 static inline double q_coord_share(const q_ctx *c, uint64_t mask)
 {
-	double share = (double)__builtin_popcountll(mask & c->seq_mask) / (double)c->coord_n;
-	return 1.0 + (Q_COORD_BONUS - 1.0) * share;
+	return c->coord_share[q_popcount(mask & c->seq_mask)];
 }
 
 static inline double q_bonus_bound_pos(const q_ctx *c, uint64_t may, uint64_t title,

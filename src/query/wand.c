@@ -130,7 +130,7 @@ static double gather_part(q_ctx *c, const q_cursor *qc, const uint16_t *field_le
 /* Candidate d, which some essential list holds: score what the essential
  * lists say, then probe the non-essential lists, largest bound first, for
  * as long as d can still beat theta with the bounds of those not probed. */
-static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d)
+static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at, uint32_t na)
 {
 	const q_plan *p = c->plan;
 	int rc = q_admit(c, d);
@@ -143,9 +143,8 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d)
 	double theta = m->theta, part = 0.0;
 	int prune = theta > -HUGE_VAL;
 	bound_sum got = { 0.0, 0, 0, 0, 0 };
-	for (uint32_t i = m->ne; i < m->n; i++)
-		if (m->s[i]->p.doc == d)
-			part += gather_part(c, m->s[i], field_len, &got);
+	for (uint32_t k = 0; k < na; k++)
+		part += gather_part(c, at[k], field_len, &got);
 	for (uint32_t i = m->ne; i-- > 0;) {
 		q_cursor *qc = m->s[i];
 		const bound_sum *rest = &m->pre[i + 1];
@@ -191,37 +190,45 @@ static int retrieve_disjunctive(q_ctx *c)
 		double theta = q_topk_threshold(&c->top);
 		if (theta != m.theta)
 			ms_split(c, &m, theta);
-		uint32_t d = IX_END;
-		for (uint32_t i = m.ne; i < m.n; i++)
-			d = FA_MIN(d, m.s[i]->p.doc);
+		/* the candidate: the smallest doc of the essential lists, the
+		 * lists at it, and the next doc of the others */
+		q_cursor *at[Q_MAX_TERMS];
+		uint32_t na = 0, d = IX_END, next = IX_END;
+		for (uint32_t i = m.ne; i < m.n; i++) {
+			q_cursor *qc = m.s[i];
+			uint32_t x = qc->p.doc;
+			if (x < d) {
+				next = d;
+				d = x;
+				na = 0;
+			} else if (x > d) {
+				next = FA_MIN(next, x);
+				continue;
+			}
+			at[na++] = qc;
+		}
 		if (d == IX_END)
 			return 0; /* no doc left in this segment can enter the top k */
 		if (theta > -HUGE_VAL) {
-			/* [d, next): only the essential lists at d hold docs there,
-			 * within the blocks they are in */
+			/* [d, next): only the lists at d hold docs there, within
+			 * the blocks they are in */
 			bound_sum bs = m.pre[m.ne];
-			uint32_t next = IX_END;
-			for (uint32_t i = m.ne; i < m.n; i++) {
-				q_cursor *qc = m.s[i];
-				if (qc->p.doc == d) {
-					uint32_t bl = ix_post_block_last(&qc->p);
-					add_block(c, &bs, qc);
-					next = FA_MIN(next, bl >= IX_END - 1 ? IX_END : bl + 1);
-				} else {
-					next = FA_MIN(next, qc->p.doc);
-				}
+			for (uint32_t k = 0; k < na; k++) {
+				uint32_t bl = ix_post_block_last(&at[k]->p);
+				add_block(c, &bs, at[k]);
+				next = FA_MIN(next, bl >= IX_END - 1 ? IX_END : bl + 1);
 			}
 			if (sum_cannot_beat(c, &bs, theta)) {
-				for (uint32_t i = m.ne; i < m.n; i++)
-					if (m.s[i]->p.doc == d && (rc = ix_post_advance(&m.s[i]->p, next)))
+				for (uint32_t k = 0; k < na; k++)
+					if ((rc = ix_post_advance(&at[k]->p, next)))
 						return rc;
 				continue;
 			}
 		}
-		if ((rc = ms_eval(c, &m, d)))
+		if ((rc = ms_eval(c, &m, d, at, na)))
 			return rc;
-		for (uint32_t i = m.ne; i < m.n; i++)
-			if (m.s[i]->p.doc == d && (rc = ix_post_next(&m.s[i]->p)))
+		for (uint32_t k = 0; k < na; k++)
+			if ((rc = ix_post_next(&at[k]->p)))
 				return rc;
 	}
 }
