@@ -70,6 +70,8 @@ static void add_list(bound_sum *bs, const q_cursor *qc)
 
 static int sum_cannot_beat(const q_ctx *c, const bound_sum *bs, double theta)
 {
+	if (!q_cannot_beat(bs->ub, 1.0, theta))
+		return 0; /* every bonus is >= 1: no need to work it out */
 	return q_cannot_beat(bs->ub, q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos),
 	                     theta);
 }
@@ -148,7 +150,8 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 	for (uint32_t i = m->ne; i-- > 0;) {
 		q_cursor *qc = m->s[i];
 		const bound_sum *rest = &m->pre[i + 1];
-		if (prune && q_cannot_beat(part + rest->ub,
+		if (prune && q_cannot_beat(part + rest->ub, 1.0, theta) &&
+		    q_cannot_beat(part + rest->ub,
 		                           q_bonus_bound_pos(c, got.may | rest->may, got.title | rest->title,
 		                                             got.head | rest->head, got.pos | rest->pos),
 		                           theta))
