@@ -117,13 +117,19 @@ static const char *exts[] = { "c", "py", "md" };
 static const char *langs[] = { "c", "python", "markdown" };
 static const char *groups[] = { "grp=a", "grp=b", "grp=c" };
 
-static void add_generated_doc(ix_index *ix, uint32_t id)
+/* Add doc id; copy > 0 adds the copy numbered so of it under another key
+ * (the caller replays the random state), whose chunks tie with the
+ * original's on every score. */
+static void add_generated_doc(ix_index *ix, uint32_t id, uint32_t copy)
 {
 	static char text[64 * 1024], title[256], path[128], key[32], tag[64];
 	static char heads[3][128];
 	ix_chunk_in ch[3];
 	uint32_t ext = rnd_below(3), nch = 1 + rnd_below(3);
-	snprintf(key, sizeof key, "doc%u", id);
+	if (copy)
+		snprintf(key, sizeof key, "doc%u-copy%u", id, copy);
+	else
+		snprintf(key, sizeof key, "doc%u", id);
 	snprintf(path, sizeof path, "dir%u/sub%u/%s.%s", id % 7, id % 3, vocab[zipf_word()], exts[ext]);
 	title[0] = '\0';
 	append_words(title, sizeof title, rnd_below(6), NULL, NULL);
@@ -171,8 +177,18 @@ static void add_generated_doc(ix_index *ix, uint32_t id)
 
 static void build_corpus(ix_index *ix)
 {
+	static uint64_t doc_state[NDOCS];
 	for (uint32_t id = 0; id < NDOCS; id++) {
-		add_generated_doc(ix, id);
+		uint64_t state = rng_state;
+		doc_state[id] = state;
+		add_generated_doc(ix, id, 0);
+		if (id % 40 == 7) {
+			/* Ties: copies of this doc, in this segment and a later one. */
+			uint64_t after = rng_state;
+			rng_state = state;
+			add_generated_doc(ix, id, 1);
+			rng_state = after;
+		}
 		if (id % 320 == 319) {
 			/* Delete a few committed docs, replace a few others. */
 			for (int k = 0; k < 12; k++) {
@@ -183,17 +199,45 @@ static void build_corpus(ix_index *ix)
 				CHECK(rc == 0 || rc == FATHOM_ENOTFOUND);
 			}
 			for (int k = 0; k < 8; k++)
-				add_generated_doc(ix, rnd_below(id));
+				add_generated_doc(ix, rnd_below(id), 0);
 			CHECK_OK(ix_commit(ix));
+			/* Ties across segments: copies of earlier docs in the next one. */
+			for (uint32_t k = 0; k < 4; k++) {
+				uint32_t v = rnd_below(id);
+				uint64_t after = rng_state;
+				rng_state = doc_state[v];
+				add_generated_doc(ix, v, 2 + k);
+				rng_state = after;
+			}
 		}
 	}
 	CHECK_OK(ix_commit(ix));
 }
 
-static void make_query(char *q, size_t cap, fathom_search_opts *o)
+/* One time in `one_in` each: a metadata filter, a path glob, a language. */
+static void random_filter(fathom_search_opts *o, uint32_t one_in)
 {
 	static const char *filters[1];
 	static const char *globs[] = { "*.py", "dir3/*", "dir1/sub1/*.c" };
+	switch (rnd_below(one_in)) {
+	case 0:
+		filters[0] = groups[rnd_below(3)];
+		o->filters = filters;
+		o->n_filters = 1;
+		break;
+	case 1:
+		o->path_glob = globs[rnd_below(3)];
+		break;
+	case 2:
+		o->lang = langs[rnd_below(3)];
+		break;
+	default:
+		break;
+	}
+}
+
+static void make_query(char *q, size_t cap, fathom_search_opts *o)
+{
 	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
 	static const uint32_t ks[] = { 1, 5, 10, 50 };
 	*o = def;
@@ -251,21 +295,7 @@ static void make_query(char *q, size_t cap, fathom_search_opts *o)
 			snprintf(q + len, cap - len, "\"");
 		}
 	}
-	switch (rnd_below(10)) {
-	case 0:
-		filters[0] = groups[rnd_below(3)];
-		o->filters = filters;
-		o->n_filters = 1;
-		break;
-	case 1:
-		o->path_glob = globs[rnd_below(3)];
-		break;
-	case 2:
-		o->lang = langs[rnd_below(3)];
-		break;
-	default:
-		break;
-	}
+	random_filter(o, 10);
 	if (rnd_below(5) == 0) {
 		static float w[FATHOM_NFIELDS];
 		for (int f = 0; f < FATHOM_NFIELDS; f++)
@@ -279,24 +309,67 @@ static void make_query(char *q, size_t cap, fathom_search_opts *o)
 	}
 }
 
-static void test_pruned_equals_exhaustive(void)
+/* A long query, as an agent sends one: 2 to 40 words (mostly 10 to 30), some
+ * stop words, some repeated, sometimes ending like a sentence; often the
+ * words of one document in order, so the phrase and prefix bonuses are
+ * earned; AUTO (a short keyword query earns the coordination bonus) or ANY,
+ * k from 1 to 100, sometimes a filter, sometimes other scoring parameters. */
+static void make_long_query(char *q, size_t cap, fathom_search_opts *o)
 {
-	char *dir = test_tmpdir("prune");
-	ix_index *ix = NULL;
-	CHECK_OK(ix_open(&ix, dir, IX_CREATE | IX_WRITE, "english"));
-	if (!ix)
-		return;
-	make_vocab();
-	build_corpus(ix);
-	printf("corpus: %zu segments, %llu chunks\n", ix_nsegments(ix),
-	       (unsigned long long)ix_total_chunks(ix));
+	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
+	static const uint32_t ks[] = { 1, 2, 3, 10, 10, 20, 100 };
+	*o = def;
+	o->k = ks[rnd_below(7)];
+	o->match = rnd_below(2) ? FATHOM_MATCH_AUTO : FATHOM_MATCH_ANY;
+	size_t n, len = 0;
+	switch (rnd_below(4)) {
+	case 0:
+		n = 2 + rnd_below(3); /* a keyword query: coordination under AUTO */
+		break;
+	case 1:
+		n = 5 + rnd_below(36);
+		break;
+	default:
+		n = 10 + rnd_below(21);
+		break;
+	}
+	size_t nst = sizeof stopwords / sizeof stopwords[0];
+	int stop_ok = n > 4 || rnd_below(2);
+	doc_words *d = &saved[rnd_below(NDOCS)];
+	size_t from = rnd_below(3) == 0 && d->n > 0 ? rnd_below((uint32_t)d->n) : SIZE_MAX;
+	q[0] = '\0';
+	for (size_t i = 0; i < n && len + 40 < cap; i++) {
+		uint32_t w;
+		if (from != SIZE_MAX && from + i < d->n)
+			w = d->w[from + i];            /* the document's words in order */
+		else if (stop_ok && rnd_below(6) == 0)
+			w = rnd_below((uint32_t)nst);  /* a stop word */
+		else
+			w = rnd_below(4) ? zipf_word() : rnd_below(NVOCAB);
+		len += (size_t)snprintf(q + len, cap - len, "%s ", vocab[w]);
+	}
+	if (rnd_below(3) == 0 && len > 0)
+		q[len - 1] = '.';
+	random_filter(o, 8);
+	if (rnd_below(6) == 0) {
+		o->k1 = (float)rnd_below(30) / 10.0f;
+		o->b = (float)rnd_below(11) / 10.0f;
+		o->phrase_bonus = 1.0f + (float)rnd_below(30) / 10.0f;
+		o->prefix_bonus = 1.0f + (float)rnd_below(30) / 10.0f;
+	}
+}
 
-	uint64_t scored_pruned = 0, scored_full = 0, hits = 0;
+/* Run nq queries from gen pruned and exhaustively; every answer must be
+ * the same, bit for bit. */
+static void compare(ix_index *ix, void (*gen)(char *, size_t, fathom_search_opts *), int nq,
+                    const char *what)
+{
+	uint64_t scored_pruned = 0, scored_full = 0, hits = 0, ties = 0;
 	int mismatches = 0, with_hits = 0, errors = 0;
-	for (int qi = 0; qi < NQUERIES; qi++) {
-		char q[512];
+	for (int qi = 0; qi < nq; qi++) {
+		char q[1024];
 		fathom_search_opts o;
-		make_query(q, sizeof q, &o);
+		gen(q, sizeof q, &o);
 		fathom_results *rp = NULL, *re = NULL;
 		int rc1 = q_search(&rp, ix, an, q, &o);
 		o.exhaustive = 1;
@@ -330,6 +403,8 @@ static void test_pruned_equals_exhaustive(void)
 				}
 			}
 		}
+		for (size_t i = 1; i < n; i++)
+			ties += fathom_results_hit(rp, i)->score == fathom_results_hit(rp, i - 1)->score;
 		with_hits += n > 0;
 		hits += n;
 		scored_pruned += fathom_results_scored(rp);
@@ -338,13 +413,30 @@ static void test_pruned_equals_exhaustive(void)
 		fathom_results_free(re);
 	}
 	CHECK_EQ(mismatches, 0);
-	CHECK(errors < NQUERIES / 10);   /* mostly valid queries */
-	CHECK(with_hits > NQUERIES / 2); /* the queries exercise real rankings */
+	CHECK(errors < nq / 10);   /* mostly valid queries */
+	CHECK(with_hits > nq / 2); /* the queries exercise real rankings */
 	CHECK(scored_pruned < scored_full);
-	printf("%d queries (%d with hits, %llu hits): pruned scored %.1f chunks per query, "
-	       "exhaustive %.1f (%.1f%% fewer)\n", NQUERIES, with_hits, (unsigned long long)hits,
-	       (double)scored_pruned / NQUERIES, (double)scored_full / NQUERIES,
+	CHECK(ties > 0);           /* hits of equal score, ordered by id */
+	printf("%s: %d queries (%d with hits, %llu hits, %llu ties): pruned scored %.1f chunks per query, "
+	       "exhaustive %.1f (%.1f%% fewer)\n", what, nq, with_hits, (unsigned long long)hits,
+	       (unsigned long long)ties,
+	       (double)scored_pruned / nq, (double)scored_full / nq,
 	       scored_full ? 100.0 * (1.0 - (double)scored_pruned / (double)scored_full) : 0.0);
+}
+
+static void test_pruned_equals_exhaustive(void)
+{
+	char *dir = test_tmpdir("prune");
+	ix_index *ix = NULL;
+	CHECK_OK(ix_open(&ix, dir, IX_CREATE | IX_WRITE, "english"));
+	if (!ix)
+		return;
+	make_vocab();
+	build_corpus(ix);
+	printf("corpus: %zu segments, %llu chunks\n", ix_nsegments(ix),
+	       (unsigned long long)ix_total_chunks(ix));
+	compare(ix, make_query, NQUERIES, "dialect queries");
+	compare(ix, make_long_query, NQUERIES, "long queries");
 	ix_close(ix);
 	test_rmrf(dir);
 	free(dir);

@@ -59,10 +59,12 @@ static int alloc_scratch(q_ctx *c, fa_arena *a)
 	c->by_term = fa_arena_calloc(a, n, sizeof *c->by_term);
 	c->tf = fa_arena_calloc(a, n, sizeof *c->tf);
 	c->present = fa_arena_calloc(a, n, 1);
+	c->part = fa_arena_calloc(a, n, sizeof *c->part);
 	c->pos = fa_arena_calloc(a, n, sizeof *c->pos);
 	c->pos_n = fa_arena_calloc(a, n, sizeof *c->pos_n);
 	c->pos_tag = fa_arena_calloc(a, n, sizeof *c->pos_tag);
-	if (!c->cur || !c->by_term || !c->tf || !c->present || !c->pos || !c->pos_n || !c->pos_tag)
+	if (!c->cur || !c->by_term || !c->tf || !c->present || !c->part || !c->pos || !c->pos_n ||
+	    !c->pos_tag)
 		return fa_err(FATHOM_ENOMEM, "query scratch");
 	size_t keep;
 	if (!fa_mul((size_t)c->top.k, (size_t)n * sizeof *c->hit_tf, &keep) && keep <= Q_MAX_HIT_TF)
@@ -109,6 +111,10 @@ static int open_segment(q_ctx *c, uint32_t s)
 			qc->bit = 1ull << t;
 			qc->title_bit = b->max_tf[FATHOM_FIELD_TITLE] ? qc->bit : 0;
 			qc->head_bit = b->max_tf[FATHOM_FIELD_HEADINGS] ? qc->bit : 0;
+			qc->seq_pos = 0;
+			for (uint32_t i = 0; i < p->seq.n && i < 64; i++)
+				if (p->seq.term[i] == t)
+					qc->seq_pos |= 1ull << i;
 			qc->bb_block = UINT32_MAX;
 			if (!pass) {
 				may |= qc->bit;
@@ -282,7 +288,16 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 	for (uint32_t i = 0; i < plan->seq.n; i++)
 		c->seq_mask |= 1ull << plan->seq.term[i];
 	if (plan->coord)
-		c->coord_n = (uint32_t)__builtin_popcountll(c->seq_mask);
+		c->coord_n = q_popcount(c->seq_mask);
+	/* the bonus shares, once: bounds and scores read the same numbers */
+	for (uint32_t i = 0; c->coord_n && i <= c->coord_n; i++)
+		c->coord_share[i] = 1.0 + (Q_COORD_BONUS - 1.0) * ((double)i / (double)c->coord_n);
+	c->phrase_share = fa_arena_alloc(work, (plan->seq.n ? plan->seq.n : 1) * sizeof *c->phrase_share);
+	if (!c->phrase_share)
+		return fa_err(FATHOM_ENOMEM, "query bonus shares");
+	for (uint32_t i = 0; plan->seq.n >= 2 && i < plan->seq.n; i++)
+		c->phrase_share[i] = 1.0 + ((double)c->phrase_bonus - 1.0) * (double)i /
+		                           (double)(plan->seq.n - 1);
 	/* lookup_terms fills the plan's df, idf and max_tf */
 	int rc;
 	if ((rc = lookup_terms(c, work, plan)) || (rc = q_topk_init(&c->top, work, fetch)) ||

@@ -166,21 +166,6 @@ static int tree_eval(q_ctx *c, uint32_t node, int exact)
 	}
 }
 
-/* Note term t as present at the cursor's doc. */
-static void gather(q_ctx *c, const q_cursor *qc, uint32_t t, uint64_t *may, uint64_t *title,
-                   uint64_t *head)
-{
-	ix_post_tf(&qc->p, c->tf[t]);
-	c->present[t] = 1;
-	if (!c->plan->terms[t].scored)
-		return; /* a negated term: matters to the tree only */
-	*may |= qc->bit;
-	if (c->tf[t][FATHOM_FIELD_TITLE])
-		*title |= qc->bit;
-	if (c->tf[t][FATHOM_FIELD_HEADINGS])
-		*head |= qc->bit;
-}
-
 /* A bound of the candidate's score from its tfs alone: each field length is
  * at least the smallest one in the posting's block (or list). */
 static double tf_bound(const q_ctx *c)
@@ -213,28 +198,157 @@ int q_over_time(q_ctx *c)
 	              c->opts->time_limit);
 }
 
+/* The phrase and prefix parts of the bonus, formed as q_bonus_bound forms
+ * them (bonus holds the coordination share). With prune, the pairs are
+ * looked for only while the chunk can still beat the threshold with the
+ * pairs not yet looked at, and the prefix only if it can with it: *beaten
+ * says that it cannot (the bonus is then not complete). */
+static int phrase_bonuses(q_ctx *c, double base, int prune, uint64_t title, uint64_t head,
+                          double *bonus, int *beaten)
+{
+	const q_plan *p = c->plan;
+	double theta = prune ? q_topk_threshold(&c->top) : -HUGE_VAL;
+	double prefix_max = 1.0;
+	int rc;
+	*beaten = 0;
+	if (p->seq.n >= 1 && c->prefix_bonus != 1.0 &&
+	    ((c->seq_mask & ~title) == 0 || (c->seq_mask & ~head) == 0))
+		prefix_max = c->prefix_bonus;
+	if (p->seq.n >= 2 && c->phrase_bonus != 1.0) {
+		uint32_t pairs = 0, open = 0, term[2];
+		int32_t off[2];
+		q_phrase pair = { 2, term, off };
+		for (uint32_t i = 0; i + 1 < p->seq.n; i++)
+			open += c->present[p->seq.term[i]] && c->present[p->seq.term[i + 1]];
+		for (uint32_t i = 0; i + 1 < p->seq.n; i++) {
+			if (!c->present[p->seq.term[i]] || !c->present[p->seq.term[i + 1]])
+				continue;
+			if (q_cannot_beat(base, *bonus * q_phrase_share(c, pairs + open) * prefix_max,
+			                  theta)) {
+				*beaten = 1;
+				return 0;
+			}
+			open--;
+			term[0] = p->seq.term[i];
+			term[1] = p->seq.term[i + 1];
+			off[0] = 0;
+			off[1] = p->seq.off[i + 1] - p->seq.off[i];
+			if ((rc = phrase_anywhere(c, &pair)) < 0)
+				return rc;
+			pairs += rc > 0;
+		}
+		*bonus *= q_phrase_share(c, pairs);
+	}
+	if (prefix_max != 1.0) {
+		if (q_cannot_beat(base, *bonus * prefix_max, theta)) {
+			*beaten = 1;
+			return 0;
+		}
+		if ((rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_TITLE, 1)) == 0)
+			rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_HEADINGS, 1);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			*bonus *= c->prefix_bonus;
+	}
+	return 0;
+}
+
+/* The tree with its phrases, the bonus, the top k: for a chunk whose base
+ * score is known and may beat the threshold. */
+static int finish(q_ctx *c, uint32_t d, int prune, uint64_t may, uint64_t title, uint64_t head,
+                  double base)
+{
+	const q_plan *p = c->plan;
+	int rc;
+	c->serial++;
+	if (!p->trivial && p->mroot != UINT32_MAX) {
+		rc = tree_eval(c, p->mroot, 1);
+		if (rc <= 0)
+			return rc;
+	}
+	/* Formed in the order of q_bonus_bound, so the bound holds exactly. */
+	double bonus = 1.0;
+	int beaten;
+	if (c->coord_n >= 2)
+		bonus *= q_coord_share(c, may);
+	if ((rc = phrase_bonuses(c, base, prune, title, head, &bonus, &beaten)) || beaten)
+		return rc;
+	q_hitref h = { base * bonus, bonus, c->seg_index, d, 0 };
+	uint32_t slot = q_topk_push(&c->top, &h);
+	if (slot != UINT32_MAX && c->hit_tf) {
+		uint16_t (*keep)[FATHOM_NFIELDS] = c->hit_tf + (size_t)slot * p->nterms;
+		for (uint32_t t = 0; t < p->nterms; t++) {
+			if (c->present[t])
+				memcpy(keep[t], c->tf[t], sizeof keep[t]);
+			else
+				memset(keep[t], 0, sizeof keep[t]);
+		}
+	}
+	return 0;
+}
+
+int q_eval_scored(q_ctx *c, uint32_t d, int prune, uint64_t may, uint64_t title, uint64_t head,
+                  uint64_t pos, double base)
+{
+	const q_plan *p = c->plan;
+	if (may == 0)
+		return 0;
+	if (!p->trivial && p->mroot != UINT32_MAX && tree_eval(c, p->mroot, 0) == M_FALSE)
+		return 0;
+	c->scored++;
+	if (prune && q_cannot_beat(base, q_bonus_bound_pos(c, may, title, head, pos),
+	                           q_topk_threshold(&c->top)))
+		return 0;
+	return finish(c, d, prune, may, title, head, base);
+}
+
+int q_eval_gathered(q_ctx *c, uint32_t d, int prune, uint64_t may, uint64_t title, uint64_t head,
+                    double tfb)
+{
+	const q_plan *p = c->plan;
+	int rc;
+	if (may == 0)
+		return 0;
+	/* Every cursor is settled: the tree, phrases aside. */
+	if (!p->trivial && p->mroot != UINT32_MAX && tree_eval(c, p->mroot, 0) == M_FALSE)
+		return 0;
+	double bonus_bound = q_bonus_bound(c, may, title, head);
+	if (prune && q_cannot_beat(tfb < 0.0 ? tf_bound(c) : tfb, bonus_bound,
+	                           q_topk_threshold(&c->top)))
+		return 0; /* without reading the chunk's field lengths */
+
+	uint16_t field_len[FATHOM_NFIELDS];
+	if ((rc = seg_chunk_field_len(c->seg, d, field_len)))
+		return rc;
+	double base = 0.0;
+	for (uint32_t t = 0; t < p->nterms; t++)
+		if (c->present[t])
+			base += q_saturate(&c->sc, p->terms[t].idf,
+			                   q_tf_tilde(&c->sc, c->tf[t], field_len));
+	c->scored++;
+	if (prune && q_cannot_beat(base, bonus_bound, q_topk_threshold(&c->top)))
+		return 0;
+	return finish(c, d, prune, may, title, head, base);
+}
+
 int q_eval(q_ctx *c, uint32_t d, int prune)
 {
 	const q_plan *p = c->plan;
-	int over = q_over_time(c);
-	if (over)
-		return over;
-	if (c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7))))
-		return 0;
-	if (seg_is_deleted(c->seg, d))
-		return 0;
+	int rc = q_admit(c, d);
+	if (rc <= 0)
+		return rc;
 	/* First what the cursors already at d say; a cursor behind d may or
 	 * may not hold it. When even "may" cannot beat the threshold, nothing
 	 * is decoded. */
 	uint64_t may = 0, title = 0, head = 0, unknown = 0;
 	uint64_t unknown_title = 0, unknown_head = 0;
 	double unknown_ub = 0.0;
-	int rc;
 	for (uint32_t t = 0; t < p->nterms; t++) {
 		q_cursor *qc = c->by_term[t];
 		c->present[t] = 0;
 		if (qc && !qc->stale && qc->p.doc == d) {
-			gather(c, qc, t, &may, &title, &head);
+			q_gather(c, qc, &may, &title, &head);
 		} else if (qc && q_cursor_doc(qc) <= d) {
 			unknown |= qc->bit;
 			unknown_title |= qc->title_bit;
@@ -257,77 +371,10 @@ int q_eval(q_ctx *c, uint32_t d, int prune)
 			if ((rc = q_cursor_seek(qc, d)))
 				return rc;
 			if (qc->p.doc == d)
-				gather(c, qc, t, &may, &title, &head);
+				q_gather(c, qc, &may, &title, &head);
 			else if (p->terms[t].required)
 				return 0;
 		}
 	}
-	if (may == 0)
-		return 0;
-	/* Every cursor is settled: the tree, phrases aside. */
-	if (!p->trivial && p->mroot != UINT32_MAX && tree_eval(c, p->mroot, 0) == M_FALSE)
-		return 0;
-	double bonus_bound = q_bonus_bound(c, may, title, head);
-	if (prune && q_cannot_beat(tf_bound(c), bonus_bound, q_topk_threshold(&c->top)))
-		return 0; /* without reading the chunk's field lengths */
-
-	uint16_t field_len[FATHOM_NFIELDS];
-	if ((rc = seg_chunk_field_len(c->seg, d, field_len)))
-		return rc;
-	double base = 0.0;
-	for (uint32_t t = 0; t < p->nterms; t++)
-		if (c->present[t])
-			base += q_saturate(&c->sc, p->terms[t].idf,
-			                   q_tf_tilde(&c->sc, c->tf[t], field_len));
-	c->scored++;
-	if (prune && q_cannot_beat(base, bonus_bound, q_topk_threshold(&c->top)))
-		return 0;
-
-	c->serial++;
-	if (!p->trivial && p->mroot != UINT32_MAX) {
-		rc = tree_eval(c, p->mroot, 1);
-		if (rc <= 0)
-			return rc;
-	}
-	/* Formed in the order of q_bonus_bound, so the bound holds exactly. */
-	double bonus = 1.0;
-	if (c->coord_n >= 2)
-		bonus *= q_coord_share(c, may);
-	if (p->seq.n >= 2 && c->phrase_bonus != 1.0) {
-		uint32_t pairs = 0, term[2];
-		int32_t off[2];
-		q_phrase pair = { 2, term, off };
-		for (uint32_t i = 0; i + 1 < p->seq.n; i++) {
-			if (!c->present[p->seq.term[i]] || !c->present[p->seq.term[i + 1]])
-				continue;
-			term[0] = p->seq.term[i];
-			term[1] = p->seq.term[i + 1];
-			off[0] = 0;
-			off[1] = p->seq.off[i + 1] - p->seq.off[i];
-			if ((rc = phrase_anywhere(c, &pair)) < 0)
-				return rc;
-			pairs += rc > 0;
-		}
-		bonus *= q_phrase_share(c, pairs);
-	}
-	if (p->seq.n >= 1 && c->prefix_bonus != 1.0) {
-		if ((rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_TITLE, 1)) == 0)
-			rc = phrase_in_field(c, &p->seq, FATHOM_FIELD_HEADINGS, 1);
-		if (rc < 0)
-			return rc;
-		if (rc)
-			bonus *= c->prefix_bonus;
-	}
-	q_hitref h = { base * bonus, bonus, c->seg_index, d, 0 };
-	uint32_t slot = q_topk_push(&c->top, &h);
-	if (slot != UINT32_MAX && c->hit_tf) {
-		uint16_t (*keep)[FATHOM_NFIELDS] = c->hit_tf + (size_t)slot * p->nterms;
-		for (uint32_t t = 0; t < p->nterms; t++) {
-			if (c->present[t])
-				memcpy(keep[t], c->tf[t], sizeof keep[t]);
-			else
-				memset(keep[t], 0, sizeof keep[t]);
-		}
-	}
-	return 0;
+	return q_eval_gathered(c, d, prune, may, title, head, -1.0);
 }

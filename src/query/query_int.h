@@ -402,6 +402,8 @@ typedef struct q_cursor {
 	uint64_t bit;        /* 1 << term */
 	uint64_t title_bit, head_bit; /* bit, if the list has the term in the
 	                               * title / headings field */
+	uint64_t seq_pos;    /* where the term stands in plan->seq: bit i for
+	                      * seq.term[i] (q_seq_pairs_in) */
 	/* The bound of block bb_block, kept because WAND asks for it on every
 	 * pivot while the block stays the same. */
 	uint32_t bb_block;
@@ -423,6 +425,8 @@ typedef struct q_ctx {
 	uint32_t coord_n;         /* the coordination bonus counts the terms of
 	                           * seq_mask, this many (0: no bonus) */
 	double seg_bonus;         /* largest bonus product in this segment */
+	double *phrase_share;     /* q_phrase_share by pairs found (seq.n entries) */
+	double coord_share[65];   /* q_coord_share by words found */
 	ix_term_info *ti;         /* [seg * nterms + term] */
 	uint8_t *ti_found;
 	/* the segment being searched */
@@ -436,6 +440,7 @@ typedef struct q_ctx {
 	/* scratch for one candidate */
 	uint16_t (*tf)[FATHOM_NFIELDS];  /* per term */
 	uint8_t *present;
+	double *part;             /* per term: its score part, where known */
 	uint32_t **pos;           /* per term: position buffer of max_tf entries */
 	uint32_t *pos_n;
 	uint64_t *pos_tag;        /* (serial, field) the buffer holds */
@@ -455,11 +460,21 @@ typedef struct q_ctx {
  * query sequence found adjacent and in order in the chunk earns its share,
  * 1 + (phrase_bonus - 1) * pairs found / pairs in the query, so a chunk
  * holding the whole query as a phrase gets the full bonus and one holding
- * part of it a part (a sequential-dependence signal). */
+ * part of it a part (a sequential-dependence signal). The shares are
+ * worked out once per query (keyword.c) into c->phrase_share[pairs]. */
 static inline double q_phrase_share(const q_ctx *c, uint32_t pairs)
 {
-	uint32_t total = c->plan->seq.n - 1;
-	return 1.0 + ((double)c->phrase_bonus - 1.0) * (double)pairs / (double)total;
+	return c->phrase_share[pairs];
+}
+
+/* Bits set in x (the compiler's builtin calls a library routine unless
+ * the build targets a CPU with popcnt). */
+static inline uint32_t q_popcount(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
 /* Pairs of the sequence whose two terms are both in mask. */
@@ -472,16 +487,40 @@ static inline uint32_t q_seq_pairs_possible(const q_ctx *c, uint64_t mask)
 	return n;
 }
 
+/* q_seq_pairs_possible from the seq positions of the terms in mask (the
+ * OR of their cursors' seq_pos): pair i is possible when bits i and i + 1
+ * are both set. A sequence of more than 64 words counts the slow way. */
+static inline uint32_t q_seq_pairs_in(const q_ctx *c, uint64_t mask, uint64_t pos)
+{
+	if (c->plan->seq.n > 64)
+		return q_seq_pairs_possible(c, mask);
+	return q_popcount(pos & (pos >> 1));
+}
+
 /* The coordination bonus rewards a chunk for the share of the query's words
  * it holds: 1 + (Q_COORD_BONUS - 1) * found / words, so a chunk holding
  * every word gets the full bonus and one missing some a smaller part; the
- * ranking stays a disjunction (every chunk holding a word may answer). */
+ * ranking stays a disjunction (every chunk holding a word may answer).
+ * c->coord_share[found] holds it (keyword.c). */
 static inline double q_coord_share(const q_ctx *c, uint64_t mask)
 {
-	double share = (double)__builtin_popcountll(mask & c->seq_mask) / (double)c->coord_n;
-	return 1.0 + (Q_COORD_BONUS - 1.0) * share;
+	return c->coord_share[q_popcount(mask & c->seq_mask)];
 }
 
+static inline double q_bonus_bound_pos(const q_ctx *c, uint64_t may, uint64_t title,
+                                       uint64_t head, uint64_t pos)
+{
+	double bonus = 1.0;
+	if (c->coord_n >= 2)
+		bonus *= q_coord_share(c, may);
+	if (c->plan->seq.n >= 2 && c->phrase_bonus != 1.0)
+		bonus *= q_phrase_share(c, q_seq_pairs_in(c, may, pos));
+	if ((c->seq_mask & ~(may & title)) == 0 || (c->seq_mask & ~(may & head)) == 0)
+		bonus *= c->prefix_bonus;
+	return bonus;
+}
+
+/* The same, for a caller without the seq positions of may. */
 static inline double q_bonus_bound(const q_ctx *c, uint64_t may, uint64_t title, uint64_t head)
 {
 	double bonus = 1.0;
@@ -505,8 +544,51 @@ static inline int q_cannot_beat(double ub, double bonus, double theta)
  * out or not a match, else score it and offer it to the top k. With prune,
  * a chunk whose score cannot enter the top k skips the phrase checks. */
 int q_eval(q_ctx *c, uint32_t d, int prune);
+
+/* Note the term of cursor qc as present at the cursor's doc: its tfs into
+ * c->tf, its bit into the masks q_bonus_bound takes. */
+static inline void q_gather(q_ctx *c, const q_cursor *qc, uint64_t *may, uint64_t *title,
+                            uint64_t *head)
+{
+	uint32_t t = qc->term;
+	ix_post_tf(&qc->p, c->tf[t]);
+	c->present[t] = 1;
+	if (!c->plan->terms[t].scored)
+		return; /* a negated term: matters to the tree only */
+	*may |= qc->bit;
+	if (c->tf[t][FATHOM_FIELD_TITLE])
+		*title |= qc->bit;
+	if (c->tf[t][FATHOM_FIELD_HEADINGS])
+		*head |= qc->bit;
+}
+
+/* The second half of q_eval, for a retrieval loop that has settled every
+ * cursor at d itself (filter and tombstone checked, c->present set for
+ * every term, each present term gathered): the tree, the score, the
+ * bonuses, the top k. tfb: a bound of the chunk's score parts from its tfs
+ * (< 0: q_eval_gathered works it out). */
+int q_eval_gathered(q_ctx *c, uint32_t d, int prune, uint64_t may, uint64_t title, uint64_t head,
+                    double tfb);
+/* The rest of q_eval_gathered, for a caller that has also summed the score
+ * parts: base is the sum, in plan order, of q_saturate(idf, q_tf_tilde(tf,
+ * the chunk's field lengths)) over the present terms; pos is the OR of
+ * their cursors' seq_pos. */
+int q_eval_scored(q_ctx *c, uint32_t d, int prune, uint64_t may, uint64_t title, uint64_t head,
+                  uint64_t pos, double base);
 /* FATHOM_ETIMEOUT once the search's time limit has passed. */
 int q_over_time(q_ctx *c);
+
+/* Is chunk d worth a look: 1 when it is live and passes the filter, 0 when
+ * not, < 0 when the time limit has passed (every candidate starts here). */
+static inline int q_admit(q_ctx *c, uint32_t d)
+{
+	int rc = q_over_time(c);
+	if (rc)
+		return rc;
+	if (c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7))))
+		return 0;
+	return !seg_is_deleted(c->seg, d);
+}
 
 /* The first doc the cursor may still yield. */
 static inline uint32_t q_cursor_doc(const q_cursor *qc)

@@ -2,12 +2,18 @@
  * wand.c — retrieval with dynamic pruning over one segment, sharing the
  * top-k threshold with the segments before it.
  *
- * Ranked disjunction (no required term): block-max WAND (Ding & Suel,
- * SIGIR 2011). Cursors sorted by doc; the pivot is the first cursor at which
- * the summed whole-list bounds could beat the threshold; the blocks holding
- * the pivot doc are then checked with their own, tighter bounds, moving only
- * the block pointers (ix_post_shallow), and when even those cannot beat the
- * threshold every cursor up to the pivot jumps past the nearest block end.
+ * Ranked disjunction (no required term): block-max MaxScore (Turtle &
+ * Flood 1995; block bounds as in Ding & Suel, SIGIR 2011). The terms are
+ * ordered once by their whole-list bound. The lists with the smallest bounds
+ * become non-essential while those bounds, summed with the bonus they could
+ * earn, cannot beat the threshold: a chunk that holds only their terms
+ * cannot enter the top k. Candidates are the docs of the essential lists,
+ * in doc order. A candidate's score parts are exact from the start (its
+ * field lengths are read once). The non-essential lists are probed, largest
+ * bound first, only while the parts found so far plus the bounds of the
+ * lists not yet probed can still beat the threshold. The positions for the
+ * phrase and prefix bonuses are read last, only for a chunk that can still
+ * enter (match.c).
  *
  * Required terms: a conjunction led by the rarest required term. Before
  * the other required cursors decode anything, the bounds of the blocks that
@@ -41,12 +47,14 @@ static double block_bound(const q_ctx *c, q_cursor *qc)
 typedef struct bound_sum {
 	double ub;
 	uint64_t may, title, head;
+	uint64_t pos;        /* seq positions of the terms in may */
 } bound_sum;
 
 static void add_block(const q_ctx *c, bound_sum *bs, q_cursor *qc)
 {
 	bs->ub += block_bound(c, qc);
 	bs->may |= qc->bit;
+	bs->pos |= qc->seq_pos;
 	bs->title |= qc->bb_title_bit;
 	bs->head |= qc->bb_head_bit;
 }
@@ -55,106 +63,176 @@ static void add_list(bound_sum *bs, const q_cursor *qc)
 {
 	bs->ub += qc->ub;
 	bs->may |= qc->bit;
+	bs->pos |= qc->seq_pos;
 	bs->title |= qc->title_bit;
 	bs->head |= qc->head_bit;
 }
 
 static int sum_cannot_beat(const q_ctx *c, const bound_sum *bs, double theta)
 {
-	return q_cannot_beat(bs->ub, q_bonus_bound(c, bs->may, bs->title, bs->head), theta);
+	if (!q_cannot_beat(bs->ub, 1.0, theta))
+		return 0; /* every bonus is >= 1: no need to work it out */
+	return q_cannot_beat(bs->ub, q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos),
+	                     theta);
 }
 
-/* Insertion sort by doc: between rounds only the cursors up to the pivot
- * move, so the array is nearly sorted. */
-static void sort_by_doc(q_cursor **s, uint32_t n)
+/* MaxScore's state for one segment: the scored cursors by ascending list
+ * bound, with prefix sums of the bounds and of the masks q_bonus_bound
+ * takes. s[0 .. ne) are the non-essential lists: a chunk holding none but
+ * their terms cannot beat theta, so candidates come from s[ne .. n). */
+typedef struct maxscore {
+	q_cursor *s[Q_MAX_TERMS];
+	bound_sum pre[Q_MAX_TERMS + 1];    /* pre[i]: the bounds and masks of s[0 .. i) */
+	uint32_t n, ne;
+	double theta;                      /* the threshold ne was set for */
+} maxscore;
+
+static void ms_init(const q_ctx *c, maxscore *m)
 {
-	for (uint32_t i = 1; i < n; i++) {
-		q_cursor *x = s[i];
-		uint32_t xd = x->p.doc, j = i;
-		while (j > 0 && s[j - 1]->p.doc > xd) {
-			s[j] = s[j - 1];
+	m->n = c->nscore;
+	for (uint32_t i = 0; i < m->n; i++) {
+		/* insertion sort by (ub, term): a stable order */
+		q_cursor *x = &c->cur[i];
+		uint32_t j = i;
+		while (j > 0 && (m->s[j - 1]->ub > x->ub ||
+		                 (m->s[j - 1]->ub == x->ub && m->s[j - 1]->term > x->term))) {
+			m->s[j] = m->s[j - 1];
 			j--;
 		}
-		s[j] = x;
+		m->s[j] = x;
 	}
+	m->pre[0] = (bound_sum){ 0.0, 0, 0, 0, 0 };
+	for (uint32_t i = 0; i < m->n; i++) {
+		m->pre[i + 1] = m->pre[i];
+		add_list(&m->pre[i + 1], m->s[i]);
+	}
+	m->ne = 0;
+	m->theta = -HUGE_VAL;
 }
 
-/* Every branch of a round leaves the cursors it moved decoded (none stale),
- * so rounds start from p.doc. Skipping decodes the landing block at once:
- * measured, deferring it until a candidate needs the cursor cost more in
- * re-checked bounds than it saved in decoding. */
+/* Move lists into the non-essential set while the threshold allows: the
+ * split changes only when theta rises. */
+static void ms_split(const q_ctx *c, maxscore *m, double theta)
+{
+	m->theta = theta;
+	while (m->ne < m->n && sum_cannot_beat(c, &m->pre[m->ne + 1], theta))
+		m->ne++;
+}
+
+/* Note the term of qc present at d, with its score part. */
+static double gather_part(q_ctx *c, const q_cursor *qc, const uint16_t *field_len, bound_sum *got)
+{
+	uint32_t t = qc->term;
+	q_gather(c, qc, &got->may, &got->title, &got->head);
+	got->pos |= qc->seq_pos;
+	c->part[t] = q_saturate(&c->sc, c->plan->terms[t].idf, q_tf_tilde(&c->sc, c->tf[t], field_len));
+	return c->part[t];
+}
+
+/* Candidate d, which some essential list holds: score what the essential
+ * lists say, then probe the non-essential lists, largest bound first, for
+ * as long as d can still beat theta with the bounds of those not probed. */
+static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at, uint32_t na)
+{
+	const q_plan *p = c->plan;
+	int rc = q_admit(c, d);
+	if (rc <= 0)
+		return rc;
+	uint16_t field_len[FATHOM_NFIELDS];
+	if ((rc = seg_chunk_field_len(c->seg, d, field_len)))
+		return rc;
+	memset(c->present, 0, p->nterms);
+	double theta = m->theta, part = 0.0;
+	int prune = theta > -HUGE_VAL;
+	bound_sum got = { 0.0, 0, 0, 0, 0 };
+	for (uint32_t k = 0; k < na; k++)
+		part += gather_part(c, at[k], field_len, &got);
+	for (uint32_t i = m->ne; i-- > 0;) {
+		q_cursor *qc = m->s[i];
+		const bound_sum *rest = &m->pre[i + 1];
+		if (prune && q_cannot_beat(part + rest->ub, 1.0, theta) &&
+		    q_cannot_beat(part + rest->ub,
+		                           q_bonus_bound_pos(c, got.may | rest->may, got.title | rest->title,
+		                                             got.head | rest->head, got.pos | rest->pos),
+		                           theta))
+			return 0;
+		if ((rc = q_cursor_seek(qc, d)))
+			return rc;
+		if (qc->p.doc == d)
+			part += gather_part(c, qc, field_len, &got);
+	}
+	/* the cursors of terms only negated, for the match tree */
+	for (uint32_t i = c->nscore; i < c->ncur; i++) {
+		q_cursor *qc = &c->cur[i];
+		if ((rc = q_cursor_seek(qc, d)))
+			return rc;
+		if (qc->p.doc == d)
+			gather_part(c, qc, field_len, &got);
+	}
+	/* the score as q_eval sums it: in plan order */
+	double base = 0.0;
+	for (uint32_t t = 0; t < p->nterms; t++)
+		if (c->present[t])
+			base += c->part[t];
+	return q_eval_scored(c, d, prune, got.may, got.title, got.head, got.pos, base);
+}
+
+/* Ranked disjunction by block-max MaxScore (Turtle & Flood 1995; block
+ * bounds after Ding & Suel 2011): candidates are the docs of the essential
+ * lists in order; before anything is decoded for one, the block bounds of
+ * the essential lists that hold it and the whole-list bounds of the others
+ * are summed, and when that cannot beat theta, the essential lists jump
+ * past the nearest block end. Every cursor only moves forward and none is
+ * left stale. */
 static int retrieve_disjunctive(q_ctx *c)
 {
-	q_cursor *s[Q_MAX_TERMS];
-	uint32_t n = c->nscore;
+	maxscore m;
 	int rc;
-	for (uint32_t i = 0; i < n; i++)
-		s[i] = &c->cur[i];
+	ms_init(c, &m);
 	for (;;) {
-		sort_by_doc(s, n);
-		while (n > 0 && s[n - 1]->p.doc == IX_END)
-			n--;
-		if (n == 0)
-			return 0;
 		double theta = q_topk_threshold(&c->top);
-
-		/* The pivot: the first cursor where the bounds add up. */
-		double acc = 0.0;
-		uint32_t p;
-		for (p = 0; p < n; p++) {
-			acc += s[p]->ub;
-			if (!q_cannot_beat(acc, c->seg_bonus, theta))
-				break;
+		if (theta != m.theta)
+			ms_split(c, &m, theta);
+		/* the candidate: the smallest doc of the essential lists, the
+		 * lists at it, and the next doc of the others */
+		q_cursor *at[Q_MAX_TERMS];
+		uint32_t na = 0, d = IX_END, next = IX_END;
+		for (uint32_t i = m.ne; i < m.n; i++) {
+			q_cursor *qc = m.s[i];
+			uint32_t x = qc->p.doc;
+			if (x < d) {
+				next = d;
+				d = x;
+				na = 0;
+			} else if (x > d) {
+				next = FA_MIN(next, x);
+				continue;
+			}
+			at[na++] = qc;
 		}
-		if (p == n)
+		if (d == IX_END)
 			return 0; /* no doc left in this segment can enter the top k */
-		uint32_t d = s[p]->p.doc;
-		while (p + 1 < n && s[p + 1]->p.doc == d)
-			p++;
-
 		if (theta > -HUGE_VAL) {
-			bound_sum bs = { 0.0, 0, 0, 0 };
-			uint32_t last = IX_END;
-			for (uint32_t i = 0; i <= p; i++) {
-				q_cursor *qc = s[i];
-				uint32_t bl;
-				if (qc->p.doc == d) {
-					bl = ix_post_block_last(&qc->p);
-				} else {
-					bl = ix_post_shallow(&qc->p, d);
-					if (qc->p.err)
-						return qc->p.err;
-					q_cursor_skip(qc, bl == IX_END ? IX_END : d);
-					if (bl == IX_END)
-						continue;
-				}
-				add_block(c, &bs, qc);
-				last = FA_MIN(last, bl);
+			/* [d, next): only the lists at d hold docs there, within
+			 * the blocks they are in */
+			bound_sum bs = m.pre[m.ne];
+			for (uint32_t k = 0; k < na; k++) {
+				uint32_t bl = ix_post_block_last(&at[k]->p);
+				add_block(c, &bs, at[k]);
+				next = FA_MIN(next, bl >= IX_END - 1 ? IX_END : bl + 1);
 			}
 			if (sum_cannot_beat(c, &bs, theta)) {
-				/* No doc in [d, next) can beat theta: only cursors
-				 * 0..p can hold one, within the blocks just checked. */
-				uint32_t next = last >= IX_END - 1 ? IX_END : last + 1;
-				if (p + 1 < n && s[p + 1]->p.doc < next)
-					next = s[p + 1]->p.doc;
-				for (uint32_t i = 0; i <= p; i++)
-					if ((rc = q_cursor_seek(s[i], next)))
+				for (uint32_t k = 0; k < na; k++)
+					if ((rc = ix_post_advance(&at[k]->p, next)))
 						return rc;
 				continue;
 			}
 		}
-		if (s[0]->p.doc == d && !s[0]->stale) {
-			/* 0..p all at d (sorted, none shallowed when s[0] is at d) */
-			if ((rc = q_eval(c, d, 1)))
+		if ((rc = ms_eval(c, &m, d, at, na)))
+			return rc;
+		for (uint32_t k = 0; k < na; k++)
+			if ((rc = ix_post_next(&at[k]->p)))
 				return rc;
-			for (uint32_t i = 0; i <= p; i++)
-				if ((rc = ix_post_next(&s[i]->p)))
-					return rc;
-		} else {
-			for (uint32_t i = 0; i <= p; i++)
-				if ((rc = q_cursor_seek(s[i], d)))
-					return rc;
-		}
 	}
 }
 
@@ -163,7 +241,7 @@ static int retrieve_conjunctive(q_ctx *c)
 	const q_plan *pl = c->plan;
 	q_cursor *req[Q_MAX_TERMS];
 	uint32_t nreq = 0;
-	bound_sum opt = { 0.0, 0, 0, 0 };
+	bound_sum opt = { 0.0, 0, 0, 0, 0 };
 	int rc;
 	for (uint32_t i = 0; i < c->nscore; i++) {
 		q_cursor *qc = &c->cur[i];
