@@ -31,6 +31,35 @@ void cli_put_name(FILE *f, const char *s);
  * (a hit's stale flag, a grep file's fresh_from_disk, get's info.stale):
  * the words the daemon's MCP text uses, one definition for both. */
 #define CLI_STALE_NOTE SV_STALE_NOTE
+
+/* ---- the terminal (term.c) ----------------------------------------------------
+ * --color's words, and the decision: always and never win; auto colours a
+ * terminal only, and not under NO_COLOR (set, not "") or TERM unset or
+ * "dumb", as ripgrep decides. */
+enum { CLI_COLOR_NEVER, CLI_COLOR_ALWAYS, CLI_COLOR_AUTO };
+/* CLI_COLOR_* for "never", "always", "auto"; -1 for another word. */
+int cli_color_parse(const char *when);
+/* 1: colour what goes to fd. */
+int cli_color_on(int when, int fd);
+/* ripgrep's default colours: magenta paths, green line numbers, bold red
+ * matches. */
+#define CLI_SGR_PATH "\033[35m"
+#define CLI_SGR_LINE "\033[32m"
+#define CLI_SGR_MATCH "\033[1;31m"
+#define CLI_SGR_RESET "\033[0m"
+
+/* Paths as grep shows them: relative to the current folder when the file
+ * is inside it, absolute otherwise. Index keys are absolute or relative to
+ * the index's root folder (fathom_root). */
+typedef struct cli_paths {
+	char cwd[4096], root[4096];
+	size_t cwd_len, root_len;   /* 0: unknown */
+} cli_paths;
+void cli_paths_init(cli_paths *p, const char *root);
+/* The path to show for key: key itself, a part of it, or buf (cap bytes). */
+const char *cli_path_show(const cli_paths *p, const char *key, char *buf, size_t cap);
+/* A shown path, escaped (cli_put_name), magenta when color. */
+void cli_put_path(FILE *f, const char *shown, int color);
 /* ---- the table of commands and options (commands.c) -------------------------
  * One row per option of a command. The parser (cli_getopt), 'fathom help',
  * the man page ('fathom help --man') and the shell completions ('fathom
