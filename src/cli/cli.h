@@ -12,10 +12,14 @@
 #include "serve/serve.h"
 
 extern const char *cli_prog;
+/* The command running ("search"), for the hint after a usage error; NULL
+ * before one is known. */
+extern const char *cli_cmd;
 
 /* Print "fathom: WHAT: detail (error name)" to stderr. */
 void cli_die_api(int rc, const char *what);
-/* Print a usage error; returns 2. */
+/* Print a usage error, "fathom: MESSAGE (see 'fathom help COMMAND')", to
+ * stderr; returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 int cli_parse_float(const char *s, double lo, double hi, double *out);

@@ -18,6 +18,17 @@
 #include "cli.h"
 
 const char *cli_prog = "fathom";
+const char *cli_cmd = NULL;
+
+/* " (see 'fathom help search')": where the command's options are told. */
+static void help_hint(FILE *f, const char *note)
+{
+	fprintf(f, " (%s%s", note ? note : "", note ? "; " : "");
+	if (cli_cmd)
+		fprintf(f, "see '%s help %s')\n", cli_prog, cli_cmd);
+	else
+		fprintf(f, "see '%s help')\n", cli_prog);
+}
 
 void cli_die_api(int rc, const char *what)
 {
@@ -35,7 +46,7 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see '%s help')\n", cli_prog);
+	help_hint(stderr, NULL);
 	return 2;
 }
 
@@ -173,21 +184,18 @@ static const struct option *long_named(const struct option *lo, const char *elem
 	return found;
 }
 
-static int bad_option(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad_option(const char *cmd, const char *fmt, ...)
+/* "fathom: unknown option '-x' (see 'fathom help grep')" on stderr, the
+ * form of every usage error (cli_usage_error). note: what to add before
+ * the hint, or NULL. */
+static int bad_option(const char *note, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad_option(const char *note, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s %s: ", cli_prog, cmd);
+	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	if (strcmp(cmd, "search") == 0)
-		fprintf(stderr, "\n(-word in a query excludes word: put such a query after --, as in "
-		                "%s search -- '-word other words'; %s search --help lists the options)\n",
-		        cli_prog, cli_prog);
-	else
-		fprintf(stderr, "\n(arguments that start with '-' go after --; %s %s --help lists "
-		                "the options)\n", cli_prog, cmd);
+	help_hint(stderr, note);
 	return '?';
 }
 
@@ -243,10 +251,11 @@ int cli_getopt(int argc, char **argv)
 	static struct option lo[CLI_MAX_OPTS + 1];
 	const cli_command *command = cli_command_find(cmd);
 	if (!command)
-		return bad_option(cmd, "no such command");
+		return bad_option(NULL, "no such command '%s'", cmd);
+	cli_cmd = command->name;
 	if (built != command) {
 		if (build_getopt(command, sopts, sizeof sopts, lo))
-			return bad_option(cmd, "more options than CLI_MAX_OPTS");
+			return bad_option(NULL, "%s: more options than CLI_MAX_OPTS", cmd);
 		built = command;
 	}
 	opterr = 0;
@@ -262,11 +271,11 @@ int cli_getopt(int argc, char **argv)
 	const struct option *o = is_long ? long_named(lo, elem) : NULL;
 	if (c == ':') {
 		if (is_long)
-			return bad_option(cmd, "option '--%s' wants a value", o ? o->name : elem + 2);
-		return bad_option(cmd, "option '-%c' wants a value", optopt);
+			return bad_option(NULL, "option '--%s' wants a value", o ? o->name : elem + 2);
+		return bad_option(NULL, "option '-%c' wants a value", optopt);
 	}
 	if (is_long && optopt && o && o->val == optopt && o->has_arg == no_argument)
-		return bad_option(cmd, "option '--%s' takes no value", o->name);
+		return bad_option(NULL, "option '--%s' takes no value", o->name);
 	if ((is_long && !optopt && strcmp(elem, "--help") == 0) ||
 	    (!(is_long && !optopt) && optopt == 'h')) {
 		cli_help_command(stdout, command);
@@ -278,13 +287,13 @@ int cli_getopt(int argc, char **argv)
 		for (const struct option *p = lo; p && p->name; p++)
 			prefixed += strncmp(p->name, elem + 2, (size_t)n - 2) == 0;
 		if (prefixed > 1)
-			return bad_option(cmd, "option '%.*s' is ambiguous", n, elem);
+			return bad_option(NULL, "option '%.*s' is ambiguous", n, elem);
 		/* an option of another command is no silent no-op: say whose it is */
 		char others[256];
 		commands_with(elem + 2, (size_t)n - 2, others, sizeof others);
-		if (*others)
-			return bad_option(cmd, "unknown option '%.*s' (an option of %s)", n, elem, others);
-		return bad_option(cmd, "unknown option '%.*s'", n, elem);
+		char note[300];
+		snprintf(note, sizeof note, "an option of %s", others);
+		return bad_option(*others ? note : NULL, "unknown option '%.*s'", n, elem);
 	}
 	/* Inside a bundle getopt has not moved past it yet (argv[optind]); on
 	 * its last letter it has (argv[optind - 1]). Name the whole argument
@@ -292,9 +301,13 @@ int cli_getopt(int argc, char **argv)
 	 * word than a bundle of options. */
 	const char *bundle = optind < argc && argv[optind][0] == '-' && argv[optind][1] != '-' &&
 	                     strchr(argv[optind] + 1, optopt) ? argv[optind] : elem;
+	const char *note = strcmp(cmd, "search") == 0
+		? "-word in a query excludes word: put such a query after --, as in "
+		  "fathom search -- '-word other words'"
+		: "an argument that starts with '-' goes after --";
 	if (bundle[0] == '-' && bundle[1] && bundle[2])
-		return bad_option(cmd, "unknown option '-%c' in '%s'", optopt, bundle);
-	return bad_option(cmd, "unknown option '-%c'", optopt);
+		return bad_option(note, "unknown option '-%c' in '%s'", optopt, bundle);
+	return bad_option(note, "unknown option '-%c'", optopt);
 }
 
 const char *cli_default_index(void)
@@ -346,6 +359,7 @@ int main(int argc, char **argv)
 		return cli_usage_error("unknown command '%s'", argv[at]);
 	argc -= at;
 	argv += at;
+	cli_cmd = c->name;
 	if (!index || !cli_command_opt(c, "index", 5))   /* help, version, completion */
 		return c->run(argc, argv);
 	/* fathom --index DIR COMMAND ... runs as fathom COMMAND --index DIR ...:
