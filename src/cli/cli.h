@@ -43,6 +43,8 @@ void cli_put_name(FILE *f, const char *s);
 enum { CLI_COLOR_NEVER, CLI_COLOR_ALWAYS, CLI_COLOR_AUTO };
 /* CLI_COLOR_* for "never", "always", "auto"; -1 for another word. */
 int cli_color_parse(const char *when);
+/* 1: fd is a terminal that takes escape sequences (TERM set, not dumb). */
+int cli_term_ok(int fd);
 /* 1: colour what goes to fd. */
 int cli_color_on(int when, int fd);
 /* ripgrep's default colours: magenta paths, green line numbers, bold red
@@ -148,6 +150,20 @@ enum {
 };
 /* Filter strings collected by cli_search_opt (so->filters points here). */
 #define CLI_MAX_FILTERS 64
+
+/* How search prints its hits (search_out.c). */
+typedef struct cli_hits_out {
+	fathom_index *ix;          /* for the hits' chunks */
+	int color, explain;
+	int vimgrep;               /* one "path:line:col:text" line per hit */
+	uint32_t snippet_bytes;    /* bounds the lines printed */
+	cli_paths paths;
+} cli_hits_out;
+/* The hits of r to stdout: each "path:line: title score" and then its
+ * snippet's lines ("12-" context, "13:" a line with a query term), or
+ * with vimgrep one line per hit; with explain the receipt first and each
+ * hit's score parts. */
+void cli_print_hits(const fathom_results *r, cli_hits_out *o);
 
 /* Run one query and report its time; shared by search --batch and eval. */
 int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,

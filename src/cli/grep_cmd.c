@@ -32,16 +32,15 @@ static size_t line_start(const char *t, size_t len, size_t from, uint32_t back)
 static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, size_t s, size_t e,
                        char sep, const fathom_grep_line *m)
 {
-	fputs(o->color ? "\033[35m" : "", stdout);
-	cli_put_name(stdout, f->path);
-	printf("%s%c", o->color ? "\033[0m" : "", sep);
+	cli_put_path(stdout, f->path, o->color);
+	fputc(sep, stdout);
 	if (o->line_numbers)
-		printf(o->color ? "\033[32m%u\033[0m%c" : "%u%c", no, sep);
+		printf(o->color ? CLI_SGR_LINE "%u" CLI_SGR_RESET "%c" : "%u%c", no, sep);
 	if (m && o->color && m->match_end > m->match_start) {
 		fwrite(f->text + s, 1, m->match_start - s, stdout);
-		fputs("\033[1;31m", stdout);
+		fputs(CLI_SGR_MATCH, stdout);
 		fwrite(f->text + m->match_start, 1, m->match_end - m->match_start, stdout);
-		fputs("\033[0m", stdout);
+		fputs(CLI_SGR_RESET, stdout);
 		fwrite(f->text + m->match_end, 1, e - m->match_end, stdout);
 	} else {
 		fwrite(f->text + s, 1, e - s, stdout);
@@ -53,7 +52,7 @@ static void print_line(const gout *o, const fathom_grep_file *f, uint32_t no, si
 static void on_skip(void *ctx, const char *path, const char *why)
 {
 	(void)ctx;
-	fputs("fathom grep: ", stderr);
+	fprintf(stderr, "%s: ", cli_prog);
 	cli_put_name(stderr, path);
 	fprintf(stderr, ": %s\n", why);
 }
@@ -68,18 +67,19 @@ static int on_file(void *ctx, const fathom_grep_file *f)
 		/* on stderr, as grep's notes about a file are, so path:line:text
 		 * (and -l's paths) stay what scripts and editors read */
 		fflush(stdout);
-		fputs("fathom grep: ", stderr);
+		fprintf(stderr, "%s: ", cli_prog);
 		cli_put_name(stderr, f->path);
 		fputs(" " CLI_STALE_NOTE ": read as it is on disk now; the index has an older copy\n",
 		      stderr);
 	}
+	/* the paths of -l and -c coloured as ripgrep colours them */
 	if (o->files_only || f->n_lines == 0) {
-		cli_put_name(stdout, f->path);
+		cli_put_path(stdout, f->path, o->color);
 		fputc('\n', stdout);
 		return 0;
 	}
 	if (o->count) {
-		cli_put_name(stdout, f->path);
+		cli_put_path(stdout, f->path, o->color);
 		printf(":%zu\n", f->n_lines);
 		return 0;
 	}
@@ -210,7 +210,8 @@ const cli_opt cli_opts_grep[] = {
 	{ "stats", 0, no_argument, O_STATS, NULL,
 	  "how many files the index let grep skip (on stderr)", NULL },
 	{ "color", 0, required_argument, O_COLOR, "WHEN",
-	  "always, never or auto (the default: on a terminal)", "always never auto" },
+	  "auto (the default: colour on a terminal, unless NO_COLOR\n"
+	  "is set or TERM is dumb), always or never", "auto always never" },
 	CLI_OPT_END,
 };
 
@@ -218,7 +219,7 @@ int cmd_grep(int argc, char **argv)
 {
 	const char *index = cli_default_index();
 	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
-	gout o = { 0, 0, 1, 0, isatty(1), 0, 0, 0, 0, 1 };
+	gout o = { 0, 0, 1, 0, CLI_COLOR_AUTO, 0, 0, 0, 0, 1 };
 	int c, show_stats = 0, explain = 0, chunks = 0;
 	uint32_t chunks_k = 0;
 	uint64_t v;
@@ -270,12 +271,8 @@ int cmd_grep(int argc, char **argv)
 		case O_JSON: o.json = 1; break;
 		case O_STATS: show_stats = 1; break;
 		case O_COLOR:
-			if (strcmp(optarg, "always") == 0)
-				o.color = 1;
-			else if (strcmp(optarg, "never") == 0)
-				o.color = 0;
-			else if (strcmp(optarg, "auto") != 0)
-				return cli_usage_error("--color wants always, never or auto");
+			if ((o.color = cli_color_parse(optarg)) < 0)
+				return cli_usage_error("--color wants auto, always or never, got '%s'", optarg);
 			break;
 		default: return 2;
 		}
@@ -285,8 +282,7 @@ int cmd_grep(int argc, char **argv)
 	const char *pattern = argv[optind++];
 	go.prefixes = (const char *const *)(argv + optind);
 	go.n_prefixes = (size_t)(argc - optind);
-	if (o.json)
-		o.color = 0;
+	o.color = o.json ? 0 : cli_color_on(o.color, 1);
 	go.files_only = o.files_only || o.quiet;
 	go.count_only = o.count && !go.files_only;
 	if (explain) {

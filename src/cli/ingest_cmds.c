@@ -85,7 +85,7 @@ void cli_ingest_init(cli_ingest *ci)
 	ci->io.progress = on_progress;
 	ci->io.on_skip = on_skip;
 	ci->io.cb_ctx = ci;
-	ci->tty = isatty(2);
+	ci->tty = cli_term_ok(2);   /* the progress line erases itself */
 }
 
 void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, const char *verb)

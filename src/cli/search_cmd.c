@@ -42,15 +42,20 @@ const cli_opt cli_opts_search_ranking[] = {
 };
 
 enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2,
-       OPT_WARMUP, OPT_SNIPPETS };
+       OPT_WARMUP, OPT_SNIPPETS, OPT_VIMGREP };
 
 const cli_opt cli_opts_search[] = {
 	CLI_OPT_INDEX(OPT_INDEX2),
 	{ NULL, 'k', required_argument, 0, "N", "number of results (default 10)", NULL },
 	{ "json", 0, no_argument, OPT_JSON, NULL, "JSON output (schema in docs/QUERY.md)", NULL },
 	{ "explain", 0, no_argument, OPT_EXPLAIN, NULL, "print the score parts of each hit", NULL },
+	{ "vimgrep", 0, no_argument, OPT_VIMGREP, NULL,
+	  "one line per hit, path:line:column:text (its first best\n"
+	  "line), as ripgrep --vimgrep and Vim's quickfix read it", NULL },
 	{ "color", 0, required_argument, OPT_COLOR, "WHEN",
-	  "always, never or auto (the default: on a terminal)", "always never auto" },
+	  "auto (the default: colour on a terminal, unless NO_COLOR\n"
+	  "is set or TERM is dumb), always or never; paths magenta,\n"
+	  "line numbers green, matches bold red, as ripgrep's", "auto always never" },
 	CLI_OPT_END,
 };
 
@@ -158,121 +163,10 @@ int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,
 	return rc;
 }
 
-/* ---- printing hits ---------------------------------------------------------- */
-
-static void print_snippet(const fathom_hit *h, int color)
-{
-	const char *s = h->snippet ? h->snippet : "";
-	size_t n = strlen(s), at = 0;
-	fputs("   ", stdout);
-	for (uint32_t i = 0; i < h->n_highlights; i++) {
-		fathom_span sp = h->highlights[i];
-		if (sp.start < at || sp.start > n || sp.len > n - sp.start)
-			continue;
-		fwrite(s + at, 1, sp.start - at, stdout);
-		fputs(color ? "\033[1;33m" : "", stdout);
-		fwrite(s + sp.start, 1, sp.len, stdout);
-		fputs(color ? "\033[0m" : "", stdout);
-		at = sp.start + sp.len;
-	}
-	fwrite(s + at, 1, n - at, stdout);
-	fputc('\n', stdout);
-}
-
-static void print_human(const fathom_results *r, int color, int explain)
-{
-	size_t n = fathom_results_count(r);
-	if (explain) {
-		printf("query: %s\n", fathom_results_parsed(r));
-		if (*fathom_results_literal(r))
-			printf("read literally: %s\n", fathom_results_literal(r));
-		printf("terms:");
-		for (size_t i = 0; i < fathom_results_nterms(r); i++) {
-			int req = 0;
-			const char *t = fathom_results_term(r, i, &req);
-			printf(" %s%s%s", fathom_results_term_negated(r, i) ? "-" : "", t,
-			       req ? "(required)" : "");
-		}
-		printf("\n");
-		if (*fathom_results_filters(r))
-			printf("filters: %s (applied before ranking)\n", fathom_results_filters(r));
-		for (size_t i = 0; i < fathom_results_nexpansions(r); i++) {
-			const fathom_expansion *e = fathom_results_expansion(r, i);
-			printf("glossary: %s -> (", e->text);
-			for (size_t k = 0; k < e->n_aliases; k++)
-				printf("%s%s", k ? " | " : "", e->aliases[k]);
-			printf(")  [group %u]\n", e->group);
-		}
-		for (size_t i = 0; i < fathom_results_nidents(r); i++) {
-			const fathom_ident_receipt *x = fathom_results_ident(r, i);
-			if (x->applied)
-				printf("identifier %s (%s, key %s): only the %llu chunk(s) holding it\n", x->text,
-				       x->category, x->key, (unsigned long long)x->chunks);
-			else
-				printf("identifier %s (%s, key %s) occurs nowhere: filter dropped\n", x->text,
-				       x->category, x->key);
-		}
-		printf("\n");
-		if (n == 0)
-			printf("no results: %s\n", fathom_results_why(r));
-	}
-	for (size_t i = 0; i < n; i++) {
-		const fathom_hit *h = fathom_results_hit(r, i);
-		const char *where = h->path && *h->path ? h->path : h->doc_id;
-		printf("%s%zu. ", color ? "\033[1m" : "", i + 1);
-		cli_put_name(stdout, h->title && *h->title ? h->title : where);
-		printf("%s  %.3f\n   %s", color ? "\033[0m" : "", h->score, color ? "\033[35m" : "");
-		cli_put_name(stdout, where);
-		printf("%s:%u-%u", color ? "\033[0m" : "", h->line_start, h->line_end);
-		if (h->url && *h->url) {
-			fputs("  ", stdout);
-			cli_put_name(stdout, h->url);
-		}
-		if (h->stale)   /* the snippet and lines are the indexed copy's */
-			fputs("  " CLI_STALE_NOTE, stdout);
-		fputc('\n', stdout);
-		print_snippet(h, color);
-		if (explain) {
-			printf("   score %.4f =", h->score);
-			const char *sep = " (";
-			for (uint32_t f = 0; f < h->n_fields; f++) {
-				if (h->field_score[f] == 0)
-					continue;
-				printf("%s%s %.4f", sep, fathom_field_name((int)f), h->field_score[f]);
-				sep = " + ";
-			}
-			printf(") x bonus %.3f\n", h->bonus);
-			for (uint32_t f = 0; f < h->n_fields; f++) {
-				if (!h->n_matched[f])
-					continue;
-				printf("     %-8s", fathom_field_name((int)f));
-				for (uint32_t j = 0; j < h->n_matched[f]; j++)
-					printf(" %s", h->matched[f][j]);
-				fputc('\n', stdout);
-			}
-			if (h->n_missing) {
-				printf("     missing ");
-				for (uint32_t j = 0; j < h->n_missing; j++) {
-					fputc(' ', stdout);
-					cli_put_name(stdout, h->missing[j]);
-				}
-				fputc('\n', stdout);
-			}
-			if (h->n_match_lines) {
-				printf("     lines   ");
-				for (uint32_t j = 0; j < h->n_match_lines; j++)
-					printf("%s%u", j ? ", " : " ", h->match_lines[j]);
-				fputc('\n', stdout);
-			}
-		}
-		if (i + 1 < n)
-			fputc('\n', stdout);
-	}
-}
-
 /* The library's one serializer: the same objects as POST /search and
- * the MCP search tool. */
-static int print_json(const char *query, const fathom_results *r)
+ * the MCP search tool. why, when not NULL, is what the CLI knows of an
+ * empty answer that the library does not (a grep-only index). */
+static int print_json(const char *query, const fathom_results *r, const char *why)
 {
 	fathom_json_opts jo = FATHOM_JSON_OPTS_INIT;
 	jo.query = query;
@@ -281,10 +175,52 @@ static int print_json(const char *query, const fathom_results *r)
 	int rc = fathom_results_json(&text, &len, r, &jo);
 	if (rc)
 		return cli_die_api(rc, "search --json"), -1;
-	fwrite(text, 1, len, stdout);
+	json_t *o = why ? json_loadb(text, len, 0, NULL) : NULL;
+	char *with = o && !json_object_set_new(o, "why", json_string(why))
+	             ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	if (with)
+		fputs(with, stdout);
+	else
+		fwrite(text, 1, len, stdout);
 	fputc('\n', stdout);
+	free(with);
+	json_decref(o);
 	fathom_free(text);
 	return 0;
+}
+
+/* A search that failed, with --json: an object on stdout too, so a
+ * script reading it finds the failure where it looks for the answer:
+ * {"query": ..., "error": {"message": ..., "column": N}}, the column
+ * (from 1) only for a query that does not parse (--strict). The library
+ * words such an error "query syntax, column N: what" (QUERY.md). */
+static void print_json_error(const char *query, int rc)
+{
+	const char *m = fathom_errmsg();
+	json_t *err = json_pack("{s:s}", "message", m && *m ? m : fathom_strerror(rc));
+	unsigned col = 0;
+	if (m && sscanf(m, "query syntax, column %u:", &col) == 1 && col && err)
+		json_object_set_new(err, "column", json_integer(col));
+	json_t *o = err ? json_pack("{s:s,s:o}", "query", query, "error", err) : NULL;
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	json_decref(o);
+}
+
+/* An index of files indexed for grep alone (index --grep-only) has no
+ * chunks: no query can find anything in it, and saying "no results"
+ * would hide why. The sentence, or NULL for an index with chunks. */
+static const char *grep_only(fathom_index *ix, char *buf, size_t cap)
+{
+	fathom_stats st = FATHOM_STATS_INIT;
+	if (fathom_stats_get(&st, ix) || st.chunks || !st.grep_files)
+		return NULL;
+	snprintf(buf, cap, "the index holds %llu file%s for grep alone (indexed with --grep-only), "
+	         "no text for search: 'fathom grep PATTERN' searches them",
+	         (unsigned long long)st.grep_files, st.grep_files == 1 ? "" : "s");
+	return buf;
 }
 
 /* ---- batch ---------------------------------------------------------------------- */
@@ -430,7 +366,8 @@ int cmd_search(int argc, char **argv)
 {
 	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
 	const char *index = cli_default_index(), *batch = NULL, *run = NULL;
-	int json = 0, explain = 0, tjson = 0, warmup = 0, snippets = 0, color = isatty(1), c;
+	int json = 0, explain = 0, tjson = 0, warmup = 0, snippets = 0, vimgrep = 0, c;
+	int color = CLI_COLOR_AUTO;
 	uint64_t v;
 	/* Every argument before "--" that starts with '-' is an option: a
 	 * query holding -word (a negation) goes after "--" (docs/QUERY.md). */
@@ -453,26 +390,26 @@ int cmd_search(int argc, char **argv)
 		case OPT_INDEX2: index = optarg; break;
 		case OPT_JSON: json = 1; break;
 		case OPT_EXPLAIN: explain = 1; break;
+		case OPT_VIMGREP: vimgrep = 1; break;
 		case OPT_BATCH: batch = optarg; break;
 		case OPT_RUN: run = optarg; break;
 		case OPT_TJSON: tjson = 1; break;
 		case OPT_WARMUP: warmup = 1; break;
 		case OPT_SNIPPETS: snippets = 1; break;
 		case OPT_COLOR:
-			if (strcmp(optarg, "always") == 0)
-				color = 1;
-			else if (strcmp(optarg, "never") == 0)
-				color = 0;
-			else if (strcmp(optarg, "auto") != 0)
-				return cli_usage_error("--color wants always, never or auto");
+			if ((color = cli_color_parse(optarg)) < 0)
+				return cli_usage_error("--color wants auto, always or never, got '%s'", optarg);
 			break;
 		default: return 2;
 		}
 	}
 	if ((run || tjson || warmup || snippets) && !batch)
 		return cli_usage_error("--run, --timing-json, --warmup and --snippets go with --batch");
+	if (vimgrep && (json || explain || batch))
+		return cli_usage_error("--vimgrep is an output of its own: not with --json, --explain "
+		                       "or --batch");
 	if (!batch && optind >= argc)
-		return cli_usage_error("search: what query? (fathom search WORDS...)");
+		return cli_usage_error("what query? (fathom search WORDS...)");
 	fathom_index *ix;
 	if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
 		return 2;
@@ -505,19 +442,31 @@ int cmd_search(int argc, char **argv)
 	double ms;
 	rc = cli_run_query(ix, q, &so, &res, &ms);
 	if (rc) {
-		cli_die_api(rc, "search failed");
+		if (json)
+			print_json_error(q, rc);
+		cli_die_api(rc, "search");
 		free(q);
 		fathom_close(ix);
 		return 2;
 	}
 	size_t n = fathom_results_count(res);
 	int jrc = 0;
-	if (json)
-		jrc = print_json(q, res);
-	else if (n == 0 && !explain)
-		printf("no results: %s\n", fathom_results_why(res));
-	else
-		print_human(res, color, explain);
+	char why[256];
+	const char *gonly = n ? NULL : grep_only(ix, why, sizeof why);
+	if (json) {
+		jrc = print_json(q, res, gonly);
+	} else {
+		cli_hits_out o = { .ix = ix, .color = cli_color_on(color, 1), .explain = explain,
+		                   .vimgrep = vimgrep, .snippet_bytes = so.snippet_bytes };
+		cli_paths_init(&o.paths, fathom_root(ix));
+		cli_print_hits(res, &o);
+	}
+	/* stdout holds results alone; --json keeps the reason as "why" */
+	if (n == 0 && !json) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s%s\n", cli_prog, gonly ? "" : "no results: ",
+		        gonly ? gonly : fathom_results_why(res));
+	}
 	fathom_results_free(res);
 	free(q);
 	fathom_close(ix);

@@ -24,6 +24,16 @@ int cli_color_parse(const char *when)
 	return -1;
 }
 
+/* A terminal that takes escape sequences (colour, the progress line's
+ * erase): not TERM=dumb, nor one with TERM unset. */
+int cli_term_ok(int fd)
+{
+	const char *term = getenv("TERM");
+	if (!term || !*term || strcmp(term, "dumb") == 0)
+		return 0;
+	return isatty(fd) == 1;
+}
+
 /* As ripgrep decides (its termcolor crate), and as no-color.org asks: a
  * word on the command line wins over the environment; "auto" colours only
  * a terminal, and not when NO_COLOR is set to anything but "" or TERM is
@@ -34,12 +44,10 @@ int cli_color_on(int when, int fd)
 		return 1;
 	if (when == CLI_COLOR_NEVER)
 		return 0;
-	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	const char *no = getenv("NO_COLOR");
 	if (no && *no)
 		return 0;
-	if (!term || !*term || strcmp(term, "dumb") == 0)
-		return 0;
-	return isatty(fd) == 1;
+	return cli_term_ok(fd);
 }
 
 /* ---- paths -------------------------------------------------------------------- */
