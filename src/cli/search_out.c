@@ -106,17 +106,51 @@ static void hit_lines_free(hit_lines *v)
 	memset(v, 0, sizeof *v);
 }
 
-/* Read the hit's chunk and find its snippet in it. Without the chunk (or
- * the snippet in it) the hit leads with its first matching line. */
-static void hit_lines_find(hit_lines *v, fathom_index *ix, const fathom_hit *h)
+/* Where the chunk c starts in t, the text of the whole lines it is on:
+ * 0 unless a line longer than the chunker's maximum was cut into chunks,
+ * the only way a chunk starts inside a line. */
+static size_t chunk_offset(const char *t, size_t tlen, const char *c, size_t clen)
+{
+	const char *nl = memchr(c, '\n', clen);
+	if (nl) {   /* the chunk's first line is the end of t's */
+		size_t head = (size_t)(nl - c);
+		const char *tnl = memchr(t, '\n', tlen);
+		size_t first = tnl ? (size_t)(tnl - t) : tlen;
+		return first >= head && memcmp(t + first - head, c, head) == 0 ? first - head : 0;
+	}
+	const char *at = clen ? memmem(t, tlen, c, clen) : NULL;
+	return at ? (size_t)(at - t) : 0;
+}
+
+/* Read the lines of the hit's chunk and find its snippet in them. Without
+ * them (or the snippet in them) the hit leads with its first matching
+ * line. */
+static void hit_lines_find(hit_lines *v, const cli_hits_out *o, const fathom_hit *h)
 {
 	memset(v, 0, sizeof *v);
 	v->lead = h->n_match_lines ? h->match_lines[0] : h->line_start;
 	v->lead_col = 1;
 	const char *s = h->snippet ? h->snippet : "";
 	size_t n = strlen(s);
-	if (n == 0 || s[0] == ' ' || fathom_get_chunk(&v->text, &v->len, ix, h->chunk_id) != 0)
+	if (n == 0 || s[0] == ' ' || h->line_end < h->line_start || !h->line_start)
 		return;
+	/* The document by a name that cannot be read as another file's:
+	 * fathom_get reads a relative name against the current folder first. */
+	char key[8192];
+	const char *id = h->doc_id;
+	if (h->path && *h->path && h->path[0] != '/' && o->paths.root_len &&
+	    snprintf(key, sizeof key, "%s/%s", o->paths.root, h->path) < (int)sizeof key)
+		id = key;
+	char *chunk = NULL;
+	size_t clen = 0;
+	if (fathom_get_ex(&v->text, &v->len, o->ix, id, h->line_start,
+	                  h->line_end - h->line_start + 1, NULL) != 0 ||
+	    fathom_get_chunk(&chunk, &clen, o->ix, h->chunk_id) != 0) {
+		fathom_free(chunk);
+		return;
+	}
+	size_t from = chunk_offset(v->text, v->len, chunk, clen);
+	fathom_free(chunk);
 	v->line0 = h->line_start;
 	size_t *map = malloc(n * sizeof *map);
 	if (!map)
@@ -124,7 +158,7 @@ static void hit_lines_find(hit_lines *v, fathom_index *ix, const fathom_hit *h)
 	/* The first place the snippet fits: the library takes the earliest of
 	 * equally good windows, and a text repeated word for word is the only
 	 * way two places fit. */
-	for (size_t p = 0; p < v->len && !v->found; p++)
+	for (size_t p = from; p < v->len && !v->found; p++)
 		if (v->text[p] == s[0] && snippet_at(v->text, v->len, p, s, n, map))
 			v->found = 1;
 	if (!v->found) {
@@ -219,15 +253,27 @@ static void put_line(const hit_lines *v, size_t ls, size_t le, size_t reach, int
 	fputc('\n', stdout);
 }
 
-/* The snippet's lines, "12-text" and "13:text". */
-static void put_lines(const hit_lines *v, const fathom_hit *h, size_t reach, int color)
+/* The snippet's lines, "12-text" and "13:text": at most max_lines of
+ * them, from two before the lead on, so a window of many short lines
+ * stays a few. */
+static void put_lines(const hit_lines *v, const fathom_hit *h, size_t reach, uint32_t max_lines,
+                      int color)
 {
-	uint32_t line = line_of(v, v->ws);
-	for (size_t ls = line_begin(v, v->ws); ls < v->we; line++) {
+	uint32_t line = line_of(v, v->ws), first = line, last = line_of(v, v->we - 1);
+	if (max_lines && last - first >= max_lines) {
+		first = v->lead > line + 2 ? v->lead - 2 : line;
+		if (last - first < max_lines - 1)
+			first = last - (max_lines - 1);
+		last = first + (max_lines - 1);
+	}
+	for (size_t ls = line_begin(v, v->ws); ls < v->we && line <= last; line++) {
 		size_t le = line_end(v, ls);
-		int hit = first_highlight(v, ls, le) != SIZE_MAX || is_match_line(h, line);
-		printf(color ? CLI_SGR_LINE "%u" CLI_SGR_RESET "%c" : "%u%c", line, hit ? ':' : '-');
-		put_line(v, ls, le, reach, color);
+		if (line >= first) {
+			int hit = first_highlight(v, ls, le) != SIZE_MAX || is_match_line(h, line);
+			printf(color ? CLI_SGR_LINE "%u" CLI_SGR_RESET "%c" : "%u%c", line,
+			       hit ? ':' : '-');
+			put_line(v, ls, le, reach, color);
+		}
 		ls = le + 1;
 	}
 }
@@ -342,13 +388,15 @@ void cli_print_hits(const fathom_results *r, cli_hits_out *o)
 	size_t n = fathom_results_count(r);
 	/* how far a line may run on past the snippet's window */
 	size_t reach = o->snippet_bytes / 4 > 40 ? o->snippet_bytes / 4 : 40;
+	/* and how many lines a snippet may take: 15 for the default 240 bytes */
+	uint32_t max_lines = o->snippet_bytes / 16 > 3 ? o->snippet_bytes / 16 : 3;
 	char buf[8192];
 	if (o->explain && !o->vimgrep)
 		put_receipt(r);
 	for (size_t i = 0; i < n; i++) {
 		const fathom_hit *h = fathom_results_hit(r, i);
 		hit_lines v;
-		hit_lines_find(&v, o->ix, h);
+		hit_lines_find(&v, o, h);
 		put_where(o, h, buf, sizeof buf);
 		printf(o->color ? ":" CLI_SGR_LINE "%u" CLI_SGR_RESET ":" : ":%u:", v.lead);
 		if (o->vimgrep) {
@@ -382,7 +430,7 @@ void cli_print_hits(const fathom_results *r, cli_hits_out *o)
 			fputs("  " CLI_STALE_NOTE, stdout);
 		fputc('\n', stdout);
 		if (v.found)
-			put_lines(&v, h, reach, o->color);
+			put_lines(&v, h, reach, max_lines, o->color);
 		else if (h->snippet && *h->snippet)
 			put_flat_snippet(h, o->color);
 		if (o->explain)

@@ -67,10 +67,11 @@ expect_err "symlink loop" "$F" index --index "$T/ix6" -v "$R"
 expect_out "docs/auth.md" "$F" list --index "$IX"
 expect_no_out "ignored.txt|build/out.txt|blob.bin|big.txt|\.git/" "$F" list --index "$IX"
 expect_rc 1 "$F" search --index "$IX" zebra
-expect_out "^no results" "$F" search --index "$IX" zebra
+expect_err "^fathom: no results" "$F" search --index "$IX" zebra
+[ -s "$T/.out" ] && fail "no results: stdout holds $(cat "$T/.out")" || ok
 
 # Search: headings, code identifiers, CJK, snippets, JSON.
-expect_out "auth.md:[0-9]+-[0-9]+" "$F" search --index "$IX" "throttled"
+expect_out "auth.md:[0-9]+: " "$F" search --index "$IX" "throttled"
 expect_out "Authentication guide" "$F" search --index "$IX" "rate limiting"
 expect_out "user.c" "$F" search --index "$IX" getUserName
 expect_out "user.c" "$F" search --index "$IX" "user name"
@@ -197,15 +198,15 @@ for q in "TC-1001" "tc_1001" "TC 1001" "tc1001"; do
 	grep -q '"filter":true' "$T/idq.json" && ok || fail "$q: no identifier receipt"
 done
 expect_out "TC-9999 .*occurs nowhere: filter dropped" "$F" search --index "$T/ids" --explain "TC-9999"
-expect_out "no results: identifier TC-9999 occurs in no document" "$F" search --index "$T/ids" "TC-9999"
-expect_out 'no results: "kubernetes" occurs in no document' "$F" search --index "$T/ids" kubernetes
+expect_err "no results: identifier TC-9999 occurs in no document" "$F" search --index "$T/ids" "TC-9999"
+expect_err 'no results: "kubernetes" occurs in no document' "$F" search --index "$T/ids" kubernetes
 # one identifier in two roles: one key, one vocabulary entry, both found
 expect_out "cd-169 +function,model +2 +2  CD169" "$F" vocab --index "$T/ids" CD169
 expect_out '"key":"cd-169","category":"function","categories":\["function","model"\]' "$F" vocab --index "$T/ids" --json CD169
 "$F" search --index "$T/ids" --json "CD169 macrophages" > "$T/idq.json"
 grep -q '"id":"i4"' "$T/idq.json" && grep -q '"id":"i5"' "$T/idq.json" && ok || fail "CD169 missed a role"
 # an identifier whose chunks hold none of the other words: the answer names both
-expect_out 'no results: identifier CD169 occurs in 2 chunks, but none of them has "kubernetes" \("kubernetes" occurs in no document\)' "$F" search --index "$T/ids" "CD169 AND kubernetes"
+expect_err 'no results: identifier CD169 occurs in 2 chunks, but none of them has "kubernetes" \("kubernetes" occurs in no document\)' "$F" search --index "$T/ids" "CD169 AND kubernetes"
 expect_out '"why":"identifier CD169 occurs in 2 chunks, but none of them has \\"lands\\""' "$F" search --index "$T/ids" --json --match all "CD169 lands"
 "$F" add -q --index "$T/ids2" --jsonl "$T/ids.jsonl" --ident-max 1
 [ "$("$F" vocab --index "$T/ids2" | wc -l)" -eq 5 ] && ok || fail "--ident-max 1 kept more than one per chunk"

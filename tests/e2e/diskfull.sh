@@ -26,14 +26,14 @@ for i in $(seq 1 20); do printf '{"id":"s%d","body":"small document %d about ott
 # 6 MiB of random bytes as base64 lines: too much for 3 MiB, compressed or not
 head -c 6291456 /dev/urandom | base64 -w 2000 | awk '{ printf "{\"id\":\"b%d\",\"body\":\"%s\"}\n", NR, $0 }' > "$T/big.jsonl"
 expect_rc 0 "$F" add -q --index "$IX" "$T/small.jsonl"
-before=$("$F" search --index "$IX" -k 50 otters | grep -c '^ *[0-9]*\. ')
+before=$("$F" search --index "$IX" -k 50 --json otters | jq .count)
 used0=$(du -sk "$IX" | cut -f1)
 
 # the CLI
 expect_rc 2 "$F" add -q --index "$IX" "$T/big.jsonl"
 grep -q "No space left on device" "$T/.err" && ok || fail "no clear error: $(cat "$T/.err")"
 "$F" verify --index "$IX" > /dev/null 2>&1 && ok || fail "index does not verify after a full disk"
-[ "$("$F" search --index "$IX" -k 50 otters | grep -c '^ *[0-9]*\. ')" = "$before" ] && ok || fail "answers changed after a failed write"
+[ "$("$F" search --index "$IX" -k 50 --json otters | jq .count)" = "$before" ] && ok || fail "answers changed after a failed write"
 [ "$("$F" stats --index "$IX" | awk '/^documents/ {print $2}')" = 20 ] && ok || fail "a failed write left documents behind"
 used1=$(du -sk "$IX" | cut -f1)
 [ "$used1" -le $((used0 + 64)) ] && ok || fail "the failed write's files are left behind (${used0} KiB -> ${used1} KiB)"
