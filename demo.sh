@@ -19,6 +19,7 @@ run "$F" stats --index "$IX"
 run "$F" search --index "$IX" -k 3 --path 'src/*' "atomic manifest rename"
 run "$F" search --index "$IX" -k 3 --filter collection=debian-doc "GNU General Public License version 3"
 run "$F" search --index "$IX" -k 3 --lang c "fa_crc32c"
+run "$F" search --index "$IX" -k 3 --vimgrep "atomic manifest rename"   # for an editor
 run "$F" search --index "$IX" -k 2 --path 'src/*' --explain "block max WAND"
 run "$F" search --index "$IX" -k 1 --json "getUserName"
 # The dialect: OR, negation, a field scope; the parsed form in the receipt.

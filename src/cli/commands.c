@@ -52,7 +52,12 @@ const cli_command cli_commands[] = {
 	  "fathom search [--index DIR] [options] -- QUERY...   (QUERY holding -word)",
 	  "an argument starting with '-' is an option; after --, -word is the query's\n"
 	  "NOT word (docs/QUERY.md)",
-	  { cli_opts_search, cli_opts_search_ranking, cli_opts_search_batch }, NULL, NULL,
+	  { cli_opts_search, cli_opts_search_ranking, cli_opts_search_batch }, NULL,
+	  "each hit leads with path:line: (its first line holding a query word), then\n"
+	  "its title and score, then the snippet's lines as ripgrep shows context:\n"
+	  "13:text holds a query word, 12-text is around it. Paths are relative to\n"
+	  "the current folder when the file is inside it, else absolute. Errors and\n"
+	  "'no results: why' go to stderr; with --json a failed query is JSON too",
 	  CLI_ARGS_NONE, NULL, cmd_search },
 	{ "get", "ID[:FROM[:COUNT]]", "print a document, or COUNT lines of it from line FROM",
 	  "fathom get [--index DIR] ID[:FROM[:COUNT]]\n"
