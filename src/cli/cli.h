@@ -158,6 +158,8 @@ typedef struct cli_hits_out {
 	int vimgrep;               /* one "path:line:col:text" line per hit */
 	uint32_t snippet_bytes;    /* bounds the lines printed */
 	cli_paths paths;
+	char *doc, *doc_id;        /* the last document read whole (search_out.c) */
+	size_t doc_len;
 } cli_hits_out;
 /* The hits of r to stdout: each "path:line: title score" and then its
  * snippet's lines ("12-" context, "13:" a line with a query term), or

@@ -209,17 +209,18 @@ static void print_json_error(const char *query, int rc)
 	json_decref(o);
 }
 
-/* An index of files indexed for grep alone (index --grep-only) has no
- * chunks: no query can find anything in it, and saying "no results"
+/* An index of files indexed for grep alone (index --grep-only, or files
+ * over the size cap) has no chunks: no query can find anything in it, and saying "no results"
  * would hide why. The sentence, or NULL for an index with chunks. */
 static const char *grep_only(fathom_index *ix, char *buf, size_t cap)
 {
 	fathom_stats st = FATHOM_STATS_INIT;
 	if (fathom_stats_get(&st, ix) || st.chunks || !st.grep_files)
 		return NULL;
-	snprintf(buf, cap, "the index holds %llu file%s for grep alone (indexed with --grep-only), "
-	         "no text for search: 'fathom grep PATTERN' searches them",
-	         (unsigned long long)st.grep_files, st.grep_files == 1 ? "" : "s");
+	snprintf(buf, cap, "this index is for grep alone: its %llu file%s %s indexed without text "
+	         "to rank (index --grep-only, or over --max-size); 'fathom grep PATTERN' "
+	         "searches them", (unsigned long long)st.grep_files, st.grep_files == 1 ? "" : "s",
+	         st.grep_files == 1 ? "was" : "were");
 	return buf;
 }
 

@@ -37,6 +37,7 @@ typedef struct hit_lines {
 	uint32_t n_hl;
 	uint32_t lead;          /* the line the hit leads with */
 	size_t lead_col;        /* 1-based byte column on it (--vimgrep) */
+	size_t head;            /* bytes of the first line before text */
 } hit_lines;
 
 /* Does snippet s (n bytes, no leading space) start at text offset p? On a
@@ -106,33 +107,62 @@ static void hit_lines_free(hit_lines *v)
 	memset(v, 0, sizeof *v);
 }
 
-/* Where the chunk c starts in t, the text of the whole lines it is on:
- * 0 unless a line longer than the chunker's maximum was cut into chunks,
- * the only way a chunk starts inside a line. */
-static size_t chunk_offset(const char *t, size_t tlen, const char *c, size_t clen)
+/* The document's text, read once for the hits of one document (cached in
+ * o). NULL when it cannot be read. */
+static const char *doc_text(cli_hits_out *o, const char *id, size_t *len)
 {
-	const char *nl = memchr(c, '\n', clen);
-	if (nl) {   /* the chunk's first line is the end of t's */
-		size_t head = (size_t)(nl - c);
-		const char *tnl = memchr(t, '\n', tlen);
-		size_t first = tnl ? (size_t)(tnl - t) : tlen;
-		return first >= head && memcmp(t + first - head, c, head) == 0 ? first - head : 0;
+	if (o->doc && strcmp(o->doc_id, id) == 0) {
+		*len = o->doc_len;
+		return o->doc;
 	}
-	const char *at = clen ? memmem(t, tlen, c, clen) : NULL;
-	return at ? (size_t)(at - t) : 0;
+	fathom_free(o->doc);
+	free(o->doc_id);
+	o->doc = NULL;
+	o->doc_id = strdup(id);
+	if (!o->doc_id || fathom_get_ex(&o->doc, &o->doc_len, o->ix, id, 1, 0, NULL) != 0) {
+		fathom_free(o->doc);
+		o->doc = NULL;
+		return NULL;
+	}
+	*len = o->doc_len;
+	return o->doc;
 }
 
-/* Read the lines of the hit's chunk and find its snippet in them. Without
- * them (or the snippet in them) the hit leads with its first matching
- * line. */
-static void hit_lines_find(hit_lines *v, const cli_hits_out *o, const fathom_hit *h)
+/* How many bytes of its first line come before the chunk's text: 0 but
+ * for a chunk of a line longer than the chunker's maximum, which is cut
+ * into pieces (src/text/chunk.c). On line 1 that is the chunk's byte
+ * offset. A chunk inside one line further down is found in that line, read
+ * from the document (a whole-document read, so only then). The last piece
+ * of a cut line, followed by whole lines, cannot be told from a whole line
+ * without that read for every hit: its line's first bytes go unshown, and
+ * its column counts from the piece. */
+static size_t chunk_head(cli_hits_out *o, const fathom_hit *h, const char *id, const char *c,
+                         size_t clen)
+{
+	if (h->line_start <= 1)
+		return (size_t)h->byte_start;
+	if (memchr(c, '\n', clen))
+		return 0;
+	size_t len = 0, at = 0;
+	const char *t = doc_text(o, id, &len);
+	for (uint32_t line = 1; t && line < h->line_start && at < len; at++)
+		line += t[at] == '\n';
+	const char *nl = t && at < len ? memchr(t + at, '\n', len - at) : NULL;
+	size_t le = nl ? (size_t)(nl - t) : len;
+	const char *found = t && clen && at < le ? memmem(t + at, le - at, c, clen) : NULL;
+	return found ? (size_t)(found - (t + at)) : 0;
+}
+
+/* Read the hit's chunk and find its snippet in it. Without it (or the
+ * snippet in it) the hit leads with its first matching line. */
+static void hit_lines_find(hit_lines *v, cli_hits_out *o, const fathom_hit *h)
 {
 	memset(v, 0, sizeof *v);
 	v->lead = h->n_match_lines ? h->match_lines[0] : h->line_start;
 	v->lead_col = 1;
 	const char *s = h->snippet ? h->snippet : "";
 	size_t n = strlen(s);
-	if (n == 0 || s[0] == ' ' || h->line_end < h->line_start || !h->line_start)
+	if (n == 0 || s[0] == ' ' || fathom_get_chunk(&v->text, &v->len, o->ix, h->chunk_id) != 0)
 		return;
 	/* The document by a name that cannot be read as another file's:
 	 * fathom_get reads a relative name against the current folder first. */
@@ -141,16 +171,7 @@ static void hit_lines_find(hit_lines *v, const cli_hits_out *o, const fathom_hit
 	if (h->path && *h->path && h->path[0] != '/' && o->paths.root_len &&
 	    snprintf(key, sizeof key, "%s/%s", o->paths.root, h->path) < (int)sizeof key)
 		id = key;
-	char *chunk = NULL;
-	size_t clen = 0;
-	if (fathom_get_ex(&v->text, &v->len, o->ix, id, h->line_start,
-	                  h->line_end - h->line_start + 1, NULL) != 0 ||
-	    fathom_get_chunk(&chunk, &clen, o->ix, h->chunk_id) != 0) {
-		fathom_free(chunk);
-		return;
-	}
-	size_t from = chunk_offset(v->text, v->len, chunk, clen);
-	fathom_free(chunk);
+	v->head = chunk_head(o, h, id, v->text, v->len);
 	v->line0 = h->line_start;
 	size_t *map = malloc(n * sizeof *map);
 	if (!map)
@@ -158,7 +179,7 @@ static void hit_lines_find(hit_lines *v, const cli_hits_out *o, const fathom_hit
 	/* The first place the snippet fits: the library takes the earliest of
 	 * equally good windows, and a text repeated word for word is the only
 	 * way two places fit. */
-	for (size_t p = from; p < v->len && !v->found; p++)
+	for (size_t p = 0; p < v->len && !v->found; p++)
 		if (v->text[p] == s[0] && snippet_at(v->text, v->len, p, s, n, map))
 			v->found = 1;
 	if (!v->found) {
@@ -180,12 +201,13 @@ static void hit_lines_find(hit_lines *v, const cli_hits_out *o, const fathom_hit
 	/* The lead: the window's first line holding a query term. */
 	uint32_t line = line_of(v, v->ws);
 	v->lead = line;
-	v->lead_col = v->ws - line_begin(v, v->ws) + 1;
+	v->lead_col = v->ws - line_begin(v, v->ws) + 1 + (line_begin(v, v->ws) ? 0 : v->head);
 	for (size_t ls = line_begin(v, v->ws); ls < v->we; line++) {
 		size_t le = line_end(v, ls), at = first_highlight(v, ls, le);
 		if (at != SIZE_MAX || is_match_line(h, line)) {
 			v->lead = line;
-			v->lead_col = (at != SIZE_MAX ? at : ls > v->ws ? ls : v->ws) - ls + 1;
+			v->lead_col = (at != SIZE_MAX ? at : ls > v->ws ? ls : v->ws) - ls + 1 +
+			              (ls ? 0 : v->head);
 			break;
 		}
 		ls = le + 1;
@@ -230,7 +252,7 @@ static void put_line(const hit_lines *v, size_t ls, size_t le, size_t reach, int
 		while (to > v->we && ((unsigned char)v->text[to] & 0xC0) == 0x80)
 			to--;
 	}
-	if (from > ls)
+	if (from > ls || (ls == 0 && v->head))
 		fputs("...", stdout);
 	size_t at = from;
 	for (uint32_t i = 0; color && i < v->n_hl; i++) {
@@ -439,4 +461,8 @@ void cli_print_hits(const fathom_results *r, cli_hits_out *o)
 		if (i + 1 < n)
 			fputc('\n', stdout);
 	}
+	fathom_free(o->doc);
+	free(o->doc_id);
+	o->doc = NULL;
+	o->doc_id = NULL;
 }

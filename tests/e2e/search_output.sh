@@ -66,10 +66,17 @@ expect_rc 2 "$F" search --vimgrep --json throttled
 
 # bounded: the minified line is cut around the match, "..." at both cuts
 "$F" search --vimgrep needle > "$T/out"
-grep -q '^src/min.js:1:7501:\.\.\.xx .* needle yy .*\.\.\.$' "$T/out" && ok || fail "min.js vimgrep: $(cut -c1-200 "$T/out")"
+grep -q '^src/min.js:1:7501:\.\.\.\(xx .*\)\?needle yy .*\.\.\.$' "$T/out" && ok || fail "min.js vimgrep: $(cut -c1-200 "$T/out")"
 "$F" search needle > "$T/out"
 [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$T/out")" -lt 500 ] && ok \
 	|| fail "a minified line is not cut: $(awk '{ print length($0) }' "$T/out")"
+# a chunk inside a long line below line 1: its column in that line
+{ echo "first line"; for _ in $(seq 1 3000); do printf 'aa '; done; printf 'zebu '
+  for _ in $(seq 1 3000); do printf 'bb '; done; echo; } > "$R/src/long.txt"
+"$F" index -q --index "$T/long" "$R/src/long.txt"
+"$F" search --index "$T/long" --vimgrep zebu | grep -q "^src/long.txt:2:9001:\.\.\.\(aa .*\)\?zebu bb .*\.\.\.$" && ok \
+	|| fail "a long line's column: $("$F" search --index "$T/long" --vimgrep zebu | cut -c1-100)"
+rm "$R/src/long.txt"
 # a window of short lines: 15 lines at most, from two before the lead
 "$F" search pin > "$T/out"
 head -3 "$T/out" | mask > "$T/got"
