@@ -197,12 +197,19 @@ static int print_json(const char *query, const fathom_results *r, const char *wh
 static void print_json_error(const char *query, int rc)
 {
 	const char *m = fathom_errmsg();
-	json_t *err = json_pack("{s:s}", "message", m && *m ? m : fathom_strerror(rc));
+	json_t *msg = json_string(m && *m ? m : fathom_strerror(rc));
+	json_t *err = json_object(), *o = json_object();
 	unsigned col = 0;
-	if (m && sscanf(m, "query syntax, column %u:", &col) == 1 && col && err)
+	if (!msg)   /* not UTF-8: the error's name, which is */
+		msg = json_string(fathom_strerror(rc));
+	json_object_set_new(err, "message", msg);
+	if (m && sscanf(m, "query syntax, column %u:", &col) == 1 && col)
 		json_object_set_new(err, "column", json_integer(col));
-	json_t *o = err ? json_pack("{s:s,s:o}", "query", query, "error", err) : NULL;
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_t *q = json_string(query);   /* NULL for bytes that are not UTF-8: left out */
+	if (q)
+		json_object_set_new(o, "query", q);
+	json_object_set_new(o, "error", err);
+	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (text)
 		printf("%s\n", text);
 	free(text);

@@ -185,6 +185,8 @@ expect_rc 2 "$F" search --json --strict 'rate "limiting'
 jq -e '.query == "rate \"limiting" and (.error.message | test("never closed")) and .error.column == 6' "$T/.out" > /dev/null \
 	&& ok || fail "--json syntax error: $(cat "$T/.out")"
 grep -q '^fathom: search: query syntax, column 6' "$T/.err" && ok || fail "--json syntax error, stderr: $(cat "$T/.err")"
+expect_rc 2 "$F" search --json --strict $'rate "lim\xff'    # not UTF-8: no "query", still JSON
+jq -e '.error.column == 6' "$T/.out" > /dev/null && ok || fail "--json syntax error, bytes not UTF-8: $(cat "$T/.out")"
 expect_rc 2 "$F" search --strict 'rate "limiting'
 [ -s "$T/.out" ] && fail "a syntax error without --json: stdout $(cat "$T/.out")" || ok
 
