@@ -94,6 +94,18 @@ static void test_table_defaults(void)
 	         API_DEFAULT_MAX_SIZE);
 	CHECK_EQ(strtoull(fathom_setting_find("grep-max-size")->default_value, NULL, 10),
 	         API_DEFAULT_GREP_MAX_SIZE);
+	/* the bounds are the checks' own, as fathom_limit publishes them */
+	static const struct { const char *name; int limit; } same[] = {
+		{ "k", FATHOM_LIMIT_K }, { "k1", FATHOM_LIMIT_K1 }, { "b", FATHOM_LIMIT_B },
+		{ "weight.body", FATHOM_LIMIT_FIELD_WEIGHT },
+		{ "snippet-bytes", FATHOM_LIMIT_SNIPPET_BYTES },
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		double lo, hi;
+		CHECK_OK(fathom_limit(same[i].limit, &lo, &hi));
+		CHECK(fathom_setting_find(same[i].name)->min == lo);
+		CHECK(fathom_setting_find(same[i].name)->max == hi);
+	}
 	/* the old _init of search options keeps the old defaults */
 	fathom_search_opts v4;
 	CHECK_OK(fathom_search_opts_init(&v4, 4));
