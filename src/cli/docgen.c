@@ -151,9 +151,9 @@ void cli_write_man(FILE *f)
 		for (size_t k = 0; c->args_are == CLI_ARGS_SETTINGS && (st = fathom_setting_at(k)); k++) {
 			char text[512];
 			cli_setting_line(text, sizeof text, st);
-			fputs(".TP\n\fB", f);
+			fputs(".TP\n\\fB", f);
 			roff_cstr(f, st->name);
-			fputs("\fR\n", f);
+			fputs("\\fR\n", f);
 			roff_lines(f, text);
 		}
 	}
