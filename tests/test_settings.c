@@ -175,6 +175,7 @@ static void test_set_get_unset(void)
 	fathom_close(w);
 	fathom_close(r);
 	test_rmrf(dir);
+	free(dir);
 }
 
 /* The stored records: unknown names kept through a change, a value this
@@ -277,6 +278,7 @@ static void test_search_defaults(void)
 	fathom_close(r);
 	fathom_close(w);
 	test_rmrf(dir);
+	free(dir);
 }
 
 static void write_file(const char *dir, const char *name, size_t size)
@@ -339,6 +341,7 @@ static void test_ingest_defaults(void)
 	CHECK_EQ(st.files_skipped, 0);
 	fathom_close(w);
 	test_rmrf(root);
+	free(root);
 }
 
 int main(void)
