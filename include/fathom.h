@@ -912,6 +912,17 @@ int fathom_config_set(fathom_index *ix, const char *name, const char *value);
  * Unsetting a setting that is not set is no error. */
 int fathom_config_unset(fathom_index *ix, const char *name);
 
+/* The settings as JSON, the one serializer behind `fathom config --json`
+ * and GET /config: an array of every setting in table order, or with name
+ * the object of that one:
+ *   {"name", "type" ("integer", "number", "choice", "patterns", "string"),
+ *    "value", "set" (true when the index sets it), "default",
+ *    "min", "max" (numbers) | "choices" (choice) | "max_bytes",
+ *    "help"}
+ * A value is a number, a string, or (patterns) an array of strings.
+ * *out is NUL-terminated and freed with fathom_free; len may be NULL. */
+int fathom_config_json(char **out, size_t *len, fathom_index *ix, const char *name);
+
 /* ---------------------------------------------------------------------------
  * Statistics and checks.
  */

@@ -67,6 +67,11 @@ int api_search_defaults(struct fathom_index *fx, const fathom_search_opts *in,
  * ignore text may point into the handle's settings: read it at once. */
 int api_ingest_defaults(struct fathom_index *fx, fathom_ingest_opts *o);
 
+/* ---- interface to code in results_json.c ---------------------------------- */
+
+/* n bytes of s as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
+void api_json_strn(fbuf *b, const char *s, size_t n);
+
 struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */

@@ -387,6 +387,116 @@ int fathom_config_unset(fathom_index *fx, const char *name)
 	return restage(fx, rows[r].name, NULL);
 }
 
+/* ---- as JSON -------------------------------------------------------------------------------- */
+
+static const char *type_name(int type)
+{
+	switch (type) {
+	case FATHOM_SETTING_INT: return "integer";
+	case FATHOM_SETTING_NUMBER: return "number";
+	case FATHOM_SETTING_CHOICE: return "choice";
+	case FATHOM_SETTING_PATTERNS: return "patterns";
+	default: return "string";
+	}
+}
+
+/* A value by its type: a number, an array of patterns (one per line), a
+ * string. Numbers are the canonical text, which JSON reads as it is. */
+static void json_value(fbuf *b, const fathom_setting_info *s, const char *v)
+{
+	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER) {
+		fbuf_puts(b, v);
+		return;
+	}
+	if (s->type != FATHOM_SETTING_PATTERNS) {
+		api_json_strn(b, v, strlen(v));
+		return;
+	}
+	fbuf_putc(b, '[');
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (p != v)
+			fbuf_putc(b, ',');
+		api_json_strn(b, p, n);
+		p += n + (p[n] == '\n');
+	}
+	fbuf_putc(b, ']');
+}
+
+/* A list of words (choices) as a JSON array. */
+static void json_words(fbuf *b, const char *w)
+{
+	fbuf_putc(b, '[');
+	for (const char *p = w; *p;) {
+		size_t n = strcspn(p, " ");
+		if (p != w)
+			fbuf_putc(b, ',');
+		api_json_strn(b, p, n);
+		p += n + (p[n] == ' ');
+	}
+	fbuf_putc(b, ']');
+}
+
+static void json_setting(fbuf *b, const api_settings *st, int r)
+{
+	const fathom_setting_info *s = &rows[r];
+	int set = (st->set >> r) & 1;
+	fbuf_puts(b, "{\"name\":");
+	api_json_strn(b, s->name, strlen(s->name));
+	fbuf_printf(b, ",\"type\":\"%s\",\"value\":", type_name(s->type));
+	json_value(b, s, set ? st->text[r] : s->default_value);
+	fbuf_printf(b, ",\"set\":%s,\"default\":", set ? "true" : "false");
+	json_value(b, s, s->default_value);
+	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER) {
+		fbuf_printf(b, ",\"min\":%.17g,\"max\":%.17g", s->min, s->max);
+	} else if (s->type == FATHOM_SETTING_CHOICE) {
+		fbuf_puts(b, ",\"choices\":");
+		json_words(b, s->choices);
+	} else {
+		fbuf_printf(b, ",\"max_bytes\":%.0f", s->max);
+	}
+	fbuf_puts(b, ",\"help\":");
+	api_json_strn(b, s->help, strlen(s->help));
+	fbuf_putc(b, '}');
+}
+
+int fathom_config_json(char **out, size_t *len, fathom_index *fx, const char *name)
+{
+	fa_err_clear();
+	if (!out || !fx)
+		return fa_err(FATHOM_EINVAL, "no index or no output");
+	*out = NULL;
+	if (len)
+		*len = 0;
+	int one = name ? row_of(name) : -1;
+	if (name && one < 0)
+		return fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)", name);
+	const api_settings *st;
+	int rc = api_settings_get(fx, &st);
+	if (rc)
+		return rc;
+	fbuf b;
+	fbuf_init(&b, 0);
+	if (name) {
+		json_setting(&b, st, one);
+	} else {
+		fbuf_putc(&b, '[');
+		for (int r = 0; r < API_NSETTINGS; r++) {
+			if (r)
+				fbuf_putc(&b, ',');
+			json_setting(&b, st, r);
+		}
+		fbuf_putc(&b, ']');
+	}
+	if (b.err) {
+		rc = b.err;
+		fbuf_free(&b);
+		return rc;
+	}
+	*out = fbuf_detach(&b, len);
+	return *out ? 0 : fa_err(FATHOM_ENOMEM, "the settings as JSON");
+}
+
 /* ---- defaults for a search and a run ---------------------------------------------------- */
 
 int api_search_defaults(fathom_index *fx, const fathom_search_opts *in, fathom_search_opts *tmp,

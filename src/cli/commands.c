@@ -97,7 +97,7 @@ const cli_command cli_commands[] = {
 	  { cli_opts_config }, NULL,
 	  "ignore takes one pattern per VALUE (.gitignore syntax); a value out of\n"
 	  "range is an error naming the setting, and nothing is written.\n"
-	  "While 'fathom serve' holds the index, stop it to change a setting.",
+	  "While 'fathom serve' holds the index, a change goes through it (POST /config).",
 	  CLI_ARGS_SETTINGS, NULL, cmd_config },
 	{ "grep", "PATTERN [PATH]", "regex or literal search of the indexed files, line by line",
 	  "fathom grep [--index DIR] [options] [--] PATTERN [PATH...]",
@@ -114,7 +114,7 @@ const cli_command cli_commands[] = {
 	  "the search daemon: one warm index for many clients, JSON over HTTP\n"
 	  "(docs/API.md), MCP at /mcp, Prometheus metrics at /metrics",
 	  { cli_opts_serve }, NULL,
-	  "'fathom index/add/delete/glossary/optimize' on this index go through the\n"
+	  "'fathom index/add/delete/glossary/config/optimize' on this index go through the\n"
 	  "daemon (SERVE in the index folder names it)\n"
 	  "SIGTERM or Ctrl-C: requests in flight finish; every acknowledged write is\n"
 	  "committed before it is answered",

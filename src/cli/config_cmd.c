@@ -2,9 +2,11 @@
  * config_cmd.c — fathom config: the index's own defaults (k, matching
  * mode, BM25 parameters, field weights, snippet size, ignore rules, size
  * caps). The settings, their types and bounds are the library's table
- * (fathom_setting_at); this file only lists, prints and changes them. A
+ * (fathom_setting_at), and --json is the library's serializer
+ * (fathom_config_json); this file only lists, prints and changes them. A
  * change is committed before the command returns, atomically with the
- * index (it is one commit).
+ * index (it is one commit); while a daemon holds the index it is sent
+ * there (POST /config) and committed by it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -24,65 +26,18 @@ const cli_opt cli_opts_config[] = {
 	CLI_OPT_END,
 };
 
-static const char *type_name(int type)
+/* One setting (name) or all (NULL) as the library's serializer writes them. */
+static int print_json(fathom_index *ix, const char *name)
 {
-	switch (type) {
-	case FATHOM_SETTING_INT: return "integer";
-	case FATHOM_SETTING_NUMBER: return "number";
-	case FATHOM_SETTING_CHOICE: return "choice";
-	case FATHOM_SETTING_PATTERNS: return "patterns";
-	case FATHOM_SETTING_STRING: return "string";
-	default: return "unknown";
+	char *text = NULL;
+	int rc = fathom_config_json(&text, NULL, ix, name);
+	if (rc) {
+		cli_die_api(rc, "config");
+		return 2;
 	}
-}
-
-/* A value as JSON by its type: a number, an array of patterns, a string. */
-static void json_value(const fathom_setting_info *s, const char *v)
-{
-	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER) {
-		fputs(v, stdout);
-		return;
-	}
-	if (s->type != FATHOM_SETTING_PATTERNS) {
-		cli_json_cstr(stdout, v);
-		return;
-	}
-	fputc('[', stdout);
-	for (const char *p = v; *p;) {
-		size_t n = strcspn(p, "\n");
-		if (p != v)
-			fputc(',', stdout);
-		cli_json_str(stdout, p, n);
-		p += n + (p[n] == '\n');
-	}
-	fputc(']', stdout);
-}
-
-static void json_setting(const fathom_setting_info *s, const char *v, int set)
-{
-	fputs("{\"name\":", stdout);
-	cli_json_cstr(stdout, s->name);
-	printf(",\"type\":\"%s\",\"value\":", type_name(s->type));
-	json_value(s, v);
-	printf(",\"set\":%s,\"default\":", set ? "true" : "false");
-	json_value(s, s->default_value);
-	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER)
-		printf(",\"min\":%.17g,\"max\":%.17g", s->min, s->max);
-	else if (s->type == FATHOM_SETTING_CHOICE) {
-		fputs(",\"choices\":[", stdout);
-		for (const char *p = s->choices; *p;) {
-			size_t n = strcspn(p, " ");
-			if (p != s->choices)
-				fputc(',', stdout);
-			cli_json_str(stdout, p, n);
-			p += n + (p[n] == ' ');
-		}
-		fputc(']', stdout);
-	} else
-		printf(",\"max_bytes\":%.0f", s->max);
-	fputs(",\"help\":", stdout);
-	cli_json_cstr(stdout, s->help);
-	fputc('}', stdout);
+	puts(text);
+	fathom_free(text);
+	return 0;
 }
 
 /* name = value, "(default)" when the index does not set it; patterns one
@@ -101,10 +56,8 @@ static void human_setting(const fathom_setting_info *s, const char *v, int set)
 	printf("%-16s = %s%s\n", s->name, v, set ? "" : " (default)");
 }
 
-static int list_all(fathom_index *ix, int json)
+static int list_all(fathom_index *ix)
 {
-	if (json)
-		fputc('[', stdout);
 	const fathom_setting_info *s;
 	for (size_t i = 0; (s = fathom_setting_at(i)) != NULL; i++) {
 		char *v = NULL;
@@ -113,17 +66,9 @@ static int list_all(fathom_index *ix, int json)
 			cli_die_api(rc, "config");
 			return 2;
 		}
-		if (json) {
-			if (i)
-				fputc(',', stdout);
-			json_setting(s, v, set);
-		} else {
-			human_setting(s, v, set);
-		}
+		human_setting(s, v, set);
 		fathom_free(v);
 	}
-	if (json)
-		fputs("]\n", stdout);
 	return 0;
 }
 
@@ -178,8 +123,10 @@ int cmd_config(int argc, char **argv)
 		if (cli_open(&ix, index, FATHOM_OPEN_READONLY, NULL))
 			return 2;
 		int rc = 0;
-		if (nargs == 0) {
-			rc = list_all(ix, json);
+		if (json) {
+			rc = print_json(ix, nargs ? s->name : NULL);
+		} else if (nargs == 0) {
+			rc = list_all(ix);
 		} else {
 			char *v = NULL;
 			int set = 0;
@@ -187,9 +134,6 @@ int cmd_config(int argc, char **argv)
 			if (rc) {
 				cli_die_api(rc, "config");
 				rc = 2;
-			} else if (json) {
-				json_setting(s, v, set);
-				fputc('\n', stdout);
 			} else {
 				printf("%s\n", v);
 			}
@@ -204,10 +148,14 @@ int cmd_config(int argc, char **argv)
 	cli_remote r;
 	int rc = cli_open_write(&ix, index, FATHOM_OPEN_WRITE, NULL, &r);
 	if (rc == 1) {
+		/* the daemon holds the lock: it commits the change (POST /config) */
+		json_t *req = unset ? json_pack("{s:s,s:b}", "key", s->name, "unset", 1)
+		                    : json_pack("{s:s,s:s}", "key", s->name, "value", value), *reply = NULL;
 		free(value);
-		fprintf(stderr, "%s: config: 'fathom serve' holds %s (pid %ld); stop it to change a "
-		        "setting (fathom help config)\n", cli_prog, index, (long)r.pid);
-		return 2;
+		if (!req || cli_remote_post(&r, "/config", req, &reply))
+			return 2;
+		json_decref(reply);
+		return 0;
 	}
 	if (rc) {
 		free(value);

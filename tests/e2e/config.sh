@@ -57,9 +57,21 @@ s=$(req POST /search '{"query":"walrus"}'); is 200 "$s" '.count == 3' "daemon: t
 s=$(req POST /search '{"query":"walrus","k":5}'); is 200 "$s" '.count == 5' "daemon: k in the request wins"
 s=$(req POST /search '{"query":"walrus zebra"}'); is 200 "$s" '.count == 0' "daemon: the index's match all"
 s=$(req POST /search '{"query":"walrus zebra","mode":"any"}'); is 200 "$s" '.count == 3' "daemon: mode wins"
-# a change needs the lock the daemon holds: said plainly
-expect_err "'fathom serve' holds" "$F" config --index "$IX" k 4
-expect_out '^3$' "$F" config --index "$IX" k
+# GET /config: the library's serializer, as config --json prints it
+s=$(req GET /config); is 200 "$s" '(.settings[] | select(.name == "k") | .value == 3 and .set) and .generation > 0' "GET /config"
+jq -c .settings "$T/b" > "$T/get.json"
+"$F" config --index "$IX" --json | jq -c . | cmp -s - "$T/get.json" && ok || fail "GET /config differs from config --json"
+# writes while the daemon holds the index go through it (POST /config)
+expect_rc 0 "$F" config --index "$IX" k 4
+s=$(req POST /search '{"query":"walrus"}'); is 200 "$s" '.count == 4' "daemon: the new k at once"
+expect_out '^4$' "$F" config --index "$IX" k
+expect_rc 2 "$F" config --index "$IX" k 0
+expect_out '^4$' "$F" config --index "$IX" k
+s=$(req POST /config '{"key":"k","value":0}'); is 400 "$s" '.error.message | test("k wants an integer from 1 to 100000")' "POST /config: a bad value"
+s=$(req POST /config '{"key":"ignore","value":["*.tmp","cache/"]}'); is 200 "$s" '.set and .value == "*.tmp\ncache/"' "POST /config: patterns"
+s=$(req POST /config '{"key":"ignore","unset":true}'); is 200 "$s" '.set == false' "POST /config: unset"
+s=$(req POST /config '{"key":"nosuch","value":1}'); is 400 "$s" '.error.message | test("key")' "POST /config: an unknown key"
+s=$(req POST /config '{"key":"k","value":3}'); is 200 "$s" '.value == "3"' "POST /config: a number"
 serve_stop
 "$F" mcp --index "$IX" > "$T/mcp.out" 2> "$T/mcp.err" <<'MSG'
 {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}
