@@ -402,39 +402,30 @@ static const char *type_name(int type)
 
 /* A value by its type: a number, an array of patterns (one per line), a
  * string. Numbers are the canonical text, which JSON reads as it is. */
-static void json_value(fbuf *b, const fathom_setting_info *s, const char *v)
+/* The parts of w between the separator sep, as a JSON array of strings
+ * (patterns one per line, choices one per word). */
+static void json_split(fbuf *b, const char *w, char sep)
 {
-	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER) {
-		fbuf_puts(b, v);
-		return;
-	}
-	if (s->type != FATHOM_SETTING_PATTERNS) {
-		api_json_strn(b, v, strlen(v));
-		return;
-	}
+	const char seps[2] = { sep, '\0' };
 	fbuf_putc(b, '[');
-	for (const char *p = v; *p;) {
-		size_t n = strcspn(p, "\n");
-		if (p != v)
+	for (const char *p = w; *p;) {
+		size_t n = strcspn(p, seps);
+		if (p != w)
 			fbuf_putc(b, ',');
 		api_json_strn(b, p, n);
-		p += n + (p[n] == '\n');
+		p += n + (p[n] == sep);
 	}
 	fbuf_putc(b, ']');
 }
 
-/* A list of words (choices) as a JSON array. */
-static void json_words(fbuf *b, const char *w)
+static void json_value(fbuf *b, const fathom_setting_info *s, const char *v)
 {
-	fbuf_putc(b, '[');
-	for (const char *p = w; *p;) {
-		size_t n = strcspn(p, " ");
-		if (p != w)
-			fbuf_putc(b, ',');
-		api_json_strn(b, p, n);
-		p += n + (p[n] == ' ');
-	}
-	fbuf_putc(b, ']');
+	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER)
+		fbuf_puts(b, v);
+	else if (s->type == FATHOM_SETTING_PATTERNS)
+		json_split(b, v, '\n');
+	else
+		api_json_strn(b, v, strlen(v));
 }
 
 static void json_setting(fbuf *b, const api_settings *st, int r)
@@ -451,7 +442,7 @@ static void json_setting(fbuf *b, const api_settings *st, int r)
 		fbuf_printf(b, ",\"min\":%.17g,\"max\":%.17g", s->min, s->max);
 	} else if (s->type == FATHOM_SETTING_CHOICE) {
 		fbuf_puts(b, ",\"choices\":");
-		json_words(b, s->choices);
+		json_split(b, s->choices, ' ');
 	} else {
 		fbuf_printf(b, ",\"max_bytes\":%.0f", s->max);
 	}
