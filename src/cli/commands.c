@@ -97,7 +97,8 @@ const cli_command cli_commands[] = {
 	  { cli_opts_config }, NULL,
 	  "ignore takes one pattern per VALUE (.gitignore syntax); a value out of\n"
 	  "range is an error naming the setting, and nothing is written.\n"
-	  "While 'fathom serve' holds the index, a change goes through it (POST /config).",
+	  "While 'fathom serve' holds the index, a change goes through it\n"
+	  "(POST /config).",
 	  CLI_ARGS_SETTINGS, NULL, cmd_config },
 	{ "grep", "PATTERN [PATH]", "regex or literal search of the indexed files, line by line",
 	  "fathom grep [--index DIR] [options] [--] PATTERN [PATH...]",
