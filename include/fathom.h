@@ -289,11 +289,27 @@ typedef struct fathom_ingest_opts {
 	 * default; links are followed wherever they lead). A daemon serving a
 	 * folder sets it to that folder. */
 	const char *confine_root;
+	/* version 6: the index's settings (fathom_config_get) fill what the
+	 * caller leaves unset. max_file_size and grep_max_file_size at
+	 * FATHOM_UNSET_SIZE (their _INIT value) take the index's "max-size"
+	 * and "grep-max-size", else 4 MiB and 256 MiB; an explicit value wins
+	 * for this call. An older version's values are taken as given, and
+	 * the index's settings do not apply. */
+	const char *ignore;        /* more ignore rules, .gitignore lines ('\n'
+	                            * between them) matched as if in a
+	                            * .gitignore in each folder given to
+	                            * fathom_index_paths, below every ignore file
+	                            * of the tree (applied only with
+	                            * use_gitignore). NULL (the default): the
+	                            * index's "ignore" setting; "": none */
 } fathom_ingest_opts;
 
-#define FATHOM_INGEST_OPTS_VERSION 5   /* versions 1 to 4 are accepted */
-#define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, 4u << 20, 1500, 0, 6000, \
-	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, 256u << 20, 0, 0, NULL }
+/* An unset size in fathom_ingest_opts (version 6): the index's setting. */
+#define FATHOM_UNSET_SIZE UINT64_MAX
+
+#define FATHOM_INGEST_OPTS_VERSION 6   /* versions 1 to 5 are accepted */
+#define FATHOM_INGEST_OPTS_INIT { FATHOM_INGEST_OPTS_VERSION, FATHOM_UNSET_SIZE, 1500, 0, 6000, \
+	NULL, 0, 1, 1, 1, NULL, NULL, NULL, 3, 50, FATHOM_UNSET_SIZE, 0, 0, NULL, NULL }
 int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version);
 
 /* Walk files and folders and index what changed since the last run.
@@ -375,6 +391,8 @@ int fathom_optimize(fathom_index *ix);
  * Search.
  */
 enum fathom_match {
+	FATHOM_MATCH_DEFAULT = -1, /* fathom_search_opts version 5: the index's
+	                        * "match" setting, else AUTO */
 	FATHOM_MATCH_AUTO = 0, /* ranked (any word may match); a short keyword
 	                        * query's chunks earn a bonus for holding more
 	                        * of its words; operators require them */
@@ -424,10 +442,19 @@ typedef struct fathom_search_opts {
 	                                * (fathom_results_literal) */
 } fathom_search_opts;
 
-/* Versions 1 to 3 are accepted too (1 and 2 held the weights inline). */
-#define FATHOM_SEARCH_OPTS_VERSION 4
-#define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 10, FATHOM_MATCH_AUTO, \
-	1.5f, 0.9f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, 240, 0, NULL, 0, 0 }
+/* Version 5 has version 4's layout; what changed is that a field left at
+ * its _INIT value is unset, and takes the index's setting (fathom_config_get)
+ * or, where the index sets none, the built-in default (in brackets): k 0
+ * (k, 10), match FATHOM_MATCH_DEFAULT (match, auto), k1 and b below 0 (k1,
+ * 1.5; b, 0.9), snippet_bytes FATHOM_UNSET_SNIPPET (snippet-bytes, 240),
+ * field_weights NULL or an entry below 0 (weight.FIELD, as
+ * FATHOM_FIELD_WEIGHTS_INIT). A value the caller sets wins for this search.
+ * Versions 1 to 4 are accepted too (1 and 2 held the weights inline); their
+ * values are taken as given, and the index's settings do not apply. */
+#define FATHOM_UNSET_SNIPPET UINT32_MAX
+#define FATHOM_SEARCH_OPTS_VERSION 5
+#define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 0, FATHOM_MATCH_DEFAULT, \
+	-1.0f, -1.0f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, FATHOM_UNSET_SNIPPET, 0, NULL, 0, 0 }
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
 
 /* The retrieval sources and ranking stages a hit can owe its place to.
@@ -832,6 +859,69 @@ int fathom_list_docs(fathom_index *ix, fathom_doc_cb cb, void *ctx);
  * by key, then value. Return non-zero from cb to stop. */
 typedef int (*fathom_meta_cb)(void *ctx, const char *key, const char *value, uint64_t docs);
 int fathom_list_meta(fathom_index *ix, fathom_meta_cb cb, void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * Settings: defaults kept with the index (`fathom config`), in the
+ * manifest's named values, so they commit atomically with it. Searches
+ * (fathom_search_opts version 5) and indexing runs (fathom_ingest_opts
+ * version 6) read them for every option their caller leaves unset; an
+ * option the caller sets wins for that call. The settings and their
+ * bounds are published once, in one table (fathom_setting_at), which
+ * validation, `fathom config`, the docs and the daemon read.
+ */
+enum fathom_setting_type {
+	FATHOM_SETTING_INT = 1,      /* an integer in [min, max] (decimal digits) */
+	FATHOM_SETTING_NUMBER = 2,   /* a decimal number in [min, max] */
+	FATHOM_SETTING_CHOICE = 3,   /* one of the words of choices */
+	FATHOM_SETTING_PATTERNS = 4, /* .gitignore lines, '\n' between them, at most
+	                              * max bytes in all */
+	FATHOM_SETTING_STRING = 5    /* text of at most max bytes, one line */
+};
+
+/* One row of the table. The library owns it; it only grows at its end. */
+typedef struct fathom_setting_info {
+	const char *name;            /* "k", "match", "weight.title", "ignore", ... */
+	int type;                    /* enum fathom_setting_type */
+	const char *default_value;   /* as fathom_config_get gives it */
+	double min, max;             /* INT, NUMBER: the bounds (exact); PATTERNS,
+	                              * STRING: bytes (min 0) */
+	const char *choices;         /* CHOICE: the words, space-separated; else NULL */
+	const char *help;            /* one line */
+} fathom_setting_info;
+
+/* The settings this library knows, i from 0 on; NULL past the last. */
+const fathom_setting_info *fathom_setting_at(size_t i);
+/* The row of a setting by name; NULL for an unknown name. */
+const fathom_setting_info *fathom_setting_find(const char *name);
+
+/* The value of a setting on this index, as text (a number as written by
+ * the table's rules: "10", "1.5"; patterns one per line): the index's when
+ * it sets one (*is_set 1, may be NULL), else the default. What a writer
+ * has staged counts. *out is freed with fathom_free. FATHOM_EINVAL for an
+ * unknown name. */
+int fathom_config_get(char **out, int *is_set, fathom_index *ix, const char *name);
+
+/* Set a setting on an index opened for writing: value is checked against
+ * the table (FATHOM_EINVAL naming the setting and what it takes; nothing
+ * changes) and staged; the next fathom_commit makes it durable, atomically
+ * with everything else in that commit (fathom_rollback drops it). Numbers
+ * are stored as the table's canonical text ("1.50" becomes "1.5"). */
+int fathom_config_set(fathom_index *ix, const char *name, const char *value);
+
+/* Unset it (the default applies again), staged as fathom_config_set is.
+ * Unsetting a setting that is not set is no error. */
+int fathom_config_unset(fathom_index *ix, const char *name);
+
+/* The settings as JSON, the one serializer behind `fathom config --json`
+ * and GET /config: an array of every setting in table order, or with name
+ * the object of that one:
+ *   {"name", "type" ("integer", "number", "choice", "patterns", "string"),
+ *    "value", "set" (true when the index sets it), "default",
+ *    "min", "max" (numbers) | "choices" (choice) | "max_bytes",
+ *    "help"}
+ * A value is a number, a string, or (patterns) an array of strings.
+ * *out is NUL-terminated and freed with fathom_free; len may be NULL. */
+int fathom_config_json(char **out, size_t *len, fathom_index *ix, const char *name);
 
 /* ---------------------------------------------------------------------------
  * Statistics and checks.

@@ -45,7 +45,12 @@ static void test_opts_init(void)
 	/* version 3: up to n_field_weights; strict (version 4) untouched */
 	memset(&so, 0xff, sizeof so);
 	CHECK_OK(fathom_search_opts_init(&so, 3));
-	CHECK(so.version == 3 && so.k == sm.k && so.n_field_weights == 0 && so.strict == -1);
+	CHECK(so.version == 3 && so.k == 10 && so.n_field_weights == 0 && so.strict == -1);
+	/* before version 5 nothing was unset: the built-in values */
+	CHECK(so.k1 == 1.5f && so.b == 0.9f && so.snippet_bytes == 240 && so.match == FATHOM_MATCH_AUTO);
+	/* version 5: unset (the index's settings, else the built-in values) */
+	CHECK(sm.k == 0 && sm.match == FATHOM_MATCH_DEFAULT && sm.k1 < 0 && sm.b < 0 &&
+	      sm.snippet_bytes == FATHOM_UNSET_SNIPPET);
 	/* versions 1 and 2 are read by their own layout, never made by _init */
 	CHECK_EQ(fathom_search_opts_init(&so, 1), FATHOM_EINVAL);
 	CHECK_EQ(fathom_search_opts_init(&so, 2), FATHOM_EINVAL);

@@ -72,8 +72,10 @@ static void test_limits_are_the_checks(void)
 	fathom_results_free(r);
 	so.k = (uint32_t)hi + 1;
 	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
-	so.k = (uint32_t)lo - 1;
+	so.k = (uint32_t)lo - 1;   /* 0: unset in version 5, invalid before */
+	so.version = 4;
 	CHECK_EQ(fathom_search(&r, ix, "session", &so), FATHOM_EINVAL);
+	so.version = FATHOM_SEARCH_OPTS_VERSION;
 	so.k = 10;
 
 	CHECK_OK(fathom_limit(FATHOM_LIMIT_K1, &lo, &hi));

@@ -374,7 +374,7 @@ static void test_lenient(void)
 	so.strict = 1;
 	CHECK_EQ(fathom_search(&r, ix, "Mulberry leaves (Morus alba", &so), FATHOM_EINVAL);
 	CHECK(strstr(fathom_errmsg(), "column 17: this '(' is never closed"));
-	so.version = 3;
+	CHECK_OK(fathom_search_opts_init(&so, 3));
 	CHECK_OK(fathom_search(&r, ix, "apple (banana", &so));
 	CHECK(strcmp(fathom_results_literal(r), "unclosed '(' at column 7") == 0);
 	fathom_results_free(r);

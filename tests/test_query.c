@@ -150,7 +150,7 @@ static void test_bm25f_hand_computed(void)
 	CHECK_STR(hit_key(r, 0), "d1");
 	CHECK_STR(hit_key(r, 1), "d2");
 	/* k1 and b are floats in the options: 1.2f is not 1.2. */
-	double k1 = o.k1, b = o.b;
+	double k1 = Q_DEFAULT_K1, b = Q_DEFAULT_B;   /* o leaves them unset */
 	double s1 = bm25_body(3, 2, 2, 3, avg, 1.0, k1, b);
 	double s2 = bm25_body(3, 2, 1, 4, avg, 1.0, k1, b);
 	if (fathom_results_count(r) == 2) {
@@ -684,8 +684,12 @@ static void test_empty_and_none(void)
 	CHECK_EQ(q_search(&r, ix, an, "\"\"", &o), FATHOM_EINVAL);
 	CHECK_EQ(q_search(&r, ix, an, "-- !!", &o), FATHOM_EINVAL);
 	CHECK(r == NULL);
-	o.k = 0;
+	o.k = Q_MAX_K + 1;
 	CHECK_EQ(q_search(&r, ix, an, "something", &o), FATHOM_EINVAL);
+	o.k = 0;   /* unset: the default */
+	CHECK_OK(q_search(&r, ix, an, "something", &o));
+	fathom_results_free(r);
+	r = NULL;
 	drop_index(ix, dir);
 	fathom_results_free(NULL);
 	CHECK_EQ(fathom_results_count(NULL), 0);

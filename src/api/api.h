@@ -21,6 +21,57 @@
 #define API_MAX_META 64u              /* "key=value" tags per ingest */
 #define API_MAX_META_BYTES 1024u      /* bytes of one */
 
+/* The built-in size caps of fathom_ingest_opts (version 6 leaves them
+ * unset: the index's settings, else these). */
+#define API_DEFAULT_MAX_SIZE ((uint64_t)4 << 20)
+#define API_DEFAULT_GREP_MAX_SIZE ((uint64_t)256 << 20)
+
+/* ---- interface to code in settings.c -------------------------------------- */
+
+/* The rows of the settings table, in its order. */
+enum api_setting {
+	API_S_K, API_S_MATCH, API_S_K1, API_S_B,
+	API_S_W_PATH, API_S_W_TITLE, API_S_W_HEADINGS, API_S_W_TAGS, API_S_W_BODY,
+	API_S_SNIPPET, API_S_IGNORE, API_S_MAX_SIZE, API_S_GREP_MAX_SIZE,
+	API_NSETTINGS
+};
+
+/* An index's settings as read: bit r of set for each row it sets, with
+ * the number (a choice: its index) in num[r] and the text in text[r]
+ * (pointing into mem). */
+typedef struct api_settings {
+	uint64_t set;
+	double num[API_NSETTINGS];
+	const char *text[API_NSETTINGS];
+	unsigned char *mem;
+} api_settings;
+
+/* Parse a stored "settings" value (the fuzz target's unit); s starts
+ * zeroed or parsed. FATHOM_ECORRUPT for a value that breaks the layout. */
+int api_settings_parse(api_settings *s, const unsigned char *data, size_t len);
+void api_settings_free(api_settings *s);
+/* Visit the records of a stored value, known or not. */
+int api_settings_walk(const unsigned char *data, size_t len,
+                      int (*cb)(void *ctx, const char *key, const char *value), void *ctx);
+struct fathom_index;
+/* The handle's settings, reparsed when its payloads changed. */
+int api_settings_get(struct fathom_index *fx, const api_settings **out);
+/* Search options with their unset fields filled from the index's settings
+ * (those it does not set stay unset, for q_search's built-in defaults):
+ * *out is in itself when the index sets none, else tmp. */
+int api_search_defaults(struct fathom_index *fx, const fathom_search_opts *in,
+                        fathom_search_opts *tmp, float weights[FATHOM_NFIELDS],
+                        const fathom_search_opts **out);
+/* A run's options (the run's own copy) with unset sizes and ignore rules
+ * from the index's settings (fx may be NULL: the built-in defaults). The
+ * ignore text may point into the handle's settings: read it at once. */
+int api_ingest_defaults(struct fathom_index *fx, fathom_ingest_opts *o);
+
+/* ---- interface to code in results_json.c ---------------------------------- */
+
+/* n bytes of s as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
+void api_json_strn(fbuf *b, const char *s, size_t n);
+
 struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */
@@ -30,6 +81,10 @@ struct fathom_index {
 	q_glossary gloss;
 	uint64_t gloss_version;
 	int gloss_ok;
+	/* The settings parsed once, again when the index's payload changes. */
+	api_settings cfg;
+	uint64_t cfg_version;
+	int cfg_ok;
 };
 
 #endif /* FATHOM_API_H */

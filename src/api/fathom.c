@@ -68,6 +68,7 @@ void fathom_close(fathom_index *fx)
 		ix_close(fx->ix);
 	fa_arena_free(&fx->work);
 	q_gloss_free(&fx->gloss);
+	api_settings_free(&fx->cfg);
 	fa_free(fx);
 }
 
@@ -86,9 +87,16 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	/* Callers of versions 1 and 2 were built before FATHOM_ETIMEOUT: a time
 	 * limit reaches them as the FATHOM_EINTERRUPTED they know. */
 	int old_codes = opts->version < 3;
+	int use_settings = opts->version >= 5;   /* older callers gave every value */
 	q_search_opts_upgrade(opts, &old, old_weights, &opts);
 	int mrc = ix_check_mapped(fx->ix);
 	if (mrc)
+		return mrc;
+	/* the index's settings for what the caller left unset; q_search gives
+	 * what they leave unset its built-in default */
+	fathom_search_opts filled;
+	float weights[FATHOM_NFIELDS];
+	if (use_settings && (mrc = api_search_defaults(fx, opts, &filled, weights, &opts)) != 0)
 		return mrc;
 	/* the options are checked once, by q_search_run */
 	const unsigned char *gd;

@@ -384,17 +384,32 @@ int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	}
 	if (fx && !(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
-	if (opts->version >= 1 && opts->version <= 4) {
-		/* a caller built before version 2 (3, 4, 5): its struct ends before
-		 * the identifier limits (the grep settings, threads, confine_root),
-		 * which take their defaults */
+	if (opts->version >= 1 && opts->version <= 5) {
+		/* a caller built before version 2 (3, 4, 5, 6): its struct ends
+		 * before the identifier limits (the grep settings, threads,
+		 * confine_root, ignore), which take their defaults; what it has
+		 * it gave, so nothing is unset and the index's settings do not
+		 * apply (no ignore rules of its own) */
 		static const size_t ends[] = { offsetof(fathom_ingest_opts, ident_min_len),
 		                               offsetof(fathom_ingest_opts, grep_max_file_size),
 		                               offsetof(fathom_ingest_opts, threads),
-		                               offsetof(fathom_ingest_opts, confine_root) };
+		                               offsetof(fathom_ingest_opts, confine_root),
+		                               offsetof(fathom_ingest_opts, ignore) };
 		memcpy(&r->own_opts, opts, ends[opts->version - 1]);
+		if (opts->version == 1)
+			r->own_opts.grep_max_file_size = API_DEFAULT_GREP_MAX_SIZE;
+		r->own_opts.ignore = "";
 		r->own_opts.version = FATHOM_INGEST_OPTS_VERSION;
 		opts = r->opts = &r->own_opts;
+	} else if (opts->version == FATHOM_INGEST_OPTS_VERSION) {
+		/* the index's settings (or the built-in defaults) for what the
+		 * caller left unset */
+		if (opts != &r->own_opts)
+			r->own_opts = *opts;
+		opts = r->opts = &r->own_opts;
+		int rc = api_ingest_defaults(fx, &r->own_opts);
+		if (rc)
+			return rc;
 	}
 	if (opts->version != FATHOM_INGEST_OPTS_VERSION)
 		return fa_err(FATHOM_EINVAL, "fathom_ingest_opts version %u, expected %u",
@@ -402,6 +417,11 @@ int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 	int rc = check_opts(opts);
 	if (rc)
 		return rc;
+	/* parsed now: the text may be the handle's settings, which a later
+	 * stage could replace */
+	if (*opts->ignore && (rc = gi_parse(&r->ignore, opts->ignore, strlen(opts->ignore), "")) != 0)
+		return fa_err_wrap(rc, "ignore rules");
+	r->own_opts.ignore = "";
 	if (opts->confine_root) {
 		/* resolved once, not for every file read (read_file) */
 		char rr[PATH_MAX];
@@ -473,6 +493,7 @@ void ingest_run_free(ingest_run *r)
 		fa_struct_copy_out(FA_INGEST_STATS, r->out_stats, r->st);
 	fa_free(r->meta);
 	fa_free(r->confine_real);
+	gi_free(r->ignore);
 	if (r->batches)
 		for (size_t i = 0; i < r->window; i++)
 			ingest_batch_free(&r->batches[i]);

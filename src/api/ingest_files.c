@@ -459,6 +459,7 @@ static int walk_and_ingest(fathom_index *fx, const char *const *paths, size_t n_
 			.on_skip = on_walk_skip,
 			.ctx = &w,
 			.confine = opts->confine_root,
+			.extra = r.ignore,
 		};
 		/* never the index's own folder, when it lies inside the tree */
 		struct stat ist;

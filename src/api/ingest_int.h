@@ -114,7 +114,10 @@ typedef struct ingest_run {
 	int stop;             /* a callback asked to stop */
 	char *confine_real;   /* opts->confine_root resolved once ("": could not
 	                       * be, nothing is inside); NULL when not confined */
-	fathom_ingest_opts own_opts;   /* the defaults, when the caller gave none */
+	fathom_ingest_opts own_opts;   /* the options read into the current
+	                                * version, unset ones filled */
+	struct gi_set *ignore;         /* the run's own ignore rules (opts.ignore,
+	                                * else the index's), or NULL */
 	fathom_ingest_stats own_stats; /* the counts, of the current version */
 	fathom_ingest_stats *out_stats; /* the caller's, filled from own_stats as
 	                                 * far as its version goes; or NULL */

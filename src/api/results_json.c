@@ -11,16 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fathom.h"
-#include "text/text.h"
-#include "util/util.h"
+#include "api/api.h"
 
-/* A JSON string: escapes, and U+FFFD for each invalid UTF-8 sequence (a
- * path or title read from disk may hold any bytes). */
-static void put_str(fbuf *b, const char *s)
+/* A JSON string of n bytes: escapes, and U+FFFD for each invalid UTF-8
+ * sequence (a path or title read from disk may hold any bytes). Also the
+ * settings' serializer's (settings.c). */
+void api_json_strn(fbuf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p);
+	if (!s)
+		n = 0;
 	fbuf_putc(b, '"');
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
@@ -48,6 +48,11 @@ static void put_str(fbuf *b, const char *s)
 		i++;
 	}
 	fbuf_putc(b, '"');
+}
+
+static void put_str(fbuf *b, const char *s)
+{
+	api_json_strn(b, s, s ? strlen(s) : 0);
 }
 
 /* The shortest decimal that reads back as the same double (15 digits

@@ -93,7 +93,8 @@ typedef struct cli_sub {
 } cli_sub;
 
 /* What a command's arguments are, for completion. */
-enum { CLI_ARGS_NONE, CLI_ARGS_FILES, CLI_ARGS_COMMANDS, CLI_ARGS_WORDS };
+enum { CLI_ARGS_NONE, CLI_ARGS_FILES, CLI_ARGS_COMMANDS, CLI_ARGS_WORDS,
+       CLI_ARGS_SETTINGS /* the names of the index settings (fathom_setting_at) */ };
 
 typedef struct cli_command {
 	const char *name;
@@ -119,6 +120,10 @@ const cli_opt *cli_command_opt(const cli_command *c, const char *name, size_t n)
 /* The command list and common options ('fathom help'), or one command's. */
 void cli_help_overview(FILE *f);
 void cli_help_command(FILE *f, const cli_command *c);
+/* The setting names, space-separated (completions). */
+void cli_put_setting_names(FILE *f);
+/* A setting's help with its type, range and default (help, man page). */
+void cli_setting_line(char *buf, size_t cap, const fathom_setting_info *s);
 /* The label of an option in help: "-m, --max-count N". */
 void cli_opt_label(char *buf, size_t cap, const cli_opt *o);
 
@@ -175,7 +180,7 @@ int cli_run_query(fathom_index *ix, const char *q, const fathom_search_opts *so,
 extern const cli_opt cli_opts_index[], cli_opts_add[], cli_opts_chunk[], cli_opts_delete[],
 	cli_opts_optimize[], cli_opts_search[], cli_opts_search_batch[], cli_opts_get[],
 	cli_opts_list[], cli_opts_stats[], cli_opts_verify[], cli_opts_vocab[], cli_opts_glossary[],
-	cli_opts_grep[], cli_opts_serve[], cli_opts_mcp[], cli_opts_eval[];
+	cli_opts_grep[], cli_opts_serve[], cli_opts_mcp[], cli_opts_eval[], cli_opts_config[];
 extern const cli_sub cli_glossary_subs[];
 
 int cmd_index(int argc, char **argv);
@@ -190,6 +195,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_glossary(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 int cmd_grep(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);

@@ -91,6 +91,20 @@ const cli_command cli_commands[] = {
 	  "Terms are compared NFKC, case folded, with hyphens and spaces folded.\n"
 	  "All-caps acronyms, code identifiers and protected names never join a group.",
 	  CLI_ARGS_NONE, NULL, cmd_glossary },
+	{ "config", "[KEY [VALUE...]]", "the index's own defaults: k, match, k1, b, weights, ignore...",
+	  "fathom config [--index DIR] [--json]              (list every setting)\n"
+	  "fathom config [--index DIR] [--json] KEY          (print one)\n"
+	  "fathom config [--index DIR] KEY VALUE...          (set it)\n"
+	  "fathom config [--index DIR] --unset KEY           (its default again)",
+	  "settings kept with the index, committed atomically with it: search,\n"
+	  "index, watch, the daemon and MCP take them where no option is given;\n"
+	  "an option on the command line (or in a request) still wins for it",
+	  { cli_opts_config }, NULL,
+	  "ignore takes one pattern per VALUE (.gitignore syntax); a value out of\n"
+	  "range is an error naming the setting, and nothing is written.\n"
+	  "While 'fathom serve' holds the index, a change goes through it\n"
+	  "(POST /config).",
+	  CLI_ARGS_SETTINGS, NULL, cmd_config },
 	{ "grep", "PATTERN [PATH]", "regex or literal search of the indexed files, line by line",
 	  "fathom grep [--index DIR] [options] [--] PATTERN [PATH...]",
 	  "PCRE2 syntax by default; the trigram index picks the files to read;\n"
@@ -106,7 +120,7 @@ const cli_command cli_commands[] = {
 	  "the search daemon: one warm index for many clients, JSON over HTTP\n"
 	  "(docs/API.md), MCP at /mcp, Prometheus metrics at /metrics",
 	  { cli_opts_serve }, NULL,
-	  "'fathom index/add/delete/glossary/optimize' on this index go through the\n"
+	  "'fathom index/add/delete/glossary/config/optimize' on this index go through the\n"
 	  "daemon (SERVE in the index folder names it)\n"
 	  "SIGTERM or Ctrl-C: requests in flight finish; every acknowledged write is\n"
 	  "committed before it is answered",
@@ -223,6 +237,35 @@ void cli_help_command(FILE *f, const cli_command *c)
 		put_labelled(f, label, s->help);
 	}
 	put_lines(f, c->notes, NULL, "  ");
+	if (c->args_are == CLI_ARGS_SETTINGS) {
+		fputs("settings (the library's table: name, type, default, range):\n", f);
+		const fathom_setting_info *s;
+		for (size_t i = 0; (s = fathom_setting_at(i)) != NULL; i++) {
+			char label[96], text[512];
+			snprintf(label, sizeof label, "%s", s->name);
+			cli_setting_line(text, sizeof text, s);
+			put_labelled(f, label, text);
+		}
+	}
+}
+
+void cli_setting_line(char *buf, size_t cap, const fathom_setting_info *s)
+{
+	const char *dflt = *s->default_value ? s->default_value : "none";
+	if (s->type == FATHOM_SETTING_INT || s->type == FATHOM_SETTING_NUMBER)
+		snprintf(buf, cap, "%s\n(%s from %.17g to %.17g; default %s)", s->help,
+		         s->type == FATHOM_SETTING_INT ? "integer" : "number", s->min, s->max, dflt);
+	else if (s->type == FATHOM_SETTING_CHOICE)
+		snprintf(buf, cap, "%s\n(one of: %s; default %s)", s->help, s->choices, dflt);
+	else
+		snprintf(buf, cap, "%s\n(at most %.0f bytes; default %s)", s->help, s->max, dflt);
+}
+
+void cli_put_setting_names(FILE *f)
+{
+	const fathom_setting_info *s;
+	for (size_t i = 0; (s = fathom_setting_at(i)) != NULL; i++)
+		fprintf(f, "%s%s", i ? " " : "", s->name);
 }
 
 void cli_help_overview(FILE *f)

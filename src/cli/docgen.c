@@ -147,6 +147,15 @@ void cli_write_man(FILE *f)
 			fputs(".PP\n", f);
 			roff_lines(f, c->notes);
 		}
+		const fathom_setting_info *st;
+		for (size_t k = 0; c->args_are == CLI_ARGS_SETTINGS && (st = fathom_setting_at(k)); k++) {
+			char text[512];
+			cli_setting_line(text, sizeof text, st);
+			fputs(".TP\n\\fB", f);
+			roff_cstr(f, st->name);
+			fputs("\\fR\n", f);
+			roff_lines(f, text);
+		}
 	}
 	fputs(".SH COMMON OPTIONS\n", f);
 	man_opts(f, cli_opts_global);
@@ -248,6 +257,11 @@ static void bash_command(FILE *f, const cli_command *c)
 	case CLI_ARGS_FILES: fputs("\t\targs=files ;;\n", f); break;
 	case CLI_ARGS_COMMANDS: fputs("\t\targs=\"$commands\" ;;\n", f); break;
 	case CLI_ARGS_WORDS: fprintf(f, "\t\t[ $nargs = 0 ] && args='%s' ;;\n", c->arg_words); break;
+	case CLI_ARGS_SETTINGS:
+		fputs("\t\t[ $nargs = 0 ] && args='", f);
+		cli_put_setting_names(f);
+		fputs("' ;;\n", f);
+		break;
 	default:
 		if (c->subs) {
 			fputs("\t\t[ $nargs = 0 ] && args='", f);
@@ -394,6 +408,11 @@ static void write_zsh(FILE *f)
 			fputs(")'\n", f);
 			break;
 		case CLI_ARGS_WORDS: fprintf(f, "\t\t'1:argument:(%s)'\n", c->arg_words); break;
+		case CLI_ARGS_SETTINGS:
+			fputs("\t\t'1:setting:(", f);
+			cli_put_setting_names(f);
+			fputs(")'\n", f);
+			break;
 		default:
 			if (c->subs) {
 				fputs("\t\t'1:subcommand:(", f);

@@ -119,8 +119,12 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 			        (unsigned long long)st->skipped_by_reason[r], fathom_skip_reason_name(r));
 			if (r == FATHOM_SKIP_TOO_BIG) {
 				char cap[32];
-				human_bytes(cap, sizeof cap, (double)ci->io.max_file_size);
-				fprintf(stderr, " (%s; --max-size)", cap);
+				if (ci->io.max_file_size == FATHOM_UNSET_SIZE) {
+					fputs(" (over the index's size caps: fathom config max-size)", stderr);
+				} else {
+					human_bytes(cap, sizeof cap, (double)ci->io.max_file_size);
+					fprintf(stderr, " (%s; --max-size)", cap);
+				}
 			}
 			first = 0;
 		}
@@ -340,8 +344,12 @@ static json_t *remote_opts(const cli_ingest *ci, int for_index)
 	                      (json_int_t)io->chunk_max, "ident_min_len",
 	                      (json_int_t)io->ident_min_len, "ident_max", (json_int_t)io->ident_max);
 	if (o && for_index) {
-		json_object_set_new(o, "max_size", json_integer((json_int_t)io->max_file_size));
-		json_object_set_new(o, "grep_max_size", json_integer((json_int_t)io->grep_max_file_size));
+		/* unset: the daemon's run takes the index's settings */
+		if (io->max_file_size != FATHOM_UNSET_SIZE)
+			json_object_set_new(o, "max_size", json_integer((json_int_t)io->max_file_size));
+		if (io->grep_max_file_size != FATHOM_UNSET_SIZE)
+			json_object_set_new(o, "grep_max_size",
+			                    json_integer((json_int_t)io->grep_max_file_size));
 		json_object_set_new(o, "grep_only", json_boolean(io->grep_only));
 		json_object_set_new(o, "gitignore", json_boolean(io->use_gitignore));
 		json_object_set_new(o, "follow_symlinks", json_boolean(io->follow_symlinks));

@@ -111,8 +111,9 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 			                       arg), -1;
 		/* the options are parsed once per process, as filters_store is */
 		if (!so->field_weights) {
-			static const float defaults[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
-			memcpy(weights_store, defaults, sizeof weights_store);
+			/* the other fields unset: the index's weights, else the defaults */
+			for (size_t i = 0; i < FATHOM_NFIELDS; i++)
+				weights_store[i] = -1;
 			so->field_weights = weights_store;
 			so->n_field_weights = FATHOM_NFIELDS;
 		}
@@ -347,7 +348,7 @@ static int run_batch(fathom_index *ix, const char *file, fathom_search_opts *so,
 		total += t;
 		answered += fathom_results_count(res) > 0;
 		if (run)
-			cli_write_run(run, qid, res, so->k);
+			cli_write_run(run, qid, res, so->k ? so->k : SIZE_MAX);   /* 0: the index's k */
 		fathom_results_free(res);
 		json_decref(obj);
 	}

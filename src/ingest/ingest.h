@@ -45,6 +45,10 @@ typedef struct walk_opts {
 	 * resolved): a root or a followed link that resolves outside it is
 	 * FATHOM_SKIP_OUTSIDE_ROOT. NULL: none. */
 	const char *confine;
+	/* More ignore rules, matched against the path relative to root, below
+	 * every ignore file of the tree (as git's core.excludesFile is); with
+	 * use_gitignore only. NULL: none. */
+	const struct gi_set *extra;
 } walk_opts;
 
 /* Walk root (a folder or a single file). Returns 0, the callback's non-zero

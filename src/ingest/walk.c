@@ -416,7 +416,7 @@ static int is_ignored(walker *w, size_t depth, const char *rel, int is_dir)
 		if (r)
 			return r > 0;
 	}
-	return 0;
+	return w->o->extra && gi_match(w->o->extra, rel, is_dir) > 0;
 }
 
 static int add_outer_set(walker *w, const char *base)

@@ -36,6 +36,15 @@
 #define Q_COORD_BONUS 2.0
 #define Q_MAX_TIME_LIMIT 1e6         /* seconds */
 
+/* The built-in defaults of the options fathom_search_opts version 5 leaves
+ * unset (the index's settings come first: api/settings.c, whose table
+ * publishes these). */
+#define Q_DEFAULT_K 10u
+#define Q_DEFAULT_MATCH FATHOM_MATCH_AUTO
+#define Q_DEFAULT_K1 1.5f
+#define Q_DEFAULT_B 0.9f
+#define Q_DEFAULT_SNIPPET 240u
+
 /* Run query over the committed snapshot of ix. */
 int q_search(fathom_results **out, ix_index *ix, text_analyzer *an,
              const char *query, const fathom_search_opts *opts);
@@ -54,6 +63,13 @@ int q_search_in(fathom_results **out, ix_index *ix, text_analyzer *an,
  * weights point into tmp_weights. Other versions are left for the check. */
 void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *tmp,
                            float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out);
+
+/* Options of the current version with every unset field (k 0,
+ * FATHOM_MATCH_DEFAULT, k1 or b below 0, FATHOM_UNSET_SNIPPET, a field
+ * weight below 0) given its built-in default: *out is opts itself when
+ * none is unset, else tmp (weights in tmp_weights). */
+void q_search_opts_fill(const fathom_search_opts *opts, fathom_search_opts *tmp,
+                        float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out);
 
 /* ---- candidates: what a retrieval source hands to the pipeline ----------------- */
 

@@ -70,11 +70,33 @@ void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *t
                            float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out)
 {
 	*out = opts;
-	if (opts && opts->version == 3) {
-		/* a prefix of version 4: strict (0) is new */
+	if (opts && (opts->version == 3 || opts->version == 4)) {
+		/* a prefix of version 5 (version 3: strict, 0, is new), whose
+		 * values were all given: one that version 5 reads as unset was
+		 * invalid then, and stays so */
 		fathom_search_opts cur = FATHOM_SEARCH_OPTS_INIT;
-		memcpy(&cur, opts, offsetof(fathom_search_opts, strict));
+		memcpy(&cur, opts, opts->version == 3 ? offsetof(fathom_search_opts, strict) : sizeof cur);
 		cur.version = FATHOM_SEARCH_OPTS_VERSION;
+		if (cur.k == 0)
+			cur.k = UINT32_MAX;
+		if (cur.match == FATHOM_MATCH_DEFAULT)
+			cur.match = FATHOM_MATCH_ANY + 1;
+		if (cur.k1 < 0)
+			cur.k1 = NAN;
+		if (cur.b < 0)
+			cur.b = NAN;
+		if (cur.snippet_bytes == FATHOM_UNSET_SNIPPET)
+			cur.snippet_bytes = Q_SNIPPET_MAX;
+		if (cur.field_weights && cur.n_field_weights <= FATHOM_NFIELDS) {
+			int neg = 0;
+			for (size_t f = 0; f < cur.n_field_weights; f++)
+				neg |= cur.field_weights[f] < 0;
+			if (neg) {
+				for (size_t f = 0; f < cur.n_field_weights; f++)
+					tmp_weights[f] = cur.field_weights[f] < 0 ? NAN : cur.field_weights[f];
+				cur.field_weights = tmp_weights;
+			}
+		}
 		*tmp = cur;
 		*out = tmp;
 		return;
@@ -102,7 +124,38 @@ void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *t
 	memcpy(tmp_weights, old.field_weight, sizeof old.field_weight);
 	cur.field_weights = tmp_weights;
 	cur.n_field_weights = FATHOM_NFIELDS;
-	*tmp = cur;
+	/* read as version 4 is, so that nothing reads as unset */
+	cur.version = 4;
+	q_search_opts_upgrade(&cur, tmp, tmp_weights, out);
+}
+
+void q_search_opts_fill(const fathom_search_opts *opts, fathom_search_opts *tmp,
+                        float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out)
+{
+	*out = opts;
+	int neg = 0;
+	for (size_t f = 0; opts->field_weights && f < opts->n_field_weights && f < FATHOM_NFIELDS; f++)
+		neg |= opts->field_weights[f] < 0;
+	if (opts->k && opts->match != FATHOM_MATCH_DEFAULT && !(opts->k1 < 0) && !(opts->b < 0) &&
+	    opts->snippet_bytes != FATHOM_UNSET_SNIPPET && !neg)
+		return;
+	*tmp = *opts;
+	if (!tmp->k)
+		tmp->k = Q_DEFAULT_K;
+	if (tmp->match == FATHOM_MATCH_DEFAULT)
+		tmp->match = Q_DEFAULT_MATCH;
+	if (tmp->k1 < 0)
+		tmp->k1 = Q_DEFAULT_K1;
+	if (tmp->b < 0)
+		tmp->b = Q_DEFAULT_B;
+	if (tmp->snippet_bytes == FATHOM_UNSET_SNIPPET)
+		tmp->snippet_bytes = Q_DEFAULT_SNIPPET;
+	if (neg) {
+		static const float defaults[FATHOM_NFIELDS] = FATHOM_FIELD_WEIGHTS_INIT;
+		for (size_t f = 0; f < opts->n_field_weights && f < FATHOM_NFIELDS; f++)
+			tmp_weights[f] = opts->field_weights[f] < 0 ? defaults[f] : opts->field_weights[f];
+		tmp->field_weights = tmp_weights;
+	}
 	*out = tmp;
 }
 
@@ -171,7 +224,8 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
                  const fathom_search_opts *opts, fa_arena *shared,
                  const struct q_glossary *gloss, const q_reranker *rr)
 {
-	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT;
+	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT, filled;
+	float weights[FATHOM_NFIELDS];
 	if (!out)
 		return fa_err(FATHOM_EINVAL, "no output for the results");
 	*out = NULL;
@@ -179,6 +233,8 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 		return fa_err(FATHOM_EINVAL, "no index, analyser or query");
 	if (!opts)
 		opts = &def;
+	if (opts->version == FATHOM_SEARCH_OPTS_VERSION)
+		q_search_opts_fill(opts, &filled, weights, &opts);
 	int rc = check_opts(opts);
 	if (rc)
 		return rc;

@@ -44,6 +44,8 @@ static const struct route {
 	{ "/glossary", M_POST, SV_EP_GLOSSARY, 1, sv_op_glossary_post, NULL },
 	{ "/glossary/review", M_POST, SV_EP_GLOSSARY, 1, sv_op_glossary_review, NULL },
 	{ "/index", M_POST, SV_EP_INDEX, 1, sv_op_index, NULL },
+	{ "/config", M_GET, SV_EP_OTHER, 0, sv_op_config_get, NULL },
+	{ "/config", M_POST, SV_EP_OTHER, 1, sv_op_config_post, NULL },
 	{ "/optimize", M_POST, SV_EP_OPTIMIZE, 0, sv_op_optimize, NULL },
 	{ "/vocabulary", M_GET, SV_EP_VOCAB, 0, sv_op_vocab, NULL },
 	{ "/sources", M_GET, SV_EP_SOURCES, 0, sv_op_sources, NULL },

@@ -17,6 +17,19 @@
 
 /* ---- search -------------------------------------------------------------------- */
 
+/* A request that leaves k or snippet_bytes out takes the index's setting
+ * (the library fills it); the daemon still bounds one request's work, so
+ * a setting above the daemon's cap is lowered to it. */
+static uint32_t capped_setting(fathom_index *ix, const char *name, long long cap)
+{
+	char *v = NULL;
+	long long n = 0;
+	if (fathom_config_get(&v, NULL, ix, name) == 0)
+		n = strtoll(v, NULL, 10);
+	fathom_free(v);
+	return n > cap ? (uint32_t)cap : 0;   /* 0 (or unset): the library's fill */
+}
+
 /* One search: args checked, the query run on a reader, and the results as
  * the library's one serializer writes them (*text, freed with fathom_free;
  * the same bytes as `fathom search --json`), with what only the daemon
@@ -120,6 +133,11 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 	fathom_index *ix = sv_reader(s, e);
 	if (!ix)
 		goto bad;
+	if (so.k == 0 && (k = capped_setting(ix, "k", kmax)) != 0)
+		so.k = (uint32_t)k;
+	if (so.snippet_bytes == FATHOM_UNSET_SNIPPET &&
+	    (snip = capped_setting(ix, "snippet-bytes", smax)) != 0)
+		so.snippet_bytes = (uint32_t)snip;
 	double t0 = sv_now();
 	fathom_results *r = NULL;
 	int rc = fathom_search(&r, ix, query, &so);

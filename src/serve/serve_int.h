@@ -132,5 +132,8 @@ json_t *sv_op_glossary_get(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_glossary_post(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_glossary_review(sv_state *s, const sv_req *rq, sv_err *e);
 json_t *sv_op_vocab(sv_state *s, const sv_req *rq, sv_err *e);
+/* config_ops.c */
+json_t *sv_op_config_get(sv_state *s, const sv_req *rq, sv_err *e);
+json_t *sv_op_config_post(sv_state *s, const sv_req *rq, sv_err *e);
 
 #endif /* FATHOM_SERVE_INT_H */

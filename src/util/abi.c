@@ -32,13 +32,14 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	                       offsetof(fathom_ingest_opts, grep_max_file_size),
 	                       offsetof(fathom_ingest_opts, threads),
 	                       offsetof(fathom_ingest_opts, confine_root),
+	                       offsetof(fathom_ingest_opts, ignore),
 	                       sizeof(fathom_ingest_opts) } },
 	/* versions 1 and 2 held the field weights inline, after match: no
 	 * prefix of version 3, so fathom_search reads them by their own
 	 * layout (q_search_opts_upgrade), and no _init makes them */
 	[FA_SEARCH_OPTS] = { "fathom_search_opts", FATHOM_SEARCH_OPTS_VERSION,
 	                     { 0, 0, 0, offsetof(fathom_search_opts, strict),
-	                       sizeof(fathom_search_opts) } },
+	                       sizeof(fathom_search_opts), sizeof(fathom_search_opts) } },
 	/* versions 1 and 2 of fathom_grep_opts were never taken by a release
 	 * that had version 3 */
 	[FA_GREP_OPTS] = { "fathom_grep_opts", FATHOM_GREP_OPTS_VERSION,
@@ -59,8 +60,8 @@ static const struct_info structs[FA_NSTRUCTS] = {
  * the library then reads some other way, or not at all). These stop the
  * build until the row is updated. */
 _Static_assert(FATHOM_OPEN_OPTS_VERSION == 1, "a new fathom_open_opts version: update structs[]");
-_Static_assert(FATHOM_INGEST_OPTS_VERSION == 5, "a new fathom_ingest_opts version: update structs[]");
-_Static_assert(FATHOM_SEARCH_OPTS_VERSION == 4, "a new fathom_search_opts version: update structs[]");
+_Static_assert(FATHOM_INGEST_OPTS_VERSION == 6, "a new fathom_ingest_opts version: update structs[]");
+_Static_assert(FATHOM_SEARCH_OPTS_VERSION == 5, "a new fathom_search_opts version: update structs[]");
 _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
 _Static_assert(FATHOM_STATS_VERSION == 1, "a new fathom_stats version: update structs[]");
@@ -129,16 +130,28 @@ int fathom_open_opts_init(fathom_open_opts *opts, unsigned version)
 	return init_from(FA_OPEN_OPTS, opts, version, &tmpl);
 }
 
+/* Before version 6 of fathom_ingest_opts and 5 of fathom_search_opts
+ * nothing was unset: their _INIT held the built-in defaults, which these
+ * templates keep, so an older version's _init() gives what it gave. */
 int fathom_ingest_opts_init(fathom_ingest_opts *opts, unsigned version)
 {
 	static const fathom_ingest_opts tmpl = FATHOM_INGEST_OPTS_INIT;
-	return init_from(FA_INGEST_OPTS, opts, version, &tmpl);
+	fathom_ingest_opts old = tmpl;
+	old.max_file_size = 4u << 20;
+	old.grep_max_file_size = 256u << 20;
+	return init_from(FA_INGEST_OPTS, opts, version, version < 6 ? &old : &tmpl);
 }
 
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version)
 {
 	static const fathom_search_opts tmpl = FATHOM_SEARCH_OPTS_INIT;
-	return init_from(FA_SEARCH_OPTS, opts, version, &tmpl);
+	fathom_search_opts old = tmpl;
+	old.k = 10;
+	old.match = FATHOM_MATCH_AUTO;
+	old.k1 = 1.5f;
+	old.b = 0.9f;
+	old.snippet_bytes = 240;
+	return init_from(FA_SEARCH_OPTS, opts, version, version < 5 ? &old : &tmpl);
 }
 
 int fathom_grep_opts_init(fathom_grep_opts *opts, unsigned version)

@@ -61,5 +61,17 @@ expect_rc 0 "$F" verify --index "$T/v5"
 expect_out "^The replacement text" "$F" get --index "$T/v5" v5-c
 expect_out "^v5-[ab]:1: " "$F" search --index "$T/v5" kernel scheduler
 
+# Settings on an index of format 5 (no named values): the defaults; the
+# first `fathom config` is the commit that upgrades it, and keeps the rest.
+cp -r "$DATA/index-v5" "$T/v5s"
+expect_out '^k += 10 \(default\)$' "$F" config --index "$T/v5s"
+expect_rc 0 "$F" config --index "$T/v5s" k 1
+[ "$(manifest_version "$T/v5s")" = 7 ] && ok || fail "config did not upgrade the manifest"
+expect_out '^1$' "$F" config --index "$T/v5s" k
+expect_out '^1\. ' "$F" search --index "$T/v5s" replacement
+expect_no_out '^2\. ' "$F" search --index "$T/v5s" replacement
+expect_out "v5-c" "$F" list --index "$T/v5s"
+expect_rc 0 "$F" verify --index "$T/v5s"
+
 echo "$checks checks, $fails failures"
 [ "$fails" -eq 0 ]
