@@ -220,6 +220,21 @@ static void print_json_error(const char *query, int rc)
 /* An index of files indexed for grep alone (index --grep-only, or files
  * over the size cap) has no chunks: no query can find anything in it, and saying "no results"
  * would hide why. The sentence, or NULL for an index with chunks. */
+/* The snippet size the search used: the option, else the index's
+ * setting (which has the built-in default). */
+static uint32_t snippet_size(fathom_index *ix, const fathom_search_opts *so)
+{
+	if (so->snippet_bytes != FATHOM_UNSET_SNIPPET)
+		return so->snippet_bytes;
+	char *v = NULL;
+	int set = 0;
+	uint32_t n = 240;
+	if (fathom_config_get(&v, &set, ix, "snippet-bytes") == 0 && v)
+		n = (uint32_t)strtoul(v, NULL, 10);
+	fathom_free(v);
+	return n;
+}
+
 static const char *grep_only(fathom_index *ix, char *buf, size_t cap)
 {
 	fathom_stats st = FATHOM_STATS_INIT;
@@ -466,7 +481,7 @@ int cmd_search(int argc, char **argv)
 		jrc = print_json(q, res, gonly);
 	} else {
 		cli_hits_out o = { .ix = ix, .color = cli_color_on(color, 1), .explain = explain,
-		                   .vimgrep = vimgrep, .snippet_bytes = so.snippet_bytes };
+		                   .vimgrep = vimgrep, .snippet_bytes = snippet_size(ix, &so) };
 		cli_paths_init(&o.paths, fathom_root(ix));
 		cli_print_hits(res, &o);
 	}

@@ -68,8 +68,8 @@ expect_out '^k += 10 \(default\)$' "$F" config --index "$T/v5s"
 expect_rc 0 "$F" config --index "$T/v5s" k 1
 [ "$(manifest_version "$T/v5s")" = 7 ] && ok || fail "config did not upgrade the manifest"
 expect_out '^1$' "$F" config --index "$T/v5s" k
-expect_out '^1\. ' "$F" search --index "$T/v5s" replacement
-expect_no_out '^2\. ' "$F" search --index "$T/v5s" replacement
+expect_out '^v5-c:1: ' "$F" search --index "$T/v5s" replacement
+expect_out '"count": *1[,}]' "$F" search --index "$T/v5s" --json replacement
 expect_out "v5-c" "$F" list --index "$T/v5s"
 expect_rc 0 "$F" verify --index "$T/v5s"
 
