@@ -369,6 +369,7 @@ typedef struct ix_postings {
 	uint64_t pos_idx, pos_total;
 	uint64_t pos_packed, pos_bytes; /* packed values: file offset, size */
 	uint64_t exc_off, exc_left;     /* exception stream: next byte, count left */
+	uint64_t exc_count;             /* exceptions in the decoded block */
 	uint64_t exc_idx, exc_high;     /* the decoded exception not yet used */
 	uint64_t exc_from;              /* end of the last request */
 	uint8_t pos_bits, exc_have;

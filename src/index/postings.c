@@ -733,6 +733,17 @@ void ix_post_tf(const ix_postings *cp, uint16_t tf[FATHOM_NFIELDS])
 }
 
 /* Set up the positions stream of the decoded block. */
+/* Read the block's position exceptions from the first again (the header
+ * and the sums pos_reset worked out still hold). */
+static void pos_rewind_exceptions(ix_postings *p)
+{
+	p->exc_off = p->pos_packed + p->pos_bytes;
+	p->exc_left = p->exc_count;
+	p->exc_idx = UINT64_MAX;
+	p->exc_have = 0;
+	p->exc_from = 0;
+}
+
 static int pos_reset(ix_postings *p)
 {
 	const ix_segment *s = p->seg;
@@ -760,11 +771,8 @@ static int pos_reset(ix_postings *p)
 	p->pos_bits = (uint8_t)b;
 	p->pos_packed = (uint64_t)(q - s->data);
 	p->pos_bytes = bytes;
-	p->exc_off = p->pos_packed + bytes;
-	p->exc_left = nexc;
-	p->exc_idx = UINT64_MAX;
-	p->exc_have = 0;
-	p->exc_from = 0;
+	p->exc_count = nexc;
+	pos_rewind_exceptions(p);
 	return 0;
 }
 
@@ -821,12 +829,7 @@ int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, ui
 	/* Exceptions are consumed as requests move forward; asking again for
 	 * what an earlier request covered reads them from the start. */
 	if (start < p->exc_from) {
-		uint32_t keep_i = p->pos_i;
-		uint64_t keep_idx = p->pos_idx;
-		if (pos_reset(p))
-			return p->err;
-		p->pos_i = keep_i;
-		p->pos_idx = keep_idx;
+		pos_rewind_exceptions(p);
 	}
 	p->exc_from = start + want;
 

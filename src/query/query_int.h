@@ -310,6 +310,26 @@ static inline double q_tf_tilde(const q_scorer *s, const uint16_t tf[FATHOM_NFIE
 	return x;
 }
 
+/* The same tf~ with the chunk's field norms worked out once (q_field_norms),
+ * for a chunk that several terms are scored in: the same operations on the
+ * same values, so the same number bit for bit. */
+static inline void q_field_norms(const q_scorer *s, const uint16_t len[FATHOM_NFIELDS],
+                                 double norm[FATHOM_NFIELDS])
+{
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		norm[f] = q_field_norm(s, f, (double)len[f]);
+}
+
+static inline double q_tf_tilde_norm(const q_scorer *s, const uint16_t tf[FATHOM_NFIELDS],
+                                     const double norm[FATHOM_NFIELDS])
+{
+	double x = 0.0;
+	for (int f = 0; f < FATHOM_NFIELDS; f++)
+		if (tf[f])
+			x += s->w[f] * (double)tf[f] / norm[f];
+	return x;
+}
+
 /* idf * x * (k1 + 1) / (k1 + x), written as idf * ((k1+1) - (k1+1) k1 / (k1+x))
  * so that it is monotonic in x under rounding too. */
 static inline double q_saturate(const q_scorer *s, double idf, double x)

@@ -120,12 +120,12 @@ static void ms_split(const q_ctx *c, maxscore *m, double theta)
 }
 
 /* Note the term of qc present at d, with its score part. */
-static double gather_part(q_ctx *c, const q_cursor *qc, const uint16_t *field_len, bound_sum *got)
+static double gather_part(q_ctx *c, const q_cursor *qc, const double *norm, bound_sum *got)
 {
 	uint32_t t = qc->term;
 	q_gather(c, qc, &got->may, &got->title, &got->head);
 	got->pos |= qc->seq_pos;
-	c->part[t] = q_saturate(&c->sc, c->plan->terms[t].idf, q_tf_tilde(&c->sc, c->tf[t], field_len));
+	c->part[t] = q_saturate(&c->sc, c->plan->terms[t].idf, q_tf_tilde_norm(&c->sc, c->tf[t], norm));
 	return c->part[t];
 }
 
@@ -141,12 +141,14 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 	uint16_t field_len[FATHOM_NFIELDS];
 	if ((rc = seg_chunk_field_len(c->seg, d, field_len)))
 		return rc;
+	double norm[FATHOM_NFIELDS];
+	q_field_norms(&c->sc, field_len, norm);
 	memset(c->present, 0, p->nterms);
 	double theta = m->theta, part = 0.0;
 	int prune = theta > -HUGE_VAL;
 	bound_sum got = { 0.0, 0, 0, 0, 0 };
 	for (uint32_t k = 0; k < na; k++)
-		part += gather_part(c, at[k], field_len, &got);
+		part += gather_part(c, at[k], norm, &got);
 	for (uint32_t i = m->ne; i-- > 0;) {
 		q_cursor *qc = m->s[i];
 		const bound_sum *rest = &m->pre[i + 1];
@@ -159,7 +161,7 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 		if ((rc = q_cursor_seek(qc, d)))
 			return rc;
 		if (qc->p.doc == d)
-			part += gather_part(c, qc, field_len, &got);
+			part += gather_part(c, qc, norm, &got);
 	}
 	/* the cursors of terms only negated, for the match tree */
 	for (uint32_t i = c->nscore; i < c->ncur; i++) {
@@ -167,7 +169,7 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 		if ((rc = q_cursor_seek(qc, d)))
 			return rc;
 		if (qc->p.doc == d)
-			gather_part(c, qc, field_len, &got);
+			gather_part(c, qc, norm, &got);
 	}
 	/* the score as q_eval sums it: in plan order */
 	double base = 0.0;
@@ -176,6 +178,10 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 			base += c->part[t];
 	return q_eval_scored(c, d, prune, got.may, got.title, got.head, got.pos, base);
 }
+
+/* Backing off the block check where it does not pay (retrieve_disjunctive). */
+#define Q_BLOCK_COLD 64
+#define Q_BLOCK_EVERY 16
 
 /* Ranked disjunction by block-max MaxScore (Turtle & Flood 1995; block
  * bounds after Ding & Suel 2011): candidates are the docs of the essential
@@ -187,34 +193,40 @@ static int ms_eval(q_ctx *c, const maxscore *m, uint32_t d, q_cursor *const *at,
 static int retrieve_disjunctive(q_ctx *c)
 {
 	maxscore m;
+	uint32_t cold = 0, round = 0;
 	int rc;
 	ms_init(c, &m);
 	for (;;) {
 		double theta = q_topk_threshold(&c->top);
 		if (theta != m.theta)
 			ms_split(c, &m, theta);
-		/* the candidate: the smallest doc of the essential lists, the
-		 * lists at it, and the next doc of the others */
+		/* the candidate: the smallest doc of the essential lists, and the
+		 * lists at it */
 		q_cursor *at[Q_MAX_TERMS];
-		uint32_t na = 0, d = IX_END, next = IX_END;
-		for (uint32_t i = m.ne; i < m.n; i++) {
-			q_cursor *qc = m.s[i];
-			uint32_t x = qc->p.doc;
-			if (x < d) {
-				next = d;
-				d = x;
-				na = 0;
-			} else if (x > d) {
-				next = FA_MIN(next, x);
-				continue;
-			}
-			at[na++] = qc;
-		}
+		uint32_t na = 0, d = IX_END;
+		for (uint32_t i = m.ne; i < m.n; i++)
+			d = FA_MIN(d, m.s[i]->p.doc);
 		if (d == IX_END)
 			return 0; /* no doc left in this segment can enter the top k */
-		if (theta > -HUGE_VAL) {
+		/* without branches: which list holds d is a coin toss */
+		for (uint32_t i = m.ne; i < m.n; i++) {
+			at[na] = m.s[i];
+			na += m.s[i]->p.doc == d;
+		}
+		/* The block check costs about as much as a tenth of a candidate.
+		 * Where the block bounds are close to the list bounds it almost
+		 * never skips: after Q_BLOCK_COLD checks in a row that did not
+		 * skip, only one round in Q_BLOCK_EVERY checks, until one skips.
+		 * Skipping the check never changes the result, only the work. */
+		round++;
+		if (theta > -HUGE_VAL && (cold < Q_BLOCK_COLD || round % Q_BLOCK_EVERY == 0)) {
 			/* [d, next): only the lists at d hold docs there, within
 			 * the blocks they are in */
+			uint32_t next = IX_END;
+			for (uint32_t i = m.ne; i < m.n; i++) {
+				uint32_t x = m.s[i]->p.doc;
+				next = FA_MIN(next, x == d ? IX_END : x);
+			}
 			bound_sum bs = m.pre[m.ne];
 			for (uint32_t k = 0; k < na; k++) {
 				uint32_t bl = ix_post_block_last(&at[k]->p);
@@ -222,11 +234,13 @@ static int retrieve_disjunctive(q_ctx *c)
 				next = FA_MIN(next, bl >= IX_END - 1 ? IX_END : bl + 1);
 			}
 			if (sum_cannot_beat(c, &bs, theta)) {
+				cold = 0;
 				for (uint32_t k = 0; k < na; k++)
 					if ((rc = ix_post_advance(&at[k]->p, next)))
 						return rc;
 				continue;
 			}
+			cold++;
 		}
 		if ((rc = ms_eval(c, &m, d, at, na)))
 			return rc;
