@@ -44,7 +44,7 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
 # Debian packages the build, the tests and the demo need.
 DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
-DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh ripgrep
 # The header each library of DEPS_BUILD gives, as HEADER:PACKAGE: checked
 # before the first compile, so that a machine without them is told which
 # packages to install rather than stopped at the first missing header.

@@ -740,6 +740,20 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *ix, const char *patte
  * expression as parsed, for --explain. *out is freed with fathom_free. */
 int fathom_grep_explain(char **out, const char *pattern, const fathom_grep_opts *opts);
 
+/* A pattern compiled as fathom_grep compiles it (literal, caseless, word;
+ * not a boolean query), for the matches within one line that fathom_grep
+ * does not report: every match of a line (grep -o, --json submatches),
+ * or whether a line matches at all (grep -v, -L). */
+typedef struct fathom_grep_matcher fathom_grep_matcher;
+int fathom_grep_matcher_new(fathom_grep_matcher **out, const char *pattern,
+                            const fathom_grep_opts *opts);
+/* The first match in text[0, len) starting at or after from: 1 found
+ * (*start, *end: byte offsets in text), 0 none, < 0 an error (a hostile
+ * pattern past PCRE2's limits: FATHOM_ETOOBIG). */
+int fathom_grep_matcher_next(fathom_grep_matcher *m, const char *text, size_t len, size_t from,
+                             size_t *start, size_t *end);
+void fathom_grep_matcher_free(fathom_grep_matcher *m);
+
 /* ---------------------------------------------------------------------------
  * The glossary: curated alias groups (auth = authentication = sign-in) that
  * expand query words, names protected from it, and a queue of groups

@@ -5,6 +5,7 @@
  * its matching lines become chunk hits.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/api.h"
 #include "grep/grep.h"
@@ -233,4 +234,57 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 	fa_free(x.v);
 	fa_arena_free(&x.arena);
 	return rc;
+}
+
+/* ---- one pattern's matches within a line ---------------------------------------------------- */
+
+struct fathom_grep_matcher {
+	g_regex *re;
+	g_matcher *m;
+};
+
+int fathom_grep_matcher_new(fathom_grep_matcher **out, const char *pattern,
+                            const fathom_grep_opts *opts)
+{
+	fathom_grep_opts def = FATHOM_GREP_OPTS_INIT;
+	fa_err_clear();
+	if (!out || !pattern)
+		return fa_err(FATHOM_EINVAL, "no output or pattern");
+	*out = NULL;
+	int rc;
+	if (!(opts = grep_opts(opts, &def, &rc)))
+		return rc;
+	if (opts->boolean)
+		return fa_err(FATHOM_EINVAL, "a boolean query is not one pattern");
+	fathom_grep_matcher *m = fa_calloc(1, sizeof *m);
+	if (!m)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	unsigned flags = (opts->literal ? G_LITERAL : 0) | (opts->caseless ? G_CASELESS : 0) |
+	                 (opts->word ? G_WORD : 0) | G_MULTILINE;
+	rc = g_regex_compile(&m->re, pattern, strlen(pattern), flags, "pattern", 0);
+	if (!rc)
+		rc = g_matcher_new(&m->m);
+	if (rc) {
+		fathom_grep_matcher_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+int fathom_grep_matcher_next(fathom_grep_matcher *m, const char *text, size_t len, size_t from,
+                             size_t *start, size_t *end)
+{
+	if (!m || (!text && len) || !start || !end || from > len)
+		return fa_err(FATHOM_EINVAL, "no matcher, text or output");
+	return g_regex_match(m->m, m->re, text ? text : "", len, from, start, end);
+}
+
+void fathom_grep_matcher_free(fathom_grep_matcher *m)
+{
+	if (!m)
+		return;
+	g_matcher_free(m->m);
+	g_regex_free(m->re);
+	fa_free(m);
 }

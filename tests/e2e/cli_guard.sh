@@ -66,7 +66,7 @@ grep -qF '(first: evil\nfake.txt:1:forged line)' "$T/v.out" && ok || fail "vocab
 
 # JSON keeps the exact name
 if command -v jq > /dev/null; then
-	"$F" grep --index "$IX" --json forgery | jq -r .path > "$T/j.out"
+	"$F" grep --index "$IX" --json forgery | jq -r 'select(.type == "match").data.path.text' > "$T/j.out"
 	grep -q '/evil$' "$T/j.out" && grep -qxF 'fake.txt:1:forged line' "$T/j.out" && ok \
 		|| fail "grep --json: the name is not exact: $(cat "$T/j.out")"
 	[ "$("$F" list --index "$IX" --json | jq -r .id | grep -c .)" = 8 ] && ok \
@@ -125,11 +125,11 @@ expect_out 'query: \(AND forgery \(NOT markdown\)\)' "$F" search --index "$IX" -
 expect_out 'query: \(AND \(NOT markdown\) forgery\)' "$F" search --index "$IX" --explain -- '-markdown forgery'
 expect_no_out 'notes\.md' "$F" search --index "$IX" -k 20 -- forgery -markdown
 # grep: a pattern starting with '-' goes after --
-printf 'a -x line\n' > "$R/dash.txt"
+printf 'a -K line\n' > "$R/dash.txt"
 (cd "$R" && "$F" index -q --index "$IX" .)
-expect_out 'dash\.txt:1:a -x line' "$F" grep --index "$IX" -- -x
-expect_rc 2 "$F" grep --index "$IX" -x
-expect_err "unknown option '-x'" "$F" grep --index "$IX" -x
+expect_out 'dash\.txt:1:a -K line' "$F" grep --index "$IX" -- -K
+expect_rc 2 "$F" grep --index "$IX" -K
+expect_err "unknown option '-K'" "$F" grep --index "$IX" -K
 expect_rc 2 "$F" grep --index "$IX" -Z forgery
 # an option of another command is no silent no-op
 expect_rc 2 "$F" delete --index "$IX" --max-size 5 src/impl.c
