@@ -337,6 +337,50 @@ static void test_filters_match_sources(void)
 	free(dir);
 }
 
+/* fathom_grep_matcher: every match of a line, with fathom_grep's flags. */
+static void test_grep_matcher(void)
+{
+	fathom_grep_opts go = FATHOM_GREP_OPTS_INIT;
+	fathom_grep_matcher *m = NULL;
+	size_t s, e;
+	const char *line = "foo Foo foobar foo";
+	go.word = 1;
+	go.caseless = 1;
+	CHECK_EQ(fathom_grep_matcher_new(&m, "foo", &go), 0);
+	size_t want[][2] = { { 0, 3 }, { 4, 7 }, { 15, 18 } }, k = 0, p = 0;
+	while (m && fathom_grep_matcher_next(m, line, strlen(line), p, &s, &e) == 1 && k < 4) {
+		CHECK(k < 3);
+		if (k < 3) {
+			CHECK_EQ(s, want[k][0]);
+			CHECK_EQ(e, want[k][1]);
+		}
+		k++;
+		p = e;
+	}
+	CHECK_EQ(k, 3);
+	CHECK_EQ(fathom_grep_matcher_next(m, line, 3, 4, &s, &e), FATHOM_EINVAL);   /* from > len */
+	fathom_grep_matcher_free(m);
+	/* a literal: metacharacters are characters */
+	go = (fathom_grep_opts)FATHOM_GREP_OPTS_INIT;
+	go.literal = 1;
+	CHECK_EQ(fathom_grep_matcher_new(&m, "a.b", &go), 0);
+	CHECK_EQ(fathom_grep_matcher_next(m, "axb", 3, 0, &s, &e), 0);
+	CHECK_EQ(fathom_grep_matcher_next(m, "x a.b", 5, 0, &s, &e), 1);
+	CHECK_EQ(s, 2);
+	fathom_grep_matcher_free(m);
+	/* a bad pattern, a boolean query, a wrong version: errors, no matcher */
+	go = (fathom_grep_opts)FATHOM_GREP_OPTS_INIT;
+	m = (fathom_grep_matcher *)&go;
+	CHECK_EQ(fathom_grep_matcher_new(&m, "a(b", &go), FATHOM_EINVAL);
+	CHECK(m == NULL);
+	go.boolean = 1;
+	CHECK_EQ(fathom_grep_matcher_new(&m, "a AND b", &go), FATHOM_EINVAL);
+	go.boolean = 0;
+	go.version = 99;
+	CHECK_EQ(fathom_grep_matcher_new(&m, "a", &go), FATHOM_EINVAL);
+	fathom_grep_matcher_free(NULL);
+}
+
 int main(void)
 {
 	RUN(test_limits_published);
@@ -344,5 +388,6 @@ int main(void)
 	RUN(test_results_json_shape);
 	RUN(test_results_json_alloc_failures);
 	RUN(test_filters_match_sources);
+	RUN(test_grep_matcher);
 	return TEST_DONE();
 }

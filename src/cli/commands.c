@@ -107,12 +107,14 @@ const cli_command cli_commands[] = {
 	  CLI_ARGS_SETTINGS, NULL, cmd_config },
 	{ "grep", "PATTERN [PATH]", "regex or literal search of the indexed files, line by line",
 	  "fathom grep [--index DIR] [options] [--] PATTERN [PATH...]",
-	  "PCRE2 syntax by default; the trigram index picks the files to read;\n"
-	  "PATH...: only files under these paths",
+	  "ripgrep's options and output (docs/QUERY.md: the table); PCRE2\n"
+	  "syntax; the trigram index picks the files to read; PATH...: only\n"
+	  "files under these paths, printed under the PATH as typed, as rg",
 	  { cli_opts_grep }, NULL,
 	  "files are read as they are on disk now; a file changed since indexing is\n"
 	  "searched even where the index would rule it out, and named on stderr\n"
-	  "with \"(changed since indexing)\" (--json: changed_since_indexing)\n"
+	  "with \"(changed since indexing)\" (--json: changed_since_indexing in\n"
+	  "the file's begin)\n"
 	  "exit 0 when a line matches, 1 when none does, 2 on error",
 	  CLI_ARGS_FILES, NULL, cmd_grep },
 	{ "serve", NULL, "the search daemon: JSON over HTTP, MCP at /mcp, /metrics",
