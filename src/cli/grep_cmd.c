@@ -364,7 +364,18 @@ static void put_line(gout *o, const fathom_grep_file *f, const char *shown, uint
 		return;
 	}
 	put_prefix(o, shown, no, sep);
-	if (m && o->color && !o->invert && m->match_end > m->match_start) {
+	if (m && o->color && !o->invert && o->mt) {
+		/* every match of the line in colour, as ripgrep's */
+		size_t p = 0, ms, me, done = 0;
+		while (next_match(o, f->text, s, e, &p, &ms, &me)) {
+			fwrite(f->text + s + done, 1, ms - done, o->out);
+			fputs(CLI_SGR_MATCH, o->out);
+			fwrite(f->text + s + ms, 1, me - ms, o->out);
+			fputs(CLI_SGR_RESET, o->out);
+			done = me;
+		}
+		fwrite(f->text + s + done, 1, e - s - done, o->out);
+	} else if (m && o->color && !o->invert && m->match_end > m->match_start) {
 		fwrite(f->text + s, 1, m->match_start - s, o->out);
 		fputs(CLI_SGR_MATCH, o->out);
 		fwrite(f->text + m->match_start, 1, m->match_end - m->match_start, o->out);
@@ -1005,7 +1016,7 @@ int cmd_grep(int argc, char **argv)
 	o.all_mode = o.invert || o.without;
 	o.max_count = go.max_count;
 	if (!rc && !explain && !chunks && !go.boolean &&
-	    (o.all_mode || o.only || o.vimgrep || o.json))
+	    (o.all_mode || o.only || o.vimgrep || o.json || o.color))
 		rc = fathom_grep_matcher_new(&o.mt, pattern, &go);
 	if (rc) {
 		cli_die_api(rc, "grep");
