@@ -104,7 +104,7 @@ expect_out 'pkg/changelog.Debian.gz' "$F" search --index "$IX" numbat
 cd "$R"
 expect_out '(^|/)pkg/changelog.Debian.gz:4:  \* Teach the numbat to dig\.$' "$F" grep --index "$IX" numbat
 expect_out '(^|/)html/manual.html.gz:11:<p>A burrow is dug with <code>quokkaspade</code>$' \
-	"$F" grep --index "$IX" quokkaspade html/manual.html.gz
+	"$F" grep --index "$IX" -H quokkaspade html/manual.html.gz
 expect_out '(^|/)pkg/changelog.Debian.gz$' "$F" grep --index "$IX" -l urgency
 expect_no_out 'broken' "$F" grep --index "$IX" -l -F 'not gzip'
 expect_out 'Teach the numbat' "$F" get --index "$IX" "$R/pkg/changelog.Debian.gz"
