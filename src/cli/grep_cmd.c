@@ -98,7 +98,7 @@ typedef struct gout {
 	gheld *held;
 	size_t nheld, held_cap;
 	int files_only, count, line_numbers, json, color, quiet;
-	int invert, only, vimgrep, heading, without, with_name;
+	int invert, only, vimgrep, heading, without, with_name, column, count_matches;
 	int all_mode;                 /* -v, -L: every file read, lines tested here */
 	uint32_t before, after, max_count;
 	uint64_t matched_lines;
@@ -330,7 +330,8 @@ static void json_line(gout *o, const fathom_grep_file *f, const char *shown, uin
 	fputs("]}}\n", o->out);
 }
 
-static void put_prefix(const gout *o, const char *shown, uint32_t no, char sep)
+/* path, line and (--column, a match's line: col > 0) column. */
+static void put_prefix(const gout *o, const char *shown, uint32_t no, char sep, size_t col)
 {
 	if (o->with_name && !o->heading) {
 		cli_put_path(o->out, shown, o->color);
@@ -338,6 +339,8 @@ static void put_prefix(const gout *o, const char *shown, uint32_t no, char sep)
 	}
 	if (o->line_numbers)
 		fprintf(o->out, o->color ? CLI_SGR_LINE "%u" CLI_SGR_RESET "%c" : "%u%c", no, sep);
+	if (o->column && col)
+		fprintf(o->out, "%zu%c", col, sep);
 }
 
 /* One line, a match (sep ':') or context ('-'), in the chosen format. */
@@ -356,14 +359,15 @@ static void put_line(gout *o, const fathom_grep_file *f, const char *shown, uint
 				fprintf(o->out, ":%u:%zu:", no, ms + 1);
 				fwrite(f->text + s, 1, e - s, o->out);
 			} else {
-				put_prefix(o, shown, no, sep);
+				put_prefix(o, shown, no, sep, ms + 1);
 				fwrite(f->text + s + ms, 1, me - ms, o->out);
 			}
 			fputc('\n', o->out);
 		}
 		return;
 	}
-	put_prefix(o, shown, no, sep);
+	put_prefix(o, shown, no, sep,
+	           !m || o->invert ? 0 : (size_t)(m->match_start - m->start) + 1);
 	if (m && o->color && !o->invert && o->mt) {
 		/* every match of the line in colour, as ripgrep's */
 		size_t p = 0, ms, me, done = 0;
@@ -487,8 +491,18 @@ static int file_out(gout *o, const fathom_grep_file *f)
 			cli_put_path(o->out, shown, o->color);
 			fputc(':', o->out);
 		}
-		fprintf(o->out, "%zu\n", n);
-		return 0;
+		size_t k = n;
+		if (o->count_matches && !o->invert) {   /* every match, not lines */
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				size_t p = 0, ms, me;
+				while (next_match(o, f->text, (size_t)lines[i].start, (size_t)lines[i].end, &p,
+				                  &ms, &me))
+					k++;
+			}
+		}
+		fprintf(o->out, "%zu\n", k);
+		return o->err ? -1 : 0;
 	}
 	o->j_matches = 0;
 	if (o->json) {
@@ -676,7 +690,8 @@ static int print_chunks(fathom_index *ix, const char *pattern, const fathom_grep
 }
 
 enum { O_INDEX = 5000, O_LANG, O_JSON, O_COLOR, O_STATS, O_TRUST, O_EXPLAIN, O_CHUNKS,
-       O_HEADING, O_NOHEADING, O_VIMGREP, O_TYPELIST, O_SORT, O_INDEXED };
+       O_HEADING, O_NOHEADING, O_VIMGREP, O_TYPELIST, O_SORT, O_COUNTM, O_COLUMN,
+       O_INDEXED };
 
 /* ripgrep's options for how files are found on disk: an index has its own
  * rules, so they cannot mean the same here (O_INDEXED). */
@@ -705,6 +720,9 @@ const cli_opt cli_opts_grep[] = {
 	{ "files-without-match", 'L', no_argument, 0, NULL,
 	  "the files without a match (grep's -L; every file is read)", NULL },
 	{ "count", 'c', no_argument, 0, NULL, "a count of matching lines per file", NULL },
+	{ "count-matches", 0, no_argument, O_COUNTM, NULL, "a count of matches per file", NULL },
+	{ "column", 0, no_argument, O_COLUMN, NULL, "the column (1-based byte) of the first match",
+	  NULL },
 	{ "line-number", 'n', no_argument, 0, NULL, "line numbers (the default)", NULL },
 	{ "no-line-number", 'N', no_argument, 0, NULL, "no line numbers", NULL },
 	{ "with-filename", 'H', no_argument, 0, NULL,
@@ -872,6 +890,8 @@ int cmd_grep(int argc, char **argv)
 		case 'l': o.files_only = 1; break;
 		case 'L': o.without = 1; break;
 		case 'c': o.count = 1; break;
+		case O_COUNTM: o.count = o.count_matches = 1; break;
+		case O_COLUMN: o.column = 1; break;
 		case 'n': o.line_numbers = 1; break;
 		case 'N': o.line_numbers = 0; break;
 		case 'H': o.with_name = 1; break;
@@ -957,7 +977,7 @@ int cmd_grep(int argc, char **argv)
 			return cli_usage_error("grep: what pattern? (fathom grep PATTERN [PATH...])");
 		pats[npats++] = argv[optind++];
 	}
-	if (o.json && (o.count || o.files_only || o.without))
+	if (o.json && (o.count || o.files_only || o.without))   /* --count-matches too */
 		return cli_usage_error("--json cannot be used with %s, as in ripgrep",
 		                       o.count ? "--count" : o.files_only ? "--files-with-matches"
 		                                                          : "--files-without-match");
@@ -1016,7 +1036,7 @@ int cmd_grep(int argc, char **argv)
 	o.all_mode = o.invert || o.without;
 	o.max_count = go.max_count;
 	if (!rc && !explain && !chunks && !go.boolean &&
-	    (o.all_mode || o.only || o.vimgrep || o.json || o.color))
+	    (o.all_mode || o.only || o.vimgrep || o.json || o.color || o.count_matches))
 		rc = fathom_grep_matcher_new(&o.mt, pattern, &go);
 	if (rc) {
 		cli_die_api(rc, "grep");
@@ -1034,7 +1054,7 @@ int cmd_grep(int argc, char **argv)
 		go.max_count = 0;
 	} else {
 		go.files_only = o.files_only || o.quiet;
-		go.count_only = o.count && !go.files_only;
+		go.count_only = o.count && !o.count_matches && !go.files_only;
 	}
 	if (explain) {
 		char *plan;

@@ -98,6 +98,8 @@ same -C 1 sock
 same -A 1 sock
 same -B 2 sock
 same -N sock
+same --column sock
+same --count-matches sock
 # The common pairs
 same -i -o sock
 same -i -w sock
@@ -121,6 +123,11 @@ same --heading -g '!*.c' sock
 same -F -x -v sock
 same -l -v -t md sock
 same sock src docs
+same --column -o 'so\w+'
+same --column -v sock docs
+same --column -C 1 sock src
+same --count-matches -i -w sock
+same --count-matches -v sock
 echo "    $n rg commands compared"
 # Where fathom follows grep, not rg: -E (rg's --encoding) is accepted as
 # grep's extended syntax, and -L is grep's files-without-match (rg's
@@ -153,7 +160,7 @@ json_same -v sock docs
 json_same -e sock -e ifr -i
 json_same -w -t c sock
 # -c, -l and --files-without-match with --json: an error, exit 2, as rg
-for o in -c -l --files-without-match; do
+for o in -c -l --files-without-match --count-matches; do
 	expect_rc 2 "$F" grep --index "$T/ix" --json "$o" sock "$R"
 	rg --json "$o" sock "$R" > /dev/null 2>&1; [ $? = 2 ] && ok || fail "rg --json $o: not an error"
 done
