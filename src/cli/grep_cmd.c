@@ -704,6 +704,8 @@ const cli_opt cli_opts_grep[] = {
 	{ "regexp", 'e', required_argument, 0, "PATTERN",
 	  "a pattern (repeatable: lines matching any of them); PATTERN\n"
 	  "is then a PATH", NULL },
+	{ "file", 'f', required_argument, 0, "FILE",
+	  "patterns from FILE, one a line (repeatable; - is stdin)", NULL },
 	{ "fixed-strings", 'F', no_argument, 0, NULL,
 	  "the pattern is a literal string (its lines: any of them)", NULL },
 	{ "extended-regexp", 'E', no_argument, 0, NULL, "accepted: the syntax is PCRE2's", NULL },
@@ -831,6 +833,40 @@ static void gs_pattern(gstr *b, const char *pat, int literal)
 	gs_add(b, ")", 1);
 }
 
+/* -f FILE: its lines as patterns (a last line without a newline too),
+ * each a copy in pats that *nowned counts from the first owned slot. */
+static int read_patterns(const char *path, char **owned, size_t *nowned, const char **pats,
+                         size_t *npats)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "%s: grep: -f %s: cannot open\n", cli_prog, path);
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+	while (!rc && (n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = 0;
+		char *copy;
+		if (*npats == G_MAX_ARGS)
+			rc = cli_usage_error("at most %d patterns", G_MAX_ARGS);
+		else if (!(copy = strdup(line))) {
+			cli_die_api(FATHOM_ENOMEM, "grep");
+			rc = -1;
+		} else {
+			owned[(*nowned)++] = copy;
+			pats[(*npats)++] = copy;
+		}
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
 static int has_upper(const char *s)
 {
 	for (; *s; s++) {
@@ -868,6 +904,9 @@ int cmd_grep(int argc, char **argv)
 	int c, show_stats = 0, explain = 0, chunks = 0, smart = 0, line_re = 0;
 	const char *pats[G_MAX_ARGS];
 	size_t npats = 0;
+	int have_f = 0;
+	char *owned[G_MAX_ARGS];   /* -f's patterns, copies */
+	size_t nowned = 0;
 	uint32_t chunks_k = 0;
 	uint64_t v;
 	optind = 1;
@@ -878,6 +917,14 @@ int cmd_grep(int argc, char **argv)
 			if (npats == G_MAX_ARGS)
 				return cli_usage_error("at most %d patterns", G_MAX_ARGS);
 			pats[npats++] = optarg;
+			break;
+		case 'f':
+			have_f = 1;
+			if (read_patterns(optarg, owned, &nowned, pats, &npats)) {
+				for (size_t i = 0; i < nowned; i++)
+					free(owned[i]);
+				return 2;
+			}
 			break;
 		case 'F': go.literal = 1; break;
 		case 'E': case 'P': break;   /* PCRE2 is the engine */
@@ -972,6 +1019,8 @@ int cmd_grep(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	if (have_f && !npats)
+		return 1;   /* no pattern: no line matches, as ripgrep's empty -f */
 	if (!npats) {
 		if (optind >= argc)
 			return cli_usage_error("grep: what pattern? (fathom grep PATTERN [PATH...])");
@@ -1125,5 +1174,7 @@ out:
 	free(o.held);
 	free(o.sel);
 	free(pb.p);
+	for (size_t i = 0; i < nowned; i++)
+		free(owned[i]);
 	return rc;
 }

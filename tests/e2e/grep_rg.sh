@@ -62,6 +62,11 @@ same -v sock docs
 same -o sock
 same -o 'so\w+' .
 same -x sock
+printf 'sock_\\w+\nifr\n' > "$T/pats"; : > "$T/nopats"
+same -f "$T/pats"
+same -f "$T/pats" -e ENOMEM src
+same -f "$T/nopats"
+same -f "$T/pats" -o -w
 same -x -F 'exit 0'
 same -H sock docs/net.md
 same sock docs/net.md
