@@ -20,14 +20,14 @@ awk '
 	inb && /^```/ { exit }
 	!inb { next }
 	{
-		line = (cont != "") ? cont " " $0 : $0
+		line = $0
+		if (cont != "") { sub(/^[ \t]+/, "", line); line = cont " " line }
 		if (line ~ /\\$/) { sub(/[ \t]*\\$/, "", line); cont = line; next }
 		cont = ""
 		if (line !~ /^fathom /) next
 		rc = 0; cmt = ""
 		if (match(line, /[ \t]+# .*$/)) { cmt = substr(line, RSTART); line = substr(line, 1, RSTART - 1) }
 		if (match(cmt, /exit [0-9]+/)) rc = substr(cmt, RSTART + 5, RLENGTH - 5)
-		gsub(/[ \t]+/, " ", line)
 		print rc "\t" line
 	}' "$README" > "$T/cmds"
 n=$(wc -l < "$T/cmds")
@@ -126,4 +126,4 @@ while IFS=$'\t' read -r want line; do
 	ok
 done < "$T/cmds"
 echo "$ran README commands ran, $skipped skipped, $fails failed"
-[ $fails -eq 0 ]
+[ "$fails" -eq 0 ]
