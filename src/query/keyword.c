@@ -303,6 +303,7 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 	if ((rc = lookup_terms(c, work, plan)) || (rc = q_topk_init(&c->top, work, fetch)) ||
 	    (rc = alloc_scratch(c, work)))
 		return rc;
+	c->work = work;
 
 	size_t nseg = ix_nsegments(ix);
 	for (size_t s = 0; s < nseg; s++) {

@@ -469,6 +469,15 @@ typedef struct q_ctx {
 	 * receipts; NULL when k * nterms is too large to keep (they are then
 	 * read again from the postings). */
 	uint16_t (*hit_tf)[FATHOM_NFIELDS];
+	/* The term-at-a-time pass (wand.c), per chunk of a small segment:
+	 * the summed score parts, the terms found, the field norms;
+	 * taat_cap entries, allocated from work on first use. */
+	fa_arena *work;
+	double *taat_acc;
+	uint64_t *taat_may;
+	double (*taat_norm)[FATHOM_NFIELDS];
+	uint32_t *taat_docs;      /* the chunks met */
+	uint32_t taat_cap;
 } q_ctx;
 
 /* The largest bonus product of a chunk that can hold only the terms in
@@ -643,6 +652,9 @@ static inline int q_cursor_seek(q_cursor *qc, uint32_t d)
 /* ---- wand.c / exhaustive.c ----------------------------------------------------- */
 
 int q_retrieve_pruned(q_ctx *c);
+/* Segments of at most this many chunks are searched term at a time when
+ * the query is a plain ranked disjunction (wand.c); a test may change it. */
+extern uint32_t q_taat_max_chunks;
 int q_retrieve_exhaustive(q_ctx *c);
 
 /* ---- snippet.c ----------------------------------------------------------------- */

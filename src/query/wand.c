@@ -29,6 +29,8 @@
  */
 #include "query/query_int.h"
 
+#include <stdlib.h>
+
 /* The bound of the cursor's current block (cached per block), and the
  * fields its term may occupy there. */
 static double block_bound(const q_ctx *c, q_cursor *qc)
@@ -250,6 +252,269 @@ static int retrieve_disjunctive(q_ctx *c)
 	}
 }
 
+/* ---- term at a time, for small segments -------------------------------------- */
+
+uint32_t q_taat_max_chunks = 1u << 16;
+
+/* The relative margin between the sums of the first pass (reciprocal norms,
+ * another rounding) and the exact score parts: far above any rounding
+ * difference, far below any difference a bound could use. */
+#define Q_TAAT_MARGIN 1e-6
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int taat_alloc(q_ctx *c, uint32_t n)
+{
+	if (c->taat_cap >= n)
+		return 0;
+	if (!c->work)
+		return fa_err(FATHOM_EINVAL, "term-at-a-time scratch");
+	c->taat_acc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_acc);
+	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
+	c->taat_norm = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_norm);
+	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
+	if (!c->taat_acc || !c->taat_may || !c->taat_norm || !c->taat_docs)
+		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
+	c->taat_cap = n;
+	return 0;
+}
+
+/* Insert x into the min-heap h of the k largest values seen (n of them). */
+static void lb_push(double *h, uint32_t *n, uint32_t k, double x)
+{
+	uint32_t i;
+	if (*n < k) {
+		i = (*n)++;
+		while (i > 0 && h[(i - 1) / 2] > x) {
+			h[i] = h[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		h[i] = x;
+		return;
+	}
+	if (!(x > h[0]))
+		return;
+	i = 0;
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		double v = x;
+		if (l < k && h[l] < v)
+			m = l, v = h[l];
+		if (l + 1 < k && h[l + 1] < v)
+			m = l + 1;
+		if (m == i)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
+/* The k-th largest lower bound of a live, admitted chunk's score among the
+ * nt chunks of docs (-inf with fewer): the top k will reach it. A chunk's
+ * final score is at least its summed parts so far (less the margin), times
+ * the smallest coordination share its words so far allow, times the
+ * smallest phrase and prefix shares. */
+static double taat_reach(const q_ctx *c, const uint32_t *docs, uint32_t nt, const double *lo_coord,
+                         double lo_share, double *h)
+{
+	const double *acc = c->taat_acc;
+	const uint64_t *may = c->taat_may;
+	uint32_t k = c->top.k, nh = 0;
+	if (k == 0)
+		return -HUGE_VAL;
+	for (uint32_t j = 0; j < nt; j++) {
+		uint32_t d = docs[j];
+		double lb = acc[d] * (1.0 - Q_TAAT_MARGIN) *
+		            lo_coord[q_popcount(may[d] & c->seq_mask)] * lo_share * (1.0 - Q_TAAT_MARGIN);
+		if (nh < k || lb > h[0])
+			lb_push(h, &nh, k, lb);
+	}
+	return nh == k ? h[0] : -HUGE_VAL;
+}
+
+/* Can no chunk whose parts are bounded by ub, with the bonus masks of bs,
+ * reach `reach` (a score k chunks reach) or beat theta? */
+static int taat_out(const q_ctx *c, double ub, const bound_sum *bs, double reach, double theta)
+{
+	double bonus = q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos);
+	return ub * (1.0 + Q_TAAT_MARGIN) * bonus * Q_BOUND_MARGIN < reach ||
+	       q_cannot_beat(ub * (1.0 + Q_TAAT_MARGIN), bonus, theta);
+}
+
+#define Q_TAAT_DEAD UINT64_MAX   /* taat_may of a chunk deleted or filtered out */
+
+/* Can chunk d, with the lists s[0 .. e) not read for it, not enter? */
+static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, double reach)
+{
+	uint64_t md = c->taat_may[d];
+	bound_sum bs = m->pre[e];
+	bs.ub += c->taat_acc[d];
+	bs.may |= md;
+	bs.title |= md & m->pre[m->n].title;
+	bs.head |= md & m->pre[m->n].head;
+	for (uint64_t b = md; b; b &= b - 1)
+		bs.pos |= c->by_term[__builtin_ctzll(b)]->seq_pos;
+	return taat_out(c, bs.ub, &bs, reach, q_topk_threshold(&c->top));
+}
+
+/* A plain ranked disjunction over a small segment, term at a time:
+ * 1. the scored lists are read whole, largest bound first; each posting's
+ *    score part (with the chunk's field norms, worked out when it is first
+ *    met) is added into a dense per-chunk sum, and the term into the
+ *    chunk's mask;
+ * 2. after each list, the k-th largest lower bound of the chunks met so far
+ *    (taat_reach) is a score the top k will reach. Once the lists not yet
+ *    read, bounds summed with the largest bonus their terms allow, cannot
+ *    reach it, they are not read: a chunk that only they hold cannot enter;
+ * 3. the chunks met whose upper bound (their sum, the margin, the bounds of
+ *    the lists not read, the largest bonus) reaches it are scored exactly,
+ *    in doc order, through ms_eval with every list essential: the same
+ *    parts summed in plan order, the same bonuses, so the same score bit
+ *    for bit as MaxScore and the exhaustive reference. */
+static int retrieve_taat(q_ctx *c, uint32_t nchunks)
+{
+	const q_plan *p = c->plan;
+	int rc;
+	if ((rc = taat_alloc(c, nchunks)))
+		return rc;
+	double *acc = c->taat_acc;
+	uint64_t *may = c->taat_may;
+	double (*norm)[FATHOM_NFIELDS] = c->taat_norm;
+	uint32_t *docs = c->taat_docs, nt = 0;
+	memset(acc, 0, (size_t)nchunks * sizeof *acc);
+	memset(may, 0, (size_t)nchunks * sizeof *may);
+	/* the smallest shares a chunk's bonuses can take */
+	double lo_share = 1.0, lo_coord[Q_MAX_TERMS + 1];
+	if (p->seq.n >= 2 && c->phrase_bonus != 1.0)
+		for (uint32_t j = 0; j < p->seq.n; j++)
+			lo_share = FA_MIN(lo_share, q_phrase_share(c, j));
+	lo_share *= FA_MIN(1.0, c->prefix_bonus);
+	double hi_coord = c->coord_n >= 2 ? c->coord_share[c->coord_n] : 1.0;
+	for (uint32_t j = Q_MAX_TERMS + 1; j-- > 0;) {
+		double share = c->coord_n < 2 ? 1.0 : c->coord_share[FA_MIN(j, c->coord_n)];
+		lo_coord[j] = j == Q_MAX_TERMS ? share : FA_MIN(lo_coord[j + 1], share);
+		hi_coord = FA_MAX(hi_coord, share);
+	}
+	uint32_t k = c->top.k;
+	double *h = fa_arena_alloc(c->work, (size_t)(k ? k : 1) * sizeof *h);
+	if (!h)
+		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
+	maxscore m;
+	ms_init(c, &m);
+	double reach = -HUGE_VAL, top_acc = 0.0;
+	uint32_t e = m.n;            /* the lists s[e .. n) are read */
+	while (e > 0) {
+		if (e < m.n) {
+			/* a chunk that only the lists not read hold */
+			const bound_sum *bs = &m.pre[e];
+			double out = bs->ub * (1.0 + Q_TAAT_MARGIN) *
+			             q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos) *
+			             Q_BOUND_MARGIN;
+			if (out < top_acc * hi_coord) /* reach might stop the reading */
+				reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
+			if (out < reach || out <= q_topk_threshold(&c->top))
+				break;
+		}
+		q_cursor *qc = m.s[--e];
+		ix_postings r = qc->p;       /* just opened: at its first posting */
+		double idf = p->terms[qc->term].idf;
+		uint64_t bit = qc->bit;
+		if ((rc = q_over_time(c)))
+			return rc;
+		for (; r.doc != IX_END; rc = ix_post_next(&r)) {
+			if (rc)
+				return rc;
+			uint32_t d = r.doc;
+			if (d >= nchunks)
+				return fa_err(FATHOM_ECORRUPT, "posting past the segment's chunks");
+			uint64_t md = may[d];
+			if (md == Q_TAAT_DEAD)
+				continue;
+			if (!md) {
+				if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) ||
+				    seg_is_deleted(c->seg, d)) {
+					may[d] = Q_TAAT_DEAD;
+					continue;
+				}
+				uint16_t len[FATHOM_NFIELDS];
+				if ((rc = seg_chunk_field_len(c->seg, d, len)))
+					return rc;
+				q_field_norms(&c->sc, len, norm[d]);
+				docs[nt++] = d;
+			}
+			uint16_t tf[FATHOM_NFIELDS];
+			ix_post_tf(&r, tf);
+			double a = acc[d] + q_saturate(&c->sc, idf, q_tf_tilde_norm(&c->sc, tf, norm[d]));
+			acc[d] = a;
+			top_acc = FA_MAX(top_acc, a);
+			may[d] = md | bit;
+		}
+		if (rc)
+			return rc;
+	}
+	if (e > 0 && nt > 1) /* doc order for the exact pass */
+		qsort(docs, nt, sizeof *docs, cmp_u32);
+	else if (e == 0)
+		for (uint32_t d = 0, j = 0; d < nchunks; d++)
+			if (may[d] && may[d] != Q_TAAT_DEAD)
+				docs[j++] = d;
+	/* the lists not read, largest bound first, for the chunks met only;
+	 * after each, the chunks that can no longer enter are dropped */
+	while (e > 0) {
+		uint32_t kept = 0;
+		for (uint32_t j = 0; j < nt; j++)
+			if (!taat_drop(c, &m, e, docs[j], reach))
+				docs[kept++] = docs[j];
+		nt = kept;
+		if (nt == 0)
+			break;
+		q_cursor *qc = m.s[--e];
+		ix_postings r = qc->p;
+		double idf = p->terms[qc->term].idf;
+		if ((rc = q_over_time(c)))
+			return rc;
+		for (uint32_t j = 0; j < nt; j++) {
+			uint32_t d = docs[j];
+			if (r.doc < d && (rc = ix_post_advance(&r, d)))
+				return rc;
+			if (r.doc == IX_END)
+				break;
+			if (r.doc != d)
+				continue;
+			uint16_t tf[FATHOM_NFIELDS];
+			ix_post_tf(&r, tf);
+			acc[d] += q_saturate(&c->sc, idf, q_tf_tilde_norm(&c->sc, tf, norm[d]));
+			may[d] |= qc->bit;
+		}
+		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
+	}
+	/* the exact pass: every list essential */
+	m.theta = -HUGE_VAL;
+	for (uint32_t j = 0; j < nt; j++) {
+		uint32_t d = docs[j];
+		if (taat_drop(c, &m, e, d, reach))
+			continue;
+		q_cursor *at[Q_MAX_TERMS];
+		uint32_t na = 0;
+		for (uint32_t i = 0; i < m.n; i++) {
+			q_cursor *qc = m.s[i];
+			if ((rc = q_cursor_seek(qc, d)))
+				return rc;
+			if (qc->p.doc == d)
+				at[na++] = qc;
+		}
+		m.theta = q_topk_threshold(&c->top);
+		if ((rc = ms_eval(c, &m, d, at, na)))
+			return rc;
+	}
+	return 0;
+}
+
 static int retrieve_conjunctive(q_ctx *c)
 {
 	const q_plan *pl = c->plan;
@@ -343,5 +608,9 @@ int q_retrieve_pruned(q_ctx *c)
 {
 	if (c->plan->nrequired > 0)
 		return retrieve_conjunctive(c);
+	uint32_t n = seg_nchunks(c->seg);
+	if (n <= q_taat_max_chunks && c->plan->mroot == UINT32_MAX && c->ncur == c->nscore &&
+	    c->nscore < Q_MAX_TERMS)
+		return retrieve_taat(c, n);
 	return retrieve_disjunctive(c);
 }
