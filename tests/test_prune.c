@@ -13,6 +13,7 @@
 
 #include "test.h"
 #include "query/query.h"
+#include "query/query_int.h"
 
 #define NVOCAB 3000
 #define NDOCS 1600
@@ -435,8 +436,15 @@ static void test_pruned_equals_exhaustive(void)
 	build_corpus(ix);
 	printf("corpus: %zu segments, %llu chunks\n", ix_nsegments(ix),
 	       (unsigned long long)ix_total_chunks(ix));
-	compare(ix, make_query, NQUERIES, "dialect queries");
-	compare(ix, make_long_query, NQUERIES, "long queries");
+	/* every segment term at a time, then none (block-max MaxScore) */
+	uint32_t taat_max = q_taat_max_chunks;
+	q_taat_max_chunks = UINT32_MAX;
+	compare(ix, make_query, NQUERIES, "dialect queries, term at a time");
+	compare(ix, make_long_query, NQUERIES, "long queries, term at a time");
+	q_taat_max_chunks = 0;
+	compare(ix, make_query, NQUERIES, "dialect queries, MaxScore");
+	compare(ix, make_long_query, NQUERIES, "long queries, MaxScore");
+	q_taat_max_chunks = taat_max;
 	ix_close(ix);
 	test_rmrf(dir);
 	free(dir);

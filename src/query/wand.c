@@ -29,8 +29,6 @@
  */
 #include "query/query_int.h"
 
-#include <stdlib.h>
-
 /* The bound of the cursor's current block (cached per block), and the
  * fields its term may occupy there. */
 static double block_bound(const q_ctx *c, q_cursor *qc)
@@ -261,12 +259,6 @@ uint32_t q_taat_max_chunks = 1u << 16;
  * difference, far below any difference a bound could use. */
 #define Q_TAAT_MARGIN 1e-6
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
 static int taat_alloc(q_ctx *c, uint32_t n)
 {
 	if (c->taat_cap >= n)
@@ -354,12 +346,19 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 	uint64_t md = c->taat_may[d];
 	bound_sum bs = m->pre[e];
 	bs.ub += c->taat_acc[d];
+	/* every bonus is >= 1, and at most seg_bonus: most chunks are settled
+	 * without working the chunk's bonus bound out */
+	double theta = q_topk_threshold(&c->top), ub = bs.ub * (1.0 + Q_TAAT_MARGIN);
+	if (ub * c->seg_bonus * Q_BOUND_MARGIN < reach || q_cannot_beat(ub, c->seg_bonus, theta))
+		return 1;
+	if (!(ub * Q_BOUND_MARGIN < reach) && !q_cannot_beat(ub, 1.0, theta))
+		return 0;
 	bs.may |= md;
 	bs.title |= md & m->pre[m->n].title;
 	bs.head |= md & m->pre[m->n].head;
 	for (uint64_t b = md; b; b &= b - 1)
 		bs.pos |= c->by_term[__builtin_ctzll(b)]->seq_pos;
-	return taat_out(c, bs.ub, &bs, reach, q_topk_threshold(&c->top));
+	return taat_out(c, bs.ub, &bs, reach, theta);
 }
 
 /* A plain ranked disjunction over a small segment, term at a time:
@@ -457,12 +456,11 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		if (rc)
 			return rc;
 	}
-	if (e > 0 && nt > 1) /* doc order for the exact pass */
-		qsort(docs, nt, sizeof *docs, cmp_u32);
-	else if (e == 0)
-		for (uint32_t d = 0, j = 0; d < nchunks; d++)
-			if (may[d] && may[d] != Q_TAAT_DEAD)
-				docs[j++] = d;
+	/* the chunks met, in doc order */
+	nt = 0;
+	for (uint32_t d = 0; d < nchunks; d++)
+		if (may[d] && may[d] != Q_TAAT_DEAD)
+			docs[nt++] = d;
 	/* the lists not read, largest bound first, for the chunks met only;
 	 * after each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
