@@ -470,12 +470,12 @@ typedef struct q_ctx {
 	 * read again from the postings). */
 	uint16_t (*hit_tf)[FATHOM_NFIELDS];
 	/* The term-at-a-time pass (wand.c), per chunk of a small segment:
-	 * the summed score parts, the terms found, the field norms;
+	 * the summed score parts, the terms found, the field lengths;
 	 * taat_cap entries, allocated from work on first use. */
 	fa_arena *work;
 	double *taat_acc;
 	uint64_t *taat_may;
-	double (*taat_norm)[FATHOM_NFIELDS];
+	uint16_t (*taat_len)[FATHOM_NFIELDS];
 	uint32_t *taat_docs;      /* the chunks met */
 	uint32_t taat_cap;
 } q_ctx;

@@ -252,7 +252,7 @@ static int retrieve_disjunctive(q_ctx *c)
 
 /* ---- term at a time, for small segments -------------------------------------- */
 
-uint32_t q_taat_max_chunks = 1u << 16;
+uint32_t q_taat_max_chunks = 1u << 14;
 
 /* The relative margin between the sums of the first pass (reciprocal norms,
  * another rounding) and the exact score parts: far above any rounding
@@ -267,9 +267,9 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 		return fa_err(FATHOM_EINVAL, "term-at-a-time scratch");
 	c->taat_acc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_acc);
 	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
-	c->taat_norm = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_norm);
+	c->taat_len = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_len);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
-	if (!c->taat_acc || !c->taat_may || !c->taat_norm || !c->taat_docs)
+	if (!c->taat_acc || !c->taat_may || !c->taat_len || !c->taat_docs)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
 	return 0;
@@ -363,8 +363,7 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 
 /* A plain ranked disjunction over a small segment, term at a time:
  * 1. the scored lists are read whole, largest bound first; each posting's
- *    score part (with the chunk's field norms, worked out when it is first
- *    met) is added into a dense per-chunk sum, and the term into the
+ *    score part (with the chunk's field lengths, read when it is first met) is added into a dense per-chunk sum, and the term into the
  *    chunk's mask;
  * 2. after each list, the k-th largest lower bound of the chunks met so far
  *    (taat_reach) is a score the top k will reach. Once the lists not yet
@@ -383,7 +382,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		return rc;
 	double *acc = c->taat_acc;
 	uint64_t *may = c->taat_may;
-	double (*norm)[FATHOM_NFIELDS] = c->taat_norm;
+	uint16_t (*len)[FATHOM_NFIELDS] = c->taat_len;
 	uint32_t *docs = c->taat_docs, nt = 0;
 	memset(acc, 0, (size_t)nchunks * sizeof *acc);
 	memset(may, 0, (size_t)nchunks * sizeof *may);
@@ -440,15 +439,13 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 					may[d] = Q_TAAT_DEAD;
 					continue;
 				}
-				uint16_t len[FATHOM_NFIELDS];
-				if ((rc = seg_chunk_field_len(c->seg, d, len)))
+				if ((rc = seg_chunk_field_len(c->seg, d, len[d])))
 					return rc;
-				q_field_norms(&c->sc, len, norm[d]);
 				docs[nt++] = d;
 			}
 			uint16_t tf[FATHOM_NFIELDS];
 			ix_post_tf(&r, tf);
-			double a = acc[d] + q_saturate(&c->sc, idf, q_tf_tilde_norm(&c->sc, tf, norm[d]));
+			double a = acc[d] + q_saturate(&c->sc, idf, q_tf_tilde(&c->sc, tf, len[d]));
 			acc[d] = a;
 			top_acc = FA_MAX(top_acc, a);
 			may[d] = md | bit;
@@ -486,7 +483,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				continue;
 			uint16_t tf[FATHOM_NFIELDS];
 			ix_post_tf(&r, tf);
-			acc[d] += q_saturate(&c->sc, idf, q_tf_tilde_norm(&c->sc, tf, norm[d]));
+			acc[d] += q_saturate(&c->sc, idf, q_tf_tilde(&c->sc, tf, len[d]));
 			may[d] |= qc->bit;
 		}
 		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
