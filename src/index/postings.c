@@ -732,7 +732,6 @@ void ix_post_tf(const ix_postings *cp, uint16_t tf[FATHOM_NFIELDS])
 		tf[f] = (p->doc != IX_END && p->i < p->n) ? p->tf[f][p->i] : 0;
 }
 
-/* Set up the positions stream of the decoded block. */
 /* Read the block's position exceptions from the first again (the header
  * and the sums pos_reset worked out still hold). */
 static void pos_rewind_exceptions(ix_postings *p)
@@ -744,6 +743,7 @@ static void pos_rewind_exceptions(ix_postings *p)
 	p->exc_from = 0;
 }
 
+/* Set up the positions stream of the decoded block. */
 static int pos_reset(ix_postings *p)
 {
 	const ix_segment *s = p->seg;

@@ -275,6 +275,7 @@ static int explain_empty(ix_index *ix, const q_plan *p, const q_filter *f, fbuf 
 			memset(&one, 0, sizeof one);
 			one.keys = &f->keys[i];
 			one.values = &f->values[i];
+			one.key_lens = &f->key_lens[i];
 			one.n = 1;
 			one.active = 1;
 			if ((rc = filter_passes_any(ix, &one, &any)))

@@ -24,7 +24,8 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q
 	if (o->n_filters + nq > 0) {
 		f->keys = fa_arena_alloc(a, (o->n_filters + nq) * sizeof *f->keys);
 		f->values = fa_arena_alloc(a, (o->n_filters + nq) * sizeof *f->values);
-		if (!f->keys || !f->values)
+		f->key_lens = fa_arena_alloc(a, (o->n_filters + nq) * sizeof *f->key_lens);
+		if (!f->keys || !f->values || !f->key_lens)
 			return fa_err(FATHOM_ENOMEM, "filters");
 	}
 	if (o->n_filters > 0) {
@@ -35,6 +36,7 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q
 				return fa_err(FATHOM_EINVAL, "filter \"%s\" is not key=value",
 				              s ? s : "(null)");
 			f->keys[i] = fa_arena_strndup(a, s, (size_t)(eq - s));
+			f->key_lens[i] = (size_t)(eq - s);
 			f->values[i] = eq + 1;
 			if (!f->keys[i])
 				return fa_err(FATHOM_ENOMEM, "filters");
@@ -60,6 +62,7 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q
 			continue;
 		}
 		f->keys[f->n] = qf->key;
+		f->key_lens[f->n] = strlen(qf->key);
 		f->values[f->n] = v;
 		f->n++;
 	}
@@ -70,9 +73,8 @@ int q_filter_init(q_filter *f, fa_arena *a, const fathom_search_opts *o, const q
 /* Does the document have key=value? What fathom_list_meta() lists is
  * what matches: every metadata pair (a key may have several values), and
  * "lang" for the language detected at ingest as well. */
-static int doc_has(const ix_doc_info *d, const char *key, const char *value)
+static int doc_has(const ix_doc_info *d, const char *key, size_t kl, const char *value)
 {
-	size_t kl = strlen(key);
 	const char *m = d->meta;
 	for (uint32_t i = 0; m && i < d->n_meta; i++) {
 		size_t l = strlen(m);
@@ -86,9 +88,9 @@ static int doc_has(const ix_doc_info *d, const char *key, const char *value)
 int q_filter_doc(const q_filter *f, const ix_doc_info *d)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (!doc_has(d, f->keys[i], f->values[i]))
+		if (!doc_has(d, f->keys[i], f->key_lens[i], f->values[i]))
 			return 0;
-	if (f->lang && !doc_has(d, "lang", f->lang))
+	if (f->lang && !doc_has(d, "lang", 4, f->lang))
 		return 0;
 	if (f->glob) {
 		const char *path = d->path ? d->path : "";

@@ -379,6 +379,7 @@ void q_topk_sort(q_topk *t);
 typedef struct q_filter {
 	const char **keys;   /* metadata filters, NUL-terminated */
 	const char **values;
+	size_t *key_lens;    /* strlen(keys[i]), worked out once, not per document */
 	size_t n;
 	const char *glob;    /* NULL when unset */
 	int glob_base;       /* pattern has no '/': also try the base name */
