@@ -166,20 +166,27 @@ void cli_put_name(FILE *f, const char *s)
 /* ---- options ----------------------------------------------------------------- */
 
 /* The long option that the element "--name[=value]" names (a unique
- * prefix, as getopt_long takes it), or NULL. */
-static const struct option *long_named(const struct option *lo, const char *elem)
+ * prefix, as getopt_long takes it), or NULL; *prefixed: how many options
+ * name starts (more than one, no exact match: ambiguous). */
+static const struct option *long_named(const struct option *lo, const char *elem, int *prefixed)
 {
 	const char *name = elem + 2, *eq = strchr(name, '=');
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 	const struct option *found = NULL;
+	int decided = 0;
+	*prefixed = 0;
 	for (; lo && lo->name; lo++) {
 		if (strncmp(lo->name, name, n) != 0)
 			continue;
+		++*prefixed;
+		if (decided)
+			continue;
 		if (strlen(lo->name) == n)
-			return lo;
-		if (found)
-			return NULL;   /* ambiguous */
-		found = lo;
+			found = lo, decided = 1;
+		else if (found)
+			found = NULL, decided = 1;   /* ambiguous */
+		else
+			found = lo;
 	}
 	return found;
 }
@@ -268,7 +275,8 @@ int cli_getopt(int argc, char **argv)
 	 * its letter. */
 	const char *elem = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	int is_long = strncmp(elem, "--", 2) == 0 && elem[2];
-	const struct option *o = is_long ? long_named(lo, elem) : NULL;
+	int prefixed = 0;
+	const struct option *o = is_long ? long_named(lo, elem, &prefixed) : NULL;
 	if (c == ':') {
 		if (is_long)
 			return bad_option(NULL, "option '--%s' wants a value", o ? o->name : elem + 2);
@@ -283,9 +291,7 @@ int cli_getopt(int argc, char **argv)
 	}
 	if (is_long && !optopt) {
 		const char *eq = strchr(elem, '=');
-		int n = eq ? (int)(eq - elem) : (int)strlen(elem), prefixed = 0;
-		for (const struct option *p = lo; p && p->name; p++)
-			prefixed += strncmp(p->name, elem + 2, (size_t)n - 2) == 0;
+		int n = eq ? (int)(eq - elem) : (int)strlen(elem);
 		if (prefixed > 1)
 			return bad_option(NULL, "option '%.*s' is ambiguous", n, elem);
 		/* an option of another command is no silent no-op: say whose it is */
