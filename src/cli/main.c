@@ -20,14 +20,18 @@
 const char *cli_prog = "fathom";
 const char *cli_cmd = NULL;
 
-/* " (see 'fathom help search')": where the command's options are told. */
-static void help_hint(FILE *f, const char *note)
+/* "fathom: WHAT (NOTE; see 'fathom help search')" on stderr, the form of
+ * every usage error: the hint names where the command's options are told. */
+static void usage_line(const char *note, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void usage_line(const char *note, const char *fmt, va_list ap)
 {
-	fprintf(f, " (%s%s", note ? note : "", note ? "; " : "");
+	fprintf(stderr, "%s: ", cli_prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s%s", note ? note : "", note ? "; " : "");
 	if (cli_cmd)
-		fprintf(f, "see '%s help %s')\n", cli_prog, cli_cmd);
+		fprintf(stderr, "see '%s help %s')\n", cli_prog, cli_cmd);
 	else
-		fprintf(f, "see '%s help')\n", cli_prog);
+		fprintf(stderr, "see '%s help')\n", cli_prog);
 }
 
 void cli_die_api(int rc, const char *what)
@@ -42,11 +46,9 @@ void cli_die_api(int rc, const char *what)
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_line(NULL, fmt, ap);
 	va_end(ap);
-	help_hint(stderr, NULL);
 	return 2;
 }
 
@@ -198,11 +200,9 @@ static int bad_option(const char *note, const char *fmt, ...) __attribute__((for
 static int bad_option(const char *note, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_line(note, fmt, ap);
 	va_end(ap);
-	help_hint(stderr, note);
 	return '?';
 }
 
