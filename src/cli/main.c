@@ -43,6 +43,18 @@ void cli_die_api(int rc, const char *what)
 		fprintf(stderr, "%s: %s: %s\n", cli_prog, what, fathom_strerror(rc));
 }
 
+int cli_commit_close(fathom_index *ix, int rc, const char *what)
+{
+	if (!rc && (rc = fathom_commit(ix)) != 0)
+		what = "commit failed";
+	if (rc) {
+		cli_die_api(rc, what);
+		fathom_rollback(ix);
+	}
+	fathom_close(ix);
+	return rc ? 2 : 0;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
