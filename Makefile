@@ -42,15 +42,16 @@ SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 
-# Debian packages the build, the tests and the demo need.
-DEPS_BUILD := gcc make pkg-config libutf8proc-dev libstemmer-dev libzstd-dev zlib1g-dev libjansson-dev libpcre2-dev libmicrohttpd-dev libcurl4-openssl-dev
-DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh ripgrep
-# The header each library of DEPS_BUILD gives, as HEADER:PACKAGE: checked
+# The header each library the build needs gives, as HEADER:PACKAGE: checked
 # before the first compile, so that a machine without them is told which
 # packages to install rather than stopped at the first missing header.
 DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:libzstd-dev zlib.h:zlib1g-dev \
 	jansson.h:libjansson-dev pcre2.h:libpcre2-dev microhttpd.h:libmicrohttpd-dev \
 	curl/curl.h:libcurl4-openssl-dev
+# Debian packages the build, the tests and the demo need (the libraries'
+# are DEPS_HEADERS' packages, written there alone).
+DEPS_BUILD := gcc make pkg-config $(foreach hp,$(DEPS_HEADERS),$(lastword $(subst :, ,$(hp))))
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh ripgrep
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
 
 .PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay \

@@ -18,6 +18,10 @@ extern const char *cli_cmd;
 
 /* Print "fathom: WHAT: detail (error name)" to stderr. */
 void cli_die_api(int rc, const char *what);
+/* The end of a write: rc, the change's result (0: commit it); a failure,
+ * the change's (as what) or the commit's, is printed and rolled back.
+ * Closes ix; 0, or 2. */
+int cli_commit_close(fathom_index *ix, int rc, const char *what);
 /* Print a usage error, "fathom: MESSAGE (see 'fathom help COMMAND')", to
  * stderr; returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

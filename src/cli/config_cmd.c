@@ -162,14 +162,6 @@ int cmd_config(int argc, char **argv)
 		return 2;
 	}
 	rc = unset ? fathom_config_unset(ix, s->name) : fathom_config_set(ix, s->name, value);
-	const char *what = "config";
-	if (!rc && (rc = fathom_commit(ix)) != 0)
-		what = "commit failed";
-	if (rc) {
-		cli_die_api(rc, what);
-		fathom_rollback(ix);
-	}
 	free(value);
-	fathom_close(ix);
-	return rc ? 2 : 0;
+	return cli_commit_close(ix, rc, "config");
 }

@@ -39,18 +39,6 @@ static int print_item(void *ctx, const fathom_gloss_item *it)
 	return 0;
 }
 
-static int finish(fathom_index *ix, int rc, const char *what)
-{
-	if (!rc && (rc = fathom_commit(ix)) != 0)
-		what = "commit failed";
-	if (rc) {
-		cli_die_api(rc, what);
-		fathom_rollback(ix);
-	}
-	fathom_close(ix);
-	return rc ? 2 : 0;
-}
-
 static int parse_u32(const char *s, uint32_t *out)
 {
 	uint64_t v;
@@ -178,7 +166,7 @@ int cmd_glossary(int argc, char **argv)
 		rc = fathom_glossary_add(ix, (const char *const *)args, (size_t)nargs, &id);
 		if (!rc)
 			printf("group %u\n", id);
-		return finish(ix, rc, "glossary add");
+		return cli_commit_close(ix, rc, "glossary add");
 	}
 	if (strcmp(sub, "remove") == 0 || strcmp(sub, "protect") == 0 || strcmp(sub, "unprotect") == 0) {
 		if (nargs != 1) {
@@ -187,14 +175,14 @@ int cmd_glossary(int argc, char **argv)
 		}
 		rc = strcmp(sub, "remove") == 0 ? fathom_glossary_remove(ix, args[0])
 		                                 : fathom_glossary_protect(ix, args[0], sub[0] == 'p');
-		return finish(ix, rc, sub);
+		return cli_commit_close(ix, rc, sub);
 	}
 	if (strcmp(sub, "propose") == 0) {
 		size_t n = 0;
 		rc = fathom_glossary_propose(ix, &n);
 		if (!rc)
 			printf("%zu new candidate%s (fathom glossary pending)\n", n, n == 1 ? "" : "s");
-		return finish(ix, rc, "glossary propose");
+		return cli_commit_close(ix, rc, "glossary propose");
 	}
 	if (strcmp(sub, "approve") == 0 || strcmp(sub, "reject") == 0) {
 		uint32_t id = 0;
@@ -203,7 +191,7 @@ int cmd_glossary(int argc, char **argv)
 			return nargs != 1 ? cli_usage_error("glossary %s ID", sub) : 2;
 		}
 		rc = fathom_glossary_decide(ix, id, sub[0] == 'a');
-		return finish(ix, rc, sub);
+		return cli_commit_close(ix, rc, sub);
 	}
 	fathom_close(ix);
 	return cli_usage_error("glossary: no subcommand '%s'", sub);

@@ -612,6 +612,22 @@ static void remove_new_index(const char *dir)
 	rmdir(dir);
 }
 
+/* The end of a local index or add: rc, the ingest's result, reported
+ * (failed, or the counts as done), then commit or rollback; a first run
+ * that fails removes the index it created. 0, or 2. */
+static int finish_ingest(fathom_index *ix, int rc, const ingest_args *a, int existed,
+                         const fathom_ingest_stats *st, const char *failed, const char *done)
+{
+	if (rc)
+		cli_die_api(rc, failed);
+	else
+		cli_ingest_report(&a->ci, st, done);
+	rc = commit_and_close(ix, rc);
+	if (rc && !existed)
+		remove_new_index(a->index);
+	return rc;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
@@ -641,14 +657,7 @@ int cmd_index(int argc, char **argv)
 	}
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_index_paths(ix, (const char *const *)paths, (size_t)n, &a.ci.io, &st);
-	if (rc) {
-		cli_die_api(rc, "index failed, nothing committed");
-	} else {
-		cli_ingest_report(&a.ci, &st, "indexed");
-	}
-	rc = commit_and_close(ix, rc);
-	if (rc && !existed)
-		remove_new_index(a.index);
+	rc = finish_ingest(ix, rc, &a, existed, &st, "index failed, nothing committed", "indexed");
 	if (rc == 0 && a.watch)
 		return watch_loop(&a, paths, n);
 	return rc ? rc : partial;
@@ -676,14 +685,7 @@ int cmd_add(int argc, char **argv)
 		return rc == 1 ? remote_add(&r, &a) : 2;
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_add_jsonl(ix, a.jsonl, &a.ci.io, &st);
-	if (rc)
-		cli_die_api(rc, "add failed, nothing committed");
-	else
-		cli_ingest_report(&a.ci, &st, "added");
-	rc = commit_and_close(ix, rc);
-	if (rc && !existed)
-		remove_new_index(a.index);
-	return rc;
+	return finish_ingest(ix, rc, &a, existed, &st, "add failed, nothing committed", "added");
 }
 
 typedef struct chunk_out {

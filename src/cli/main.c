@@ -20,14 +20,18 @@
 const char *cli_prog = "fathom";
 const char *cli_cmd = NULL;
 
-/* " (see 'fathom help search')": where the command's options are told. */
-static void help_hint(FILE *f, const char *note)
+/* "fathom: WHAT (NOTE; see 'fathom help search')" on stderr, the form of
+ * every usage error: the hint names where the command's options are told. */
+static void usage_line(const char *note, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void usage_line(const char *note, const char *fmt, va_list ap)
 {
-	fprintf(f, " (%s%s", note ? note : "", note ? "; " : "");
+	fprintf(stderr, "%s: ", cli_prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s%s", note ? note : "", note ? "; " : "");
 	if (cli_cmd)
-		fprintf(f, "see '%s help %s')\n", cli_prog, cli_cmd);
+		fprintf(stderr, "see '%s help %s')\n", cli_prog, cli_cmd);
 	else
-		fprintf(f, "see '%s help')\n", cli_prog);
+		fprintf(stderr, "see '%s help')\n", cli_prog);
 }
 
 void cli_die_api(int rc, const char *what)
@@ -39,14 +43,24 @@ void cli_die_api(int rc, const char *what)
 		fprintf(stderr, "%s: %s: %s\n", cli_prog, what, fathom_strerror(rc));
 }
 
+int cli_commit_close(fathom_index *ix, int rc, const char *what)
+{
+	if (!rc && (rc = fathom_commit(ix)) != 0)
+		what = "commit failed";
+	if (rc) {
+		cli_die_api(rc, what);
+		fathom_rollback(ix);
+	}
+	fathom_close(ix);
+	return rc ? 2 : 0;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_line(NULL, fmt, ap);
 	va_end(ap);
-	help_hint(stderr, NULL);
 	return 2;
 }
 
@@ -166,20 +180,27 @@ void cli_put_name(FILE *f, const char *s)
 /* ---- options ----------------------------------------------------------------- */
 
 /* The long option that the element "--name[=value]" names (a unique
- * prefix, as getopt_long takes it), or NULL. */
-static const struct option *long_named(const struct option *lo, const char *elem)
+ * prefix, as getopt_long takes it), or NULL; *prefixed: how many options
+ * name starts (more than one, no exact match: ambiguous). */
+static const struct option *long_named(const struct option *lo, const char *elem, int *prefixed)
 {
 	const char *name = elem + 2, *eq = strchr(name, '=');
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 	const struct option *found = NULL;
+	int decided = 0;
+	*prefixed = 0;
 	for (; lo && lo->name; lo++) {
 		if (strncmp(lo->name, name, n) != 0)
 			continue;
+		++*prefixed;
+		if (decided)
+			continue;
 		if (strlen(lo->name) == n)
-			return lo;
-		if (found)
-			return NULL;   /* ambiguous */
-		found = lo;
+			found = lo, decided = 1;
+		else if (found)
+			found = NULL, decided = 1;   /* ambiguous */
+		else
+			found = lo;
 	}
 	return found;
 }
@@ -191,11 +212,9 @@ static int bad_option(const char *note, const char *fmt, ...) __attribute__((for
 static int bad_option(const char *note, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_line(note, fmt, ap);
 	va_end(ap);
-	help_hint(stderr, note);
 	return '?';
 }
 
@@ -268,7 +287,8 @@ int cli_getopt(int argc, char **argv)
 	 * its letter. */
 	const char *elem = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	int is_long = strncmp(elem, "--", 2) == 0 && elem[2];
-	const struct option *o = is_long ? long_named(lo, elem) : NULL;
+	int prefixed = 0;
+	const struct option *o = is_long ? long_named(lo, elem, &prefixed) : NULL;
 	if (c == ':') {
 		if (is_long)
 			return bad_option(NULL, "option '--%s' wants a value", o ? o->name : elem + 2);
@@ -283,9 +303,7 @@ int cli_getopt(int argc, char **argv)
 	}
 	if (is_long && !optopt) {
 		const char *eq = strchr(elem, '=');
-		int n = eq ? (int)(eq - elem) : (int)strlen(elem), prefixed = 0;
-		for (const struct option *p = lo; p && p->name; p++)
-			prefixed += strncmp(p->name, elem + 2, (size_t)n - 2) == 0;
+		int n = eq ? (int)(eq - elem) : (int)strlen(elem);
 		if (prefixed > 1)
 			return bad_option(NULL, "option '%.*s' is ambiguous", n, elem);
 		/* an option of another command is no silent no-op: say whose it is */

@@ -16,6 +16,9 @@
 #define MAX_ALLOW 16
 #define MAX_WATCH 64
 
+/* serve's and mcp's defaults: 64 MiB bodies, 30 s a request. */
+#define SV_OPTS_DEFAULT { .max_body = 64u << 20, .request_timeout = 30.0 }
+
 /* Open the index for serving: its folder made absolute, and the current
  * folder moved to the index's root, so grep paths read as the index has
  * them whatever folder the daemon was started from. An index with no root
@@ -119,7 +122,7 @@ const cli_opt cli_opts_mcp[] = {
 int cmd_serve(int argc, char **argv)
 {
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
+	sv_opts so = SV_OPTS_DEFAULT;
 	char *watch[MAX_WATCH];
 	int nwatch = 0;
 	double debounce = 0.2;
@@ -240,7 +243,7 @@ int cmd_serve(int argc, char **argv)
 int cmd_mcp(int argc, char **argv)
 {
 	const char *index = cli_default_index();
-	sv_opts so = { NULL, 0, 0, 64u << 20, 30.0, 0, 0, 0 };
+	sv_opts so = SV_OPTS_DEFAULT;
 	int c;
 	optind = 1;
 	while ((c = cli_getopt(argc, argv)) != -1) {

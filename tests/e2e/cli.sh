@@ -218,4 +218,10 @@ expect_err "cannot open index" "$F" search --index "$T/none" anything
 expect_rc 2 "$F" search --index "$IX" -k 0 x
 expect_rc 2 "$F" bogus
 expect_rc 2 "$F" index --index "$IX" --meta novalue "$R"
+# a first add that fails leaves no index behind; a failed add to an index
+# that was there keeps it
+expect_rc 2 "$F" add -q --index "$T/failed" --jsonl "$T/no-such.jsonl"
+[ ! -e "$T/failed" ] && ok || fail "a failed first add left $T/failed behind"
+expect_rc 2 "$F" add -q --index "$IX" --jsonl "$T/no-such.jsonl"
+expect_out '"id"' "$F" search --index "$IX" -k 1 --json authentication
 finish

@@ -120,6 +120,9 @@ expect_err "unknown option '--bogus'" "$F" search --index "$IX" --bogus forgery
 expect_err "option '-k' wants a value" "$F" search --index "$IX" forgery -k
 expect_err "option '--filter' wants a value" "$F" search --index "$IX" forgery --filter
 expect_err "option '--json' takes no value" "$F" search --index "$IX" --json=yes forgery
+expect_err "option '--ex' is ambiguous" "$F" search --index "$IX" --ex forgery
+expect_rc 2 "$F" search --index "$IX" --ex=1 forgery
+expect_err "unknown option '--listen' \(an option of serve" "$F" search --index "$IX" --listen forgery
 # after --, -word is the dialect's NOT
 expect_out 'query: \(AND forgery \(NOT markdown\)\)' "$F" search --index "$IX" --explain -- forgery -markdown
 expect_out 'query: \(AND \(NOT markdown\) forgery\)' "$F" search --index "$IX" --explain -- '-markdown forgery'

@@ -99,6 +99,7 @@ expect_rc 0 "$F" config --index "$IX" grep-max-size 0
 "$F" list --index "$IX" | cut -f1 > "$T/l1"
 grep -q 'logs/a.log' "$T/l1" && fail "ignore setting not applied" || ok
 grep -q 'docs/big.txt' "$T/l1" && fail "max-size setting not applied" || ok
+grep -q 'docs/n15.md' "$T/l1" && ok || fail "the index lists no docs/n15.md: $(head -5 "$T/l1")"
 (cd "$R" && "$F" index -q --index "$IX" --no-ignore --max-size 100000 .)
 "$F" list --index "$IX" | cut -f1 | sort | cmp -s - "$T/l0" && ok || fail "--no-ignore and --max-size do not win"
 expect_rc 0 "$F" verify --index "$IX"

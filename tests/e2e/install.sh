@@ -138,7 +138,7 @@ grep -q 'birds\.md' "$T/after.out" && cmp -s "$T/after.out" "$T/before.out" && o
 expect_rc 2 "$F" --index
 expect_err "unknown option '--bogus'" "$F" --bogus list
 expect_out '^usage: fathom search' "$F" --index "$T/ix" search --help
-[ -e nowhere ] && fail "a stray index was created" || ok
+[ -e "$T/nowhere" ] && fail "a stray index was created" || ok
 
 # ---- the man page renders ----
 MAN=$P/share/man/man1/fathom.1

@@ -120,6 +120,7 @@ for args in "--color never" "--color auto" ""; do
 	# shellcheck disable=SC2086
 	"$F" search $args throttled > "$T/out"
 	LC_ALL=C grep -q $'\033' "$T/out" && fail "search $args through a pipe: coloured" || ok
+	grep -q '^docs/auth.md:7: ' "$T/out" && ok || fail "search $args through a pipe: $(cat -v "$T/out")"
 done
 expect_rc 2 "$F" search --color sometimes throttled
 grep -q "^fathom: --color wants auto, always or never, got 'sometimes' (see 'fathom help search')$" "$T/.err" && ok \
@@ -129,7 +130,9 @@ NO_COLOR=1 TERM=dumb "$F" search --color always throttled | LC_ALL=C grep -q $'\
 "$F" grep --color always -l throttled > "$T/out"
 grep -qxF "${P}docs/auth.md${Z}" "$T/out" && ok || fail "grep -l --color always: $(cat -v "$T/out")"
 "$F" grep --color always -c throttled | grep -qxF "${P}docs/auth.md${Z}:1" && ok || fail "grep -c --color always"
-"$F" grep -l throttled | LC_ALL=C grep -q $'\033' && fail "grep -l through a pipe: coloured" || ok
+"$F" grep -l throttled > "$T/out"
+LC_ALL=C grep -q $'\033' "$T/out" && fail "grep -l through a pipe: coloured" || ok
+grep -qxF docs/auth.md "$T/out" && ok || fail "grep -l through a pipe: $(cat -v "$T/out")"
 
 # On a terminal: script(1) runs the command on a pseudo-terminal. TERM is
 # set for it, as a terminal emulator sets it (a CI runner may have none).
@@ -151,12 +154,15 @@ if command -v script > /dev/null; then
 	LC_ALL=C grep -q $'\033' "$T/tty" && ok || fail "NO_COLOR='' on a terminal: not coloured"
 	tty_run TERM=dumb -- search throttled
 	LC_ALL=C grep -q $'\033' "$T/tty" && fail "TERM=dumb on a terminal: coloured" || ok
+	grep -q '^docs/auth.md:7: ' "$T/tty" && ok || fail "TERM=dumb on a terminal: $(cat -v "$T/tty")"
 	tty_run -- search --color never throttled
 	LC_ALL=C grep -q $'\033' "$T/tty" && fail "--color never on a terminal: coloured" || ok
+	grep -q '^docs/auth.md:7: ' "$T/tty" && ok || fail "--color never on a terminal: $(cat -v "$T/tty")"
 	tty_run -- grep -l throttled
 	grep -qF "${P}docs/auth.md${Z}" "$T/tty" && ok || fail "grep -l on a terminal: $(cat -v "$T/tty")"
 	tty_run TERM=dumb -- grep -l throttled
 	LC_ALL=C grep -q $'\033' "$T/tty" && fail "grep -l, TERM=dumb: coloured" || ok
+	grep -q '^docs/auth.md' "$T/tty" && ok || fail "grep -l, TERM=dumb: $(cat -v "$T/tty")"
 else
 	echo "note: no script(1) (bsdutils): the terminal checks are skipped"
 fi
