@@ -85,6 +85,10 @@ static void test_html_entities(void)
 	CHECK_STR(text_of(&h), "a & b <c> \xc2\xa9\xc2\xa0\xc3\xa9 ABC \xe2\x80\x94"
 	                       " \xe2\x80\xa6 &bogus; &amp &#; \xef\xbf\xbd \xef\xbf\xbd  x \xe2\x80\x93"
 	                       " \xe2\x89\x82\xcc\xb8");
+	/* a numeric reference of each UTF-8 length: 2 bytes and 4 */
+	CHECK_OK(html(&h, "&#xe9;&#x1F600;&#1114111;"));
+	h.text.data[h.text.len] = 0;
+	CHECK_STR(text_of(&h), "\xc3\xa9\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
 	text_html_free(&h);
 }
 
