@@ -85,6 +85,10 @@ static void test_html_entities(void)
 	CHECK_STR(text_of(&h), "a & b <c> \xc2\xa9\xc2\xa0\xc3\xa9 ABC \xe2\x80\x94"
 	                       " \xe2\x80\xa6 &bogus; &amp &#; \xef\xbf\xbd \xef\xbf\xbd  x \xe2\x80\x93"
 	                       " \xe2\x89\x82\xcc\xb8");
+	/* a numeric reference of each UTF-8 length: 2 bytes and 4 */
+	CHECK_OK(html(&h, "&#xe9;&#x1F600;&#1114111;"));
+	h.text.data[h.text.len] = 0;
+	CHECK_STR(text_of(&h), "\xc3\xa9\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
 	text_html_free(&h);
 }
 
@@ -177,17 +181,29 @@ static void test_detect_kinds(void)
 
 /* ---- reStructuredText and AsciiDoc --------------------------------------------- */
 
-/* Chunks start at each of lines[], in order, with the trail want[]. */
-static void check_trails(const got *g, const uint32_t *lines, const char *const *want, size_t n)
+/* doc chunked as kind (target bytes a chunk): chunks start at each of
+ * lines[], in order, with the trail want[]; no trail holds not_title; the
+ * document's own title is title. */
+static void check_markup(const char *doc, int kind, uint32_t target, const uint32_t *lines,
+                         const char *const *want, size_t n, const char *not_title,
+                         const char *title)
 {
+	got g = { 0 };
+	text_chunk_opts co = { target, 0, 400, NULL, 0 };
+	CHECK_OK(text_chunk_doc(doc, strlen(doc), kind, &co, collect, &g));
 	size_t w = 0;
-	for (int i = 0; i < g->n && w < n; i++) {
-		if (g->c[i].line_start == lines[w]) {
-			CHECK_STR(g->c[i].trail, want[w]);
+	for (int i = 0; i < g.n && w < n; i++) {
+		if (g.c[i].line_start == lines[w]) {
+			CHECK_STR(g.c[i].trail, want[w]);
 			w++;
 		}
 	}
 	CHECK_EQ(w, n);
+	for (int i = 0; i < g.n; i++)
+		CHECK(strstr(g.c[i].trail, not_title) == NULL);
+	size_t tl;
+	const char *t = text_markup_title(doc, strlen(doc), kind, &tl);
+	CHECK(t && tl == strlen(title) && memcmp(t, title, tl) == 0);
 }
 
 static void test_rst_headings(void)
@@ -219,18 +235,11 @@ static void test_rst_headings(void)
 		"\n"
 		"    Indented\n"          /* a literal block, not a title */
 		"    --------\n";
-	got g = { 0 };
-	text_chunk_opts co = { 40, 0, 400, NULL, 0 };
-	CHECK_OK(text_chunk_doc(doc, strlen(doc), DOC_RST, &co, collect, &g));
 	const char *want[] = { "The Book", "The Book > Chapter one", "The Book > Chapter one > Section",
 	                       "The Book > Chapter two" };
 	const uint32_t lines[] = { 1, 7, 12, 17 };
-	check_trails(&g, lines, want, 4);
-	for (int i = 0; i < g.n; i++)
-		CHECK(strstr(g.c[i].trail, "Not a title") == NULL && strstr(g.c[i].trail, "Indented") == NULL);
-	size_t tl;
-	const char *t = text_markup_title(doc, strlen(doc), DOC_RST, &tl);
-	CHECK(t && tl == 8 && memcmp(t, "The Book", 8) == 0);
+	check_markup(doc, DOC_RST, 40, lines, want, 4, "Not a title", "The Book");
+	check_markup(doc, DOC_RST, 40, lines, want, 4, "Indented", "The Book");
 }
 
 static void test_asciidoc_headings(void)
@@ -256,18 +265,10 @@ static void test_asciidoc_headings(void)
 		"-----\n"
 		"\n"
 		"Use it daily.\n";
-	got g = { 0 };
-	text_chunk_opts co = { 30, 0, 400, NULL, 0 };
-	CHECK_OK(text_chunk_doc(doc, strlen(doc), DOC_ASCIIDOC, &co, collect, &g));
 	const char *want[] = { "User Guide", "User Guide > Install", "User Guide > Install > Options",
 	                       "User Guide > Usage" };
 	const uint32_t lines[] = { 1, 5, 13, 17 };
-	check_trails(&g, lines, want, 4);
-	for (int i = 0; i < g.n; i++)
-		CHECK(strstr(g.c[i].trail, "not a title") == NULL);
-	size_t tl;
-	const char *t = text_markup_title(doc, strlen(doc), DOC_ASCIIDOC, &tl);
-	CHECK(t && tl == 10 && memcmp(t, "User Guide", 10) == 0);
+	check_markup(doc, DOC_ASCIIDOC, 30, lines, want, 4, "not a title", "User Guide");
 }
 
 /* ---- gzip ---------------------------------------------------------------------- */

@@ -90,6 +90,15 @@ const fathom_setting_info *fathom_setting_find(const char *name)
 	return i < 0 ? NULL : &rows[i];
 }
 
+/* row_of for a public call: FATHOM_EINVAL (negative) naming what is not a
+ * setting. */
+static int known_row(const char *name)
+{
+	int r = row_of(name);
+	return r >= 0 ? r : fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)",
+	                           name ? name : "");
+}
+
 /* ---- checking a value ------------------------------------------------------------ */
 
 /* The shortest decimal that reads back as the same float (the type the
@@ -299,10 +308,9 @@ int fathom_config_get(char **out, int *is_set, fathom_index *fx, const char *nam
 		*out = NULL;
 	if (!out || !fx)
 		return fa_err(FATHOM_EINVAL, "no index or no output");
-	int r = row_of(name);
+	int r = known_row(name);
 	if (r < 0)
-		return fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)",
-		              name ? name : "");
+		return r;
 	const api_settings *s;
 	int rc = api_settings_get(fx, &s);
 	if (rc)
@@ -362,10 +370,9 @@ int fathom_config_set(fathom_index *fx, const char *name, const char *value)
 	fa_err_clear();
 	if (!fx || !value)
 		return fa_err(FATHOM_EINVAL, "no index or no value");
-	int r = row_of(name);
+	int r = known_row(name);
 	if (r < 0)
-		return fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)",
-		              name ? name : "");
+		return r;
 	double num;
 	char canon[64];
 	int rc = check_value(r, value, &num, canon, sizeof canon);
@@ -380,10 +387,9 @@ int fathom_config_unset(fathom_index *fx, const char *name)
 	fa_err_clear();
 	if (!fx)
 		return fa_err(FATHOM_EINVAL, "no index");
-	int r = row_of(name);
+	int r = known_row(name);
 	if (r < 0)
-		return fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)",
-		              name ? name : "");
+		return r;
 	return restage(fx, rows[r].name, NULL);
 }
 
@@ -459,9 +465,9 @@ int fathom_config_json(char **out, size_t *len, fathom_index *fx, const char *na
 	*out = NULL;
 	if (len)
 		*len = 0;
-	int one = name ? row_of(name) : -1;
+	int one = name ? known_row(name) : -1;
 	if (name && one < 0)
-		return fa_err(FATHOM_EINVAL, "no setting '%s' (fathom config lists them)", name);
+		return one;
 	const api_settings *st;
 	int rc = api_settings_get(fx, &st);
 	if (rc)

@@ -189,7 +189,7 @@ int text_detect_kind(const char *path, const char **lang)
 	 * where the extension is). */
 	char name[256];
 	size_t len = strlen(full);
-	if (len > 3 && memcmp(full + len - 3, ".gz", 3) == 0)
+	if (fa_gz_name(full))
 		len -= 3;
 	const char *from = full + (len >= sizeof name ? len - (sizeof name - 1) : 0);
 	len -= (size_t)(from - full);

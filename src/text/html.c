@@ -27,6 +27,7 @@
  * stays as written.
  */
 #include <strings.h>
+#include <utf8proc.h>
 
 #include "text/text.h"
 #include "text/html_entities.h"
@@ -91,30 +92,11 @@ static void put_space(html_conv *c)
 		fbuf_putc(t, ' ');
 }
 
+/* cp: a scalar value (no surrogate, at most 0x10FFFF), as utf8proc takes. */
 static void put_utf8(fbuf *b, uint32_t cp)
 {
-	unsigned char u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (unsigned char)(0xC0 | (cp >> 6));
-		u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (unsigned char)(0xE0 | (cp >> 12));
-		u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		u[0] = (unsigned char)(0xF0 | (cp >> 18));
-		u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-		u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	fbuf_append(b, u, n);
+	utf8proc_uint8_t u[4];
+	fbuf_append(b, u, (size_t)utf8proc_encode_char((utf8proc_int32_t)cp, u));
 }
 
 /* HTML5's reading of the C1 range in a numeric reference (windows-1252). */

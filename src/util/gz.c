@@ -64,13 +64,9 @@ int fa_gunzip(char **out, size_t *out_len, const void *in, size_t in_len, size_t
 	size_t left = in_len;
 	int rc = 0;
 	for (;;) {
-		if (b.len > max) {
-			rc = fa_err(FATHOM_ETOOBIG, "decompresses to more than %zu bytes", max);
-			break;
-		}
 		size_t room = b.max - b.len;
 		size_t want = FA_MIN(room, (size_t)256 << 10);
-		if (want == 0) {
+		if (want == 0) {   /* b.len is max + 1: past max */
 			rc = fa_err(FATHOM_ETOOBIG, "decompresses to more than %zu bytes", max);
 			break;
 		}
