@@ -396,6 +396,17 @@ uint32_t ix_post_block_last(const ix_postings *p);
  * they prove corrupt, all are 0 and p->err is set. The cursor must not be
  * an object defined const: the lazy decode writes to it. */
 void ix_post_tf(const ix_postings *p, uint16_t tf[FATHOM_NFIELDS]);
+/* Block at a time, for loops that read whole lists: after
+ * ix_post_block_tf(), p->docs[p->i .. p->n) are the block's postings from
+ * the current one, and p->tf[f][i] their term frequencies for the fields
+ * in p->field_mask (the other arrays are 0). ix_post_next_block() moves to
+ * the first posting of the next block (p->doc IX_END after the last). */
+int ix_post_decode_tf(ix_postings *p);
+static inline int ix_post_block_tf(ix_postings *p)
+{
+	return p->tf_off ? ix_post_decode_tf(p) : p->err;
+}
+int ix_post_next_block(ix_postings *p);
 /* Positions of the current posting in one field (ascending). *n is the
  * number written, at most max. */
 int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, uint32_t *n);

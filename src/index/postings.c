@@ -719,6 +719,22 @@ static int need_tf(ix_postings *p)
 	return rc ? post_corrupt(p, "bad block") : 0;
 }
 
+int ix_post_decode_tf(ix_postings *p)
+{
+	return need_tf(p);
+}
+
+int ix_post_next_block(ix_postings *p)
+{
+	if (p->err || p->doc == IX_END)
+		return p->err;
+	if (p->block_decoded + 1 < p->ti.n_blocks)
+		return decode_block(p, p->block_decoded + 1);
+	p->i = p->n;
+	p->doc = IX_END;
+	return 0;
+}
+
 void ix_post_tf(const ix_postings *cp, uint16_t tf[FATHOM_NFIELDS])
 {
 	/* const for the callers' sake (reading tfs is logically a read); the

@@ -471,12 +471,13 @@ typedef struct q_ctx {
 	 * read again from the postings). */
 	uint16_t (*hit_tf)[FATHOM_NFIELDS];
 	/* The term-at-a-time pass (wand.c), per chunk of a small segment:
-	 * the summed score parts, the terms found, the field lengths;
-	 * taat_cap entries, allocated from work on first use. */
+	 * the summed score parts, the terms found, w_f / norm_f of each field
+	 * (set when the chunk is first met); taat_cap entries, allocated from
+	 * work on first use. */
 	fa_arena *work;
 	double *taat_acc;
 	uint64_t *taat_may;
-	uint16_t (*taat_len)[FATHOM_NFIELDS];
+	double (*taat_rn)[FATHOM_NFIELDS];
 	uint32_t *taat_docs;      /* the chunks met */
 	uint32_t taat_cap;
 } q_ctx;

@@ -267,9 +267,9 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 		return fa_err(FATHOM_EINVAL, "term-at-a-time scratch");
 	c->taat_acc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_acc);
 	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
-	c->taat_len = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_len);
+	c->taat_rn = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_rn);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
-	if (!c->taat_acc || !c->taat_may || !c->taat_len || !c->taat_docs)
+	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
 	return 0;
@@ -361,19 +361,52 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 	return taat_out(c, bs.ub, &bs, reach, theta);
 }
 
+/* Chunk d, met for the first time: is it live and admitted? Its w_f /
+ * norm_f go to rn. */
+static int taat_meet(q_ctx *c, uint32_t d, double rn[FATHOM_NFIELDS])
+{
+	if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) || seg_is_deleted(c->seg, d))
+		return 0;
+	uint16_t len[FATHOM_NFIELDS];
+	int rc = seg_chunk_field_len(c->seg, d, len);
+	if (rc)
+		return rc;
+	for (int f = 0; f < FATHOM_NFIELDS; f++) {
+		double norm = q_field_norm(&c->sc, f, (double)len[f]);
+		rn[f] = norm > 0.0 ? c->sc.w[f] / norm : 0.0;
+	}
+	return 1;
+}
+
+/* The score part of posting i of r's decoded block, from the chunk's rn:
+ * the first pass's sum (within Q_TAAT_MARGIN of the exact part). */
+static inline double taat_part(const q_ctx *c, const ix_postings *r, uint32_t i, unsigned fm,
+                               double idf, const double rn[FATHOM_NFIELDS])
+{
+	double x = 0.0;
+	for (unsigned b = fm; b; b &= b - 1) {
+		unsigned f = (unsigned)__builtin_ctz(b);
+		x += (double)r->tf[f][i] * rn[f];
+	}
+	return q_saturate(&c->sc, idf, x);
+}
+
 /* A plain ranked disjunction over a small segment, term at a time:
- * 1. the scored lists are read whole, largest bound first; each posting's
- *    score part (with the chunk's field lengths, read when it is first met) is added into a dense per-chunk sum, and the term into the
- *    chunk's mask;
+ * 1. the scored lists are read whole, largest bound first, a block at a
+ *    time; each posting's score part (with w_f / norm_f of the chunk's
+ *    fields, worked out when it is first met) is added into a dense
+ *    per-chunk sum, and the term into the chunk's mask;
  * 2. after each list, the k-th largest lower bound of the chunks met so far
  *    (taat_reach) is a score the top k will reach. Once the lists not yet
  *    read, bounds summed with the largest bonus their terms allow, cannot
  *    reach it, they are not read: a chunk that only they hold cannot enter;
- * 3. the chunks met whose upper bound (their sum, the margin, the bounds of
- *    the lists not read, the largest bonus) reaches it are scored exactly,
- *    in doc order, through ms_eval with every list essential: the same
- *    parts summed in plan order, the same bonuses, so the same score bit
- *    for bit as MaxScore and the exhaustive reference. */
+ * 3. the lists not read are read for the chunks met only, largest bound
+ *    first, dropping after each the chunks that can no longer enter;
+ * 4. the chunks left, whose upper bound (their sum, the margin, the largest
+ *    bonus) reaches it, are scored exactly, in doc order, through ms_eval
+ *    with the lists of the terms they hold (their masks are complete now):
+ *    the same parts summed in plan order, the same bonuses, so the same
+ *    score bit for bit as MaxScore and the exhaustive reference. */
 static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 {
 	const q_plan *p = c->plan;
@@ -382,7 +415,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		return rc;
 	double *acc = c->taat_acc;
 	uint64_t *may = c->taat_may;
-	uint16_t (*len)[FATHOM_NFIELDS] = c->taat_len;
+	double (*rn)[FATHOM_NFIELDS] = c->taat_rn;
 	uint32_t *docs = c->taat_docs, nt = 0;
 	memset(acc, 0, (size_t)nchunks * sizeof *acc);
 	memset(may, 0, (size_t)nchunks * sizeof *may);
@@ -419,36 +452,36 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				break;
 		}
 		q_cursor *qc = m.s[--e];
-		ix_postings r = qc->p;       /* just opened: at its first posting */
+		ix_postings rr = qc->p, *r = &rr;   /* just opened: at its first posting */
 		double idf = p->terms[qc->term].idf;
 		uint64_t bit = qc->bit;
 		if ((rc = q_over_time(c)))
 			return rc;
-		for (; r.doc != IX_END; rc = ix_post_next(&r)) {
-			if (rc)
+		for (; r->doc != IX_END; rc = ix_post_next_block(r)) {
+			if (rc || (rc = ix_post_block_tf(r)))
 				return rc;
-			uint32_t d = r.doc;
-			if (d >= nchunks)
-				return fa_err(FATHOM_ECORRUPT, "posting past the segment's chunks");
-			uint64_t md = may[d];
-			if (md == Q_TAAT_DEAD)
-				continue;
-			if (!md) {
-				if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) ||
-				    seg_is_deleted(c->seg, d)) {
-					may[d] = Q_TAAT_DEAD;
+			unsigned fm = r->field_mask;
+			for (uint32_t i = r->i; i < r->n; i++) {
+				uint32_t d = r->docs[i];
+				if (d >= nchunks)
+					return fa_err(FATHOM_ECORRUPT, "posting past the segment's chunks");
+				uint64_t md = may[d];
+				if (md == Q_TAAT_DEAD)
 					continue;
+				if (!md) {
+					if ((rc = taat_meet(c, d, rn[d])) <= 0) {
+						if (rc < 0)
+							return rc;
+						may[d] = Q_TAAT_DEAD;
+						continue;
+					}
+					docs[nt++] = d;
 				}
-				if ((rc = seg_chunk_field_len(c->seg, d, len[d])))
-					return rc;
-				docs[nt++] = d;
+				double a = acc[d] + taat_part(c, r, i, fm, idf, rn[d]);
+				acc[d] = a;
+				top_acc = FA_MAX(top_acc, a);
+				may[d] = md | bit;
 			}
-			uint16_t tf[FATHOM_NFIELDS];
-			ix_post_tf(&r, tf);
-			double a = acc[d] + q_saturate(&c->sc, idf, q_tf_tilde(&c->sc, tf, len[d]));
-			acc[d] = a;
-			top_acc = FA_MAX(top_acc, a);
-			may[d] = md | bit;
 		}
 		if (rc)
 			return rc;
@@ -459,36 +492,47 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		if (may[d] && may[d] != Q_TAAT_DEAD)
 			docs[nt++] = d;
 	/* the lists not read, largest bound first, for the chunks met only;
-	 * after each, the chunks that can no longer enter are dropped */
+	 * before each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
+		/* most chunks are settled by their sum against reach and theta,
+		 * with the largest bonus (drop) or none (keep) */
+		double theta = q_topk_threshold(&c->top), rest = m.pre[e].ub;
 		uint32_t kept = 0;
-		for (uint32_t j = 0; j < nt; j++)
-			if (!taat_drop(c, &m, e, docs[j], reach))
-				docs[kept++] = docs[j];
+		for (uint32_t j = 0; j < nt; j++) {
+			uint32_t d = docs[j];
+			double ub = (rest + acc[d]) * (1.0 + Q_TAAT_MARGIN);
+			if (ub * c->seg_bonus * Q_BOUND_MARGIN < reach ||
+			    q_cannot_beat(ub, c->seg_bonus, theta))
+				continue;
+			if ((ub * Q_BOUND_MARGIN < reach || q_cannot_beat(ub, 1.0, theta)) &&
+			    taat_drop(c, &m, e, d, reach))
+				continue;
+			docs[kept++] = d;
+		}
 		nt = kept;
 		if (nt == 0)
 			break;
 		q_cursor *qc = m.s[--e];
-		ix_postings r = qc->p;
+		ix_postings rr = qc->p, *r = &rr;
 		double idf = p->terms[qc->term].idf;
 		if ((rc = q_over_time(c)))
 			return rc;
 		for (uint32_t j = 0; j < nt; j++) {
 			uint32_t d = docs[j];
-			if (r.doc < d && (rc = ix_post_advance(&r, d)))
+			if (r->doc < d && (rc = ix_post_advance(r, d)))
 				return rc;
-			if (r.doc == IX_END)
+			if (r->doc == IX_END)
 				break;
-			if (r.doc != d)
+			if (r->doc != d)
 				continue;
-			uint16_t tf[FATHOM_NFIELDS];
-			ix_post_tf(&r, tf);
-			acc[d] += q_saturate(&c->sc, idf, q_tf_tilde(&c->sc, tf, len[d]));
+			if ((rc = ix_post_block_tf(r)))
+				return rc;
+			acc[d] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
 			may[d] |= qc->bit;
 		}
 		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
 	}
-	/* the exact pass: every list essential */
+	/* the exact pass: the lists of the terms each chunk holds */
 	m.theta = -HUGE_VAL;
 	for (uint32_t j = 0; j < nt; j++) {
 		uint32_t d = docs[j];
@@ -498,10 +542,13 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		uint32_t na = 0;
 		for (uint32_t i = 0; i < m.n; i++) {
 			q_cursor *qc = m.s[i];
+			if (!(may[d] & qc->bit))
+				continue;
 			if ((rc = q_cursor_seek(qc, d)))
 				return rc;
-			if (qc->p.doc == d)
-				at[na++] = qc;
+			if (qc->p.doc != d)
+				return fa_err(FATHOM_ECORRUPT, "a posting list reads differently twice");
+			at[na++] = qc;
 		}
 		m.theta = q_topk_threshold(&c->top);
 		if ((rc = ms_eval(c, &m, d, at, na)))
