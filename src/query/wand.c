@@ -269,7 +269,8 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
 	c->taat_rn = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_rn);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
-	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs)
+	c->taat_pos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_pos);
+	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs || !c->taat_pos)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
 	return 0;
@@ -319,8 +320,16 @@ static double taat_reach(const q_ctx *c, const uint32_t *docs, uint32_t nt, cons
 	uint32_t k = c->top.k, nh = 0;
 	if (k == 0)
 		return -HUGE_VAL;
+	/* the largest factor a lower bound takes: a chunk whose sum times it
+	 * cannot pass the k-th lower bound so far is not worked out */
+	double hi = 0.0;
+	for (uint32_t j = 0; j <= Q_MAX_TERMS; j++)
+		hi = FA_MAX(hi, lo_coord[j]);
+	hi *= FA_MAX(lo_share, 1.0);
 	for (uint32_t j = 0; j < nt; j++) {
 		uint32_t d = docs[j];
+		if (nh == k && !(acc[d] * hi > h[0]))
+			continue;
 		double lb = acc[d] * (1.0 - Q_TAAT_MARGIN) *
 		            lo_coord[q_popcount(may[d] & c->seq_mask)] * lo_share * (1.0 - Q_TAAT_MARGIN);
 		if (nh < k || lb > h[0])
@@ -356,8 +365,7 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 	bs.may |= md;
 	bs.title |= md & m->pre[m->n].title;
 	bs.head |= md & m->pre[m->n].head;
-	for (uint64_t b = md; b; b &= b - 1)
-		bs.pos |= c->by_term[__builtin_ctzll(b)]->seq_pos;
+	bs.pos |= c->taat_pos[d];
 	return taat_out(c, bs.ub, &bs, reach, theta);
 }
 
@@ -417,8 +425,8 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 	uint64_t *may = c->taat_may;
 	double (*rn)[FATHOM_NFIELDS] = c->taat_rn;
 	uint32_t *docs = c->taat_docs, nt = 0;
-	memset(acc, 0, (size_t)nchunks * sizeof *acc);
-	memset(may, 0, (size_t)nchunks * sizeof *may);
+	uint64_t *pos = c->taat_pos;
+	memset(may, 0, (size_t)nchunks * sizeof *may);   /* acc and pos: when met */
 	/* the smallest shares a chunk's bonuses can take */
 	double lo_share = 1.0, lo_coord[Q_MAX_TERMS + 1];
 	if (p->seq.n >= 2 && c->phrase_bonus != 1.0)
@@ -454,7 +462,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		q_cursor *qc = m.s[--e];
 		ix_postings rr = qc->p, *r = &rr;   /* just opened: at its first posting */
 		double idf = p->terms[qc->term].idf;
-		uint64_t bit = qc->bit;
+		uint64_t bit = qc->bit, seq_pos = qc->seq_pos;
 		if ((rc = q_over_time(c)))
 			return rc;
 		for (; r->doc != IX_END; rc = ix_post_next_block(r)) {
@@ -476,21 +484,25 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 						continue;
 					}
 					docs[nt++] = d;
+					acc[d] = 0.0;
+					pos[d] = 0;
 				}
 				double a = acc[d] + taat_part(c, r, i, fm, idf, rn[d]);
 				acc[d] = a;
 				top_acc = FA_MAX(top_acc, a);
 				may[d] = md | bit;
+				pos[d] |= seq_pos;
 			}
 		}
 		if (rc)
 			return rc;
 	}
-	/* the chunks met, in doc order */
+	/* the chunks met, in doc order (without a branch to mispredict) */
 	nt = 0;
-	for (uint32_t d = 0; d < nchunks; d++)
-		if (may[d] && may[d] != Q_TAAT_DEAD)
-			docs[nt++] = d;
+	for (uint32_t d = 0; d < nchunks; d++) {
+		docs[nt] = d;
+		nt += may[d] - 1 < Q_TAAT_DEAD - 1;   /* neither 0 nor dead */
+	}
 	/* the lists not read, largest bound first, for the chunks met only;
 	 * before each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
@@ -529,6 +541,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				return rc;
 			acc[d] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
 			may[d] |= qc->bit;
+			pos[d] |= qc->seq_pos;
 		}
 		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
 	}
