@@ -230,6 +230,12 @@ int seg_chunk(const ix_segment *s, uint32_t chunk, ix_chunk_info *out);
 /* Only the field lengths of a chunk (what scoring needs): one range-checked
  * record read, without the document record seg_chunk() also checks. */
 int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM_NFIELDS]);
+/* The field lengths of every chunk, [chunk][field], in one array that
+ * stays with the segment: for loops that meet many chunks (a scattered
+ * read of each chunk record costs a cache miss). Made on the first call
+ * (nchunks * 10 bytes), safe to race; FATHOM_ECORRUPT naming the file if a
+ * chunk record fails its check. */
+int seg_field_lens(const ix_segment *s, const uint16_t (**out)[FATHOM_NFIELDS]);
 
 typedef struct ix_doc_info {
 	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */

@@ -230,6 +230,9 @@ struct ix_segment {
 	void *ddict;                /* the text dictionaries digested (docstore.c's
 	                               ds_dictset), made by the first reader that needs
 	                               them and published atomically; NULL until then */
+	uint16_t (*field_lens)[FATHOM_NFIELDS]; /* every chunk's field lengths in one
+	                               array (seg_field_lens), made by the first reader
+	                               that asks and published atomically */
 };
 
 int seg_open_file(ix_segment **out, const char *path);

@@ -759,6 +759,22 @@ static void pos_rewind_exceptions(ix_postings *p)
 	p->exc_from = 0;
 }
 
+/* The sum of the decoded block's tfs, every field, of postings [from, to):
+ * a field at a time over the fields present (the others are 0), so the
+ * loops run over contiguous arrays. */
+static uint64_t tf_sum(const ix_postings *p, uint32_t from, uint32_t to)
+{
+	uint64_t sum = 0;
+	for (unsigned m = p->field_mask; m; m &= m - 1) {
+		const uint16_t *t = p->tf[__builtin_ctz(m)];
+		uint32_t s = 0;   /* at most IX_BLOCK * IX_MAX_TF */
+		for (uint32_t i = from; i < to; i++)
+			s += t[i];
+		sum += s;
+	}
+	return sum;
+}
+
 /* Set up the positions stream of the decoded block. */
 static int pos_reset(ix_postings *p)
 {
@@ -766,10 +782,7 @@ static int pos_reset(ix_postings *p)
 	p->pos_block = p->block_decoded;
 	p->pos_i = 0;
 	p->pos_idx = 0;
-	p->pos_total = 0;
-	for (uint32_t i = 0; i < p->n; i++)
-		for (int f = 0; f < FATHOM_NFIELDS; f++)
-			p->pos_total += p->tf[f][i];
+	p->pos_total = tf_sum(p, 0, p->n);
 	if (p->pos_hi <= p->pos_lo)
 		return post_corrupt(p, "no positions");
 	if (seg_check_range(s, p->pos_lo, p->pos_hi - p->pos_lo)) {
@@ -835,9 +848,8 @@ int ix_post_positions(ix_postings *p, int field, uint32_t *out, uint32_t max, ui
 		if (pos_reset(p))
 			return p->err;
 	}
-	for (; p->pos_i < p->i; p->pos_i++)
-		for (int f = 0; f < FATHOM_NFIELDS; f++)
-			p->pos_idx += p->tf[f][p->pos_i];
+	p->pos_idx += tf_sum(p, p->pos_i, p->i);
+	p->pos_i = p->i;
 	uint64_t start = p->pos_idx;
 	for (int f = 0; f < field; f++)
 		start += p->tf[f][p->i];

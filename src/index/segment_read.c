@@ -345,6 +345,7 @@ void seg_close(ix_segment *s)
 	fa_free(s->dir);
 	fa_free(s->del_docs);
 	fa_free(s->del_chunks);
+	fa_free(s->field_lens);
 	fa_free(s->path);
 	fa_free(s);
 }
@@ -594,6 +595,31 @@ int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM
 		return rc;
 	for (int f = 0; f < FATHOM_NFIELDS; f++)
 		len[f] = fa_load16(r + 28 + 2 * f);
+	return 0;
+}
+
+int seg_field_lens(const ix_segment *s, const uint16_t (**out)[FATHOM_NFIELDS])
+{
+	uint16_t (**slot)[FATHOM_NFIELDS] = (uint16_t (**)[FATHOM_NFIELDS])(uintptr_t)&s->field_lens;
+	uint16_t (*have)[FATHOM_NFIELDS] = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!have) {
+		uint16_t (*mine)[FATHOM_NFIELDS] = fa_malloc(((size_t)s->nchunks + 1) * sizeof *mine);
+		if (!mine)
+			return fa_err(FATHOM_ENOMEM, "%s: field lengths of %u chunks", s->path, s->nchunks);
+		for (uint32_t c = 0; c < s->nchunks; c++) {
+			int rc = seg_chunk_field_len(s, c, mine[c]);
+			if (rc) {
+				fa_free(mine);
+				return rc;
+			}
+		}
+		if (__atomic_compare_exchange_n(slot, &have, mine, 0, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_ACQUIRE))
+			have = mine;
+		else
+			fa_free(mine);   /* another reader's came first */
+	}
+	*out = (const uint16_t (*)[FATHOM_NFIELDS])have;
 	return 0;
 }
 

@@ -371,17 +371,15 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 
 /* Chunk d, met for the first time: is it live and admitted? Its w_f /
  * norm_f go to rn. */
-static int taat_meet(q_ctx *c, uint32_t d, double rn[FATHOM_NFIELDS])
+static int taat_meet(const q_ctx *c, const uint16_t len[FATHOM_NFIELDS], uint32_t d,
+                     double rn[FATHOM_NFIELDS])
 {
 	if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) || seg_is_deleted(c->seg, d))
 		return 0;
-	uint16_t len[FATHOM_NFIELDS];
-	int rc = seg_chunk_field_len(c->seg, d, len);
-	if (rc)
-		return rc;
+	/* a field no chunk uses (average length 0) has no tf to weigh */
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
 		double norm = q_field_norm(&c->sc, f, (double)len[f]);
-		rn[f] = norm > 0.0 ? c->sc.w[f] / norm : 0.0;
+		rn[f] = c->sc.avg[f] > 0.0 && norm > 0.0 ? c->sc.w[f] / norm : 0.0;
 	}
 	return 1;
 }
@@ -426,6 +424,9 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 	double (*rn)[FATHOM_NFIELDS] = c->taat_rn;
 	uint32_t *docs = c->taat_docs, nt = 0;
 	uint64_t *pos = c->taat_pos;
+	const uint16_t (*lens)[FATHOM_NFIELDS];
+	if ((rc = seg_field_lens(c->seg, &lens)))
+		return rc;
 	memset(may, 0, (size_t)nchunks * sizeof *may);   /* acc and pos: when met */
 	/* the smallest shares a chunk's bonuses can take */
 	double lo_share = 1.0, lo_coord[Q_MAX_TERMS + 1];
@@ -477,9 +478,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				if (md == Q_TAAT_DEAD)
 					continue;
 				if (!md) {
-					if ((rc = taat_meet(c, d, rn[d])) <= 0) {
-						if (rc < 0)
-							return rc;
+					if (!taat_meet(c, lens[d], d, rn[d])) {
 						may[d] = Q_TAAT_DEAD;
 						continue;
 					}
