@@ -521,7 +521,10 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 			docs[kept++] = d;
 		}
 		nt = kept;
-		if (nt == 0)
+		/* few left: the exact pass reads the rest for each, and would
+		 * read them again after this list for any it did not drop
+		 * (2k measured best on SciFact's claims, docs/BENCHMARKS.md) */
+		if (nt <= 2 * c->top.k)
 			break;
 		q_cursor *qc = m.s[--e];
 		ix_postings rr = qc->p, *r = &rr;
@@ -544,7 +547,8 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		}
 		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
 	}
-	/* the exact pass: the lists of the terms each chunk holds */
+	/* the exact pass: the lists of the terms each chunk holds, and those
+	 * not read */
 	m.theta = -HUGE_VAL;
 	for (uint32_t j = 0; j < nt; j++) {
 		uint32_t d = docs[j];
@@ -554,13 +558,14 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		uint32_t na = 0;
 		for (uint32_t i = 0; i < m.n; i++) {
 			q_cursor *qc = m.s[i];
-			if (!(may[d] & qc->bit))
+			if (i >= e && !(may[d] & qc->bit))
 				continue;
 			if ((rc = q_cursor_seek(qc, d)))
 				return rc;
-			if (qc->p.doc != d)
+			if (qc->p.doc == d)
+				at[na++] = qc;
+			else if (i >= e)
 				return fa_err(FATHOM_ECORRUPT, "a posting list reads differently twice");
-			at[na++] = qc;
 		}
 		m.theta = q_topk_threshold(&c->top);
 		if ((rc = ms_eval(c, &m, d, at, na)))
