@@ -480,6 +480,8 @@ typedef struct q_ctx {
 	uint64_t *taat_may;
 	double (*taat_rn)[FATHOM_NFIELDS];
 	uint64_t *taat_pos;       /* OR of the seq_pos of the terms found */
+	double *taat_lacc;        /* the same three for the chunks still in, */
+	uint64_t *taat_lmay, *taat_lpos;   /* side by side (wand.c's taat_live) */
 	uint32_t *taat_docs;      /* the chunks met */
 	uint32_t taat_cap;
 } q_ctx;

@@ -270,7 +270,11 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 	c->taat_rn = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_rn);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
 	c->taat_pos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_pos);
-	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs || !c->taat_pos)
+	c->taat_lacc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lacc);
+	c->taat_lmay = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lmay);
+	c->taat_lpos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lpos);
+	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs || !c->taat_pos ||
+	    !c->taat_lacc || !c->taat_lmay || !c->taat_lpos)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
 	return 0;
@@ -307,16 +311,16 @@ static void lb_push(double *h, uint32_t *n, uint32_t k, double x)
 	h[i] = x;
 }
 
-/* The k-th largest lower bound of a live, admitted chunk's score among the
- * nt chunks of docs (-inf with fewer): the top k will reach it. A chunk's
- * final score is at least its summed parts so far (less the margin), times
- * the smallest coordination share its words so far allow, times the
- * smallest phrase and prefix shares. */
-static double taat_reach(const q_ctx *c, const uint32_t *docs, uint32_t nt, const double *lo_coord,
+/* The k-th largest lower bound of a live, admitted chunk's score among n
+ * chunks (-inf with fewer): the top k will reach it. A chunk's final score
+ * is at least its summed parts so far (less the margin), times the
+ * smallest coordination share its words so far allow, times the smallest
+ * phrase and prefix shares. The chunks' sums and masks are acc[idx[j]] and
+ * may[idx[j]], or acc[j] and may[j] without idx. */
+static double taat_reach(const q_ctx *c, const double *acc, const uint64_t *may,
+                         const uint32_t *idx, uint32_t n, const double *lo_coord,
                          double lo_share, double *h)
 {
-	const double *acc = c->taat_acc;
-	const uint64_t *may = c->taat_may;
 	uint32_t k = c->top.k, nh = 0;
 	if (k == 0)
 		return -HUGE_VAL;
@@ -326,8 +330,8 @@ static double taat_reach(const q_ctx *c, const uint32_t *docs, uint32_t nt, cons
 	for (uint32_t j = 0; j <= Q_MAX_TERMS; j++)
 		hi = FA_MAX(hi, lo_coord[j]);
 	hi *= FA_MAX(lo_share, 1.0);
-	for (uint32_t j = 0; j < nt; j++) {
-		uint32_t d = docs[j];
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t d = idx ? idx[j] : j;
 		if (nh == k && !(acc[d] * hi > h[0]))
 			continue;
 		double lb = acc[d] * (1.0 - Q_TAAT_MARGIN) *
@@ -349,12 +353,23 @@ static int taat_out(const q_ctx *c, double ub, const bound_sum *bs, double reach
 
 #define Q_TAAT_DEAD UINT64_MAX   /* taat_may of a chunk deleted or filtered out */
 
-/* Can chunk d, with the lists s[0 .. e) not read for it, not enter? */
-static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, double reach)
+/* The chunks met and still in, in doc order, after the first pass: their
+ * sums, masks and seq places side by side, so the passes over them read
+ * memory in order. */
+typedef struct taat_live {
+	uint32_t *doc;
+	double *acc;
+	uint64_t *may, *pos;
+	uint32_t n;
+} taat_live;
+
+/* Can chunk j of lv, with the lists s[0 .. e) not read for it, not enter? */
+static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, const taat_live *lv,
+                     uint32_t j, double reach)
 {
-	uint64_t md = c->taat_may[d];
+	uint64_t md = lv->may[j];
 	bound_sum bs = m->pre[e];
-	bs.ub += c->taat_acc[d];
+	bs.ub += lv->acc[j];
 	/* every bonus is >= 1, and at most seg_bonus: most chunks are settled
 	 * without working the chunk's bonus bound out */
 	double theta = q_topk_threshold(&c->top), ub = bs.ub * (1.0 + Q_TAAT_MARGIN);
@@ -365,7 +380,7 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, uint32_t d, 
 	bs.may |= md;
 	bs.title |= md & m->pre[m->n].title;
 	bs.head |= md & m->pre[m->n].head;
-	bs.pos |= c->taat_pos[d];
+	bs.pos |= lv->pos[j];
 	return taat_out(c, bs.ub, &bs, reach, theta);
 }
 
@@ -456,7 +471,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 			             q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos) *
 			             Q_BOUND_MARGIN;
 			if (out < top_acc * hi_coord) /* reach might stop the reading */
-				reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
+				reach = taat_reach(c, acc, may, docs, nt, lo_coord, lo_share, h);
 			if (out < reach || out <= q_topk_threshold(&c->top))
 				break;
 		}
@@ -502,6 +517,13 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		docs[nt] = d;
 		nt += may[d] - 1 < Q_TAAT_DEAD - 1;   /* neither 0 nor dead */
 	}
+	taat_live lv = { docs, c->taat_lacc, c->taat_lmay, c->taat_lpos, nt };
+	for (uint32_t j = 0; j < nt; j++) {
+		uint32_t d = docs[j];
+		lv.acc[j] = acc[d];
+		lv.may[j] = may[d];
+		lv.pos[j] = pos[d];
+	}
 	/* the lists not read, largest bound first, for the chunks met only;
 	 * before each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
@@ -509,30 +531,33 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		 * with the largest bonus (drop) or none (keep) */
 		double theta = q_topk_threshold(&c->top), rest = m.pre[e].ub;
 		uint32_t kept = 0;
-		for (uint32_t j = 0; j < nt; j++) {
-			uint32_t d = docs[j];
-			double ub = (rest + acc[d]) * (1.0 + Q_TAAT_MARGIN);
+		for (uint32_t j = 0; j < lv.n; j++) {
+			double ub = (rest + lv.acc[j]) * (1.0 + Q_TAAT_MARGIN);
 			if (ub * c->seg_bonus * Q_BOUND_MARGIN < reach ||
 			    q_cannot_beat(ub, c->seg_bonus, theta))
 				continue;
 			if ((ub * Q_BOUND_MARGIN < reach || q_cannot_beat(ub, 1.0, theta)) &&
-			    taat_drop(c, &m, e, d, reach))
+			    taat_drop(c, &m, e, &lv, j, reach))
 				continue;
-			docs[kept++] = d;
+			lv.doc[kept] = lv.doc[j];
+			lv.acc[kept] = lv.acc[j];
+			lv.may[kept] = lv.may[j];
+			lv.pos[kept] = lv.pos[j];
+			kept++;
 		}
-		nt = kept;
+		lv.n = kept;
 		/* few left: the exact pass reads the rest for each, and would
 		 * read them again after this list for any it did not drop
 		 * (2k measured best on SciFact's claims, docs/BENCHMARKS.md) */
-		if (nt <= 2 * c->top.k)
+		if (lv.n <= 2 * c->top.k)
 			break;
 		q_cursor *qc = m.s[--e];
 		ix_postings rr = qc->p, *r = &rr;
 		double idf = p->terms[qc->term].idf;
 		if ((rc = q_over_time(c)))
 			return rc;
-		for (uint32_t j = 0; j < nt; j++) {
-			uint32_t d = docs[j];
+		for (uint32_t j = 0; j < lv.n; j++) {
+			uint32_t d = lv.doc[j];
 			if (r->doc < d && (rc = ix_post_advance(r, d)))
 				return rc;
 			if (r->doc == IX_END)
@@ -541,24 +566,24 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				continue;
 			if ((rc = ix_post_block_tf(r)))
 				return rc;
-			acc[d] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
-			may[d] |= qc->bit;
-			pos[d] |= qc->seq_pos;
+			lv.acc[j] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
+			lv.may[j] |= qc->bit;
+			lv.pos[j] |= qc->seq_pos;
 		}
-		reach = taat_reach(c, docs, nt, lo_coord, lo_share, h);
+		reach = taat_reach(c, lv.acc, lv.may, NULL, lv.n, lo_coord, lo_share, h);
 	}
 	/* the exact pass: the lists of the terms each chunk holds, and those
 	 * not read */
 	m.theta = -HUGE_VAL;
-	for (uint32_t j = 0; j < nt; j++) {
-		uint32_t d = docs[j];
-		if (taat_drop(c, &m, e, d, reach))
+	for (uint32_t j = 0; j < lv.n; j++) {
+		uint32_t d = lv.doc[j];
+		if (taat_drop(c, &m, e, &lv, j, reach))
 			continue;
 		q_cursor *at[Q_MAX_TERMS];
 		uint32_t na = 0;
 		for (uint32_t i = 0; i < m.n; i++) {
 			q_cursor *qc = m.s[i];
-			if (i >= e && !(may[d] & qc->bit))
+			if (i >= e && !(lv.may[j] & qc->bit))
 				continue;
 			if ((rc = q_cursor_seek(qc, d)))
 				return rc;
