@@ -34,6 +34,10 @@
  */
 #include "index/index_int.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* ---- patched frame of reference for one block's array ---------------------- */
 
 static size_t varint_len(uint64_t v)
@@ -230,6 +234,40 @@ int ix_block_encode(fbuf *out, const ix_block_in *b)
 	return out->err;
 }
 
+/* Gaps to doc ids in place: v[i] = first + v[0] + ... + v[i] + i. The last
+ * doc is checked in 64 bits first, so a hostile gap cannot wrap into a
+ * smaller doc; below IX_END every partial sum then fits the 32-bit sums,
+ * four lanes at a time where SSE2 is (every x86-64). */
+static int gaps_to_docs(uint32_t *v, uint32_t n, uint64_t first)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < n; i++)
+		total += v[i];
+	if (n == 0 || first + total + (n - 1) >= IX_END)
+		return FATHOM_ECORRUPT;
+	uint32_t d = (uint32_t)first - 1u;   /* first 0: wraps, then back to v[0] */
+	uint32_t i = 0;
+#ifdef __SSE2__
+	__m128i run = _mm_set1_epi32((int)d);
+	const __m128i one = _mm_set1_epi32(1);
+	for (; i + 4 <= n; i += 4) {
+		__m128i x = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(const void *)(v + i)), one);
+		x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
+		x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+		x = _mm_add_epi32(x, run);
+		_mm_storeu_si128((__m128i *)(void *)(v + i), x);
+		run = _mm_shuffle_epi32(x, 0xff);
+	}
+	if (i)
+		d = v[i - 1];
+#endif
+	for (; i < n; i++) {
+		d += v[i] + 1u;
+		v[i] = d;
+	}
+	return 0;
+}
+
 /* The term frequencies of a block of n > 1 postings, from the byte after
  * its gaps: what block_docs() left for later (a cursor that only skips
  * never needs them). */
@@ -295,15 +333,7 @@ static int block_docs(const unsigned char *p, const unsigned char *end,
 		return FATHOM_ECORRUPT;
 	if (pfor_decode(&p, end, readable, n, docs, UINT32_MAX))
 		return FATHOM_ECORRUPT;
-	/* Sum in 64 bits so a hostile gap cannot wrap into a smaller doc. Starting
-	 * from UINT64_MAX when there is no previous doc wraps the first sum to
-	 * the first gap. */
-	uint64_t d = prev_doc == UINT32_MAX ? UINT64_MAX : prev_doc;
-	for (uint32_t i = 0; i < n; i++) {
-		d += (uint64_t)docs[i] + 1;
-		docs[i] = (uint32_t)d;
-	}
-	if (d >= IX_END)
+	if (gaps_to_docs(docs, n, prev_doc == UINT32_MAX ? 0 : (uint64_t)prev_doc + 1))
 		return FATHOM_ECORRUPT;
 	*tfs = p;
 	*fm_out = fm;
