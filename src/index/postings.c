@@ -127,13 +127,24 @@ static void unpack(uint32_t *out, const unsigned char *in, size_t avail, uint32_
 				UNPACK_ONE(B, 4) UNPACK_ONE(B, 5) UNPACK_ONE(B, 6) UNPACK_ONE(B, 7) \
 			} \
 			return;
-		UNPACK_FULL(1) UNPACK_FULL(2) UNPACK_FULL(3) UNPACK_FULL(4) UNPACK_FULL(5)
-		UNPACK_FULL(6) UNPACK_FULL(7) UNPACK_FULL(8) UNPACK_FULL(9) UNPACK_FULL(10)
+/* Up to 8 bits, a group of eight is one 64-bit word: one load, then shifts. */
+#define UNPACK_WORD(B) \
+		case B: \
+			for (uint32_t k = 0; k < IX_BLOCK / 8; k++) { \
+				uint64_t w = fa_load64(in + (size_t)k * (B)), m = ((uint64_t)1 << (B)) - 1; \
+				uint32_t *o = out + 8 * k; \
+				for (unsigned j = 0; j < 8; j++) \
+					o[j] = (uint32_t)((w >> (j * (B))) & m); \
+			} \
+			return;
+		UNPACK_WORD(1) UNPACK_WORD(2) UNPACK_WORD(3) UNPACK_WORD(4) UNPACK_WORD(5)
+		UNPACK_WORD(6) UNPACK_WORD(7) UNPACK_WORD(8) UNPACK_FULL(9) UNPACK_FULL(10)
 		UNPACK_FULL(11) UNPACK_FULL(12) UNPACK_FULL(13) UNPACK_FULL(14) UNPACK_FULL(15)
 		UNPACK_FULL(16) UNPACK_FULL(17) UNPACK_FULL(18) UNPACK_FULL(19) UNPACK_FULL(20)
 		UNPACK_FULL(21) UNPACK_FULL(22) UNPACK_FULL(23) UNPACK_FULL(24) UNPACK_FULL(25)
 		UNPACK_FULL(26) UNPACK_FULL(27) UNPACK_FULL(28) UNPACK_FULL(29) UNPACK_FULL(30)
 		UNPACK_FULL(31) UNPACK_FULL(32)
+#undef UNPACK_WORD
 #undef UNPACK_FULL
 #undef UNPACK_ONE
 		default:
@@ -146,9 +157,12 @@ static void unpack(uint32_t *out, const unsigned char *in, size_t avail, uint32_
 		out[i] = (uint32_t)((fa_load64(in + (bit >> 3)) >> (bit & 7)) & mask);
 }
 
-/* Decode one pfor array; values must not exceed maxv. */
+/* Decode one pfor array; values must not exceed maxv. *top, when asked
+ * for, gets a bound on the values decoded (the width's, or the largest
+ * exception's). */
 static int pfor_decode(const unsigned char **pp, const unsigned char *end,
-                       const unsigned char *readable, uint32_t n, uint32_t *out, uint32_t maxv)
+                       const unsigned char *readable, uint32_t n, uint32_t *out, uint32_t maxv,
+                       uint64_t *top)
 {
 	const unsigned char *p = *pp;
 	if (p >= end)
@@ -163,6 +177,8 @@ static int pfor_decode(const unsigned char **pp, const unsigned char *end,
 	size_t bytes = fa_bitpack_bytes(n, b);
 	if ((size_t)(end - p) < bytes)
 		return FATHOM_ECORRUPT;
+	if (top)
+		*top = ((uint64_t)1 << b) - 1;
 	unpack(out, p, (size_t)(readable - p), n, b);
 	p += bytes;
 	int prev = -1;
@@ -176,6 +192,8 @@ static int pfor_decode(const unsigned char **pp, const unsigned char *end,
 			return FATHOM_ECORRUPT;
 		out[idx] |= (uint32_t)(high << b);
 		prev = idx;
+		if (top && out[idx] > *top)
+			*top = out[idx];
 	}
 	*pp = p;
 	return 0;
@@ -234,17 +252,22 @@ int ix_block_encode(fbuf *out, const ix_block_in *b)
 	return out->err;
 }
 
-/* Gaps to doc ids in place: v[i] = first + v[0] + ... + v[i] + i. The last
- * doc is checked in 64 bits first, so a hostile gap cannot wrap into a
- * smaller doc; below IX_END every partial sum then fits the 32-bit sums,
- * four lanes at a time where SSE2 is (every x86-64). */
-static int gaps_to_docs(uint32_t *v, uint32_t n, uint64_t first)
+/* Gaps to doc ids in place: v[i] = first + v[0] + ... + v[i] + i, where
+ * no gap exceeds top. The last doc is checked in 64 bits first (from top
+ * when that settles it, else from the sum), so a hostile gap cannot wrap
+ * into a smaller doc; below IX_END every partial sum then fits the 32-bit
+ * sums, four lanes at a time where SSE2 is (every x86-64). */
+static int gaps_to_docs(uint32_t *v, uint32_t n, uint64_t first, uint64_t top)
 {
-	uint64_t total = 0;
-	for (uint32_t i = 0; i < n; i++)
-		total += v[i];
-	if (n == 0 || first + total + (n - 1) >= IX_END)
+	if (n == 0)
 		return FATHOM_ECORRUPT;
+	if (first + (uint64_t)n * (top + 1) > IX_END) {
+		uint64_t total = 0;
+		for (uint32_t i = 0; i < n; i++)
+			total += v[i];
+		if (first + total + (n - 1) >= IX_END)
+			return FATHOM_ECORRUPT;
+	}
 	uint32_t d = (uint32_t)first - 1u;   /* first 0: wraps, then back to v[0] */
 	uint32_t i = 0;
 #ifdef __SSE2__
@@ -284,7 +307,7 @@ static int block_tfs(const unsigned char *p, const unsigned char *end,
 			continue;
 		}
 		uint32_t add = (full >> f) & 1;
-		if (pfor_decode(&p, end, readable, n, vals, IX_MAX_TF - add))
+		if (pfor_decode(&p, end, readable, n, vals, IX_MAX_TF - add, NULL))
 			return FATHOM_ECORRUPT;
 		for (uint32_t i = 0; i < n; i++)
 			tf[f][i] = (uint16_t)(vals[i] + add);
@@ -331,9 +354,10 @@ static int block_docs(const unsigned char *p, const unsigned char *end,
 	}
 	if (p >= end || ((full = *p++) & ~fm))
 		return FATHOM_ECORRUPT;
-	if (pfor_decode(&p, end, readable, n, docs, UINT32_MAX))
+	uint64_t top = 0;
+	if (pfor_decode(&p, end, readable, n, docs, UINT32_MAX, &top))
 		return FATHOM_ECORRUPT;
-	if (gaps_to_docs(docs, n, prev_doc == UINT32_MAX ? 0 : (uint64_t)prev_doc + 1))
+	if (gaps_to_docs(docs, n, prev_doc == UINT32_MAX ? 0 : (uint64_t)prev_doc + 1, top))
 		return FATHOM_ECORRUPT;
 	*tfs = p;
 	*fm_out = fm;
