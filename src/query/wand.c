@@ -342,6 +342,31 @@ static double taat_reach(const q_ctx *c, const double *acc, const uint64_t *may,
 	return nh == k ? h[0] : -HUGE_VAL;
 }
 
+/* Do k of the chunks docs[0 .. nt) have lower bounds (taat_reach's)
+ * above x, so that x < reach? Stops at the k-th. */
+static int taat_k_above(const q_ctx *c, const double *acc, const uint64_t *may,
+                        const uint32_t *docs, uint32_t nt, const double *lo_coord,
+                        double lo_share, double x)
+{
+	uint32_t k = c->top.k, n = 0;
+	if (k == 0)
+		return 0;
+	double hi = 0.0;
+	for (uint32_t j = 0; j <= Q_MAX_TERMS; j++)
+		hi = FA_MAX(hi, lo_coord[j]);
+	hi *= FA_MAX(lo_share, 1.0);
+	for (uint32_t j = 0; j < nt; j++) {
+		uint32_t d = docs[j];
+		if (!(acc[d] * hi > x))
+			continue;
+		double lb = acc[d] * (1.0 - Q_TAAT_MARGIN) *
+		            lo_coord[q_popcount(may[d] & c->seq_mask)] * lo_share * (1.0 - Q_TAAT_MARGIN);
+		if (lb > x && ++n == k)
+			return 1;
+	}
+	return 0;
+}
+
 /* Can no chunk whose parts are bounded by ub, with the bonus masks of bs,
  * reach `reach` (a score k chunks reach) or beat theta? */
 static int taat_out(const q_ctx *c, double ub, const bound_sum *bs, double reach, double theta)
@@ -470,9 +495,9 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 			double out = bs->ub * (1.0 + Q_TAAT_MARGIN) *
 			             q_bonus_bound_pos(c, bs->may, bs->title, bs->head, bs->pos) *
 			             Q_BOUND_MARGIN;
-			if (out < top_acc * hi_coord) /* reach might stop the reading */
-				reach = taat_reach(c, acc, may, docs, nt, lo_coord, lo_share, h);
-			if (out < reach || out <= q_topk_threshold(&c->top))
+			if (out <= q_topk_threshold(&c->top) ||
+			    (out < top_acc * hi_coord && /* else no k chunks can pass out */
+			     taat_k_above(c, acc, may, docs, nt, lo_coord, lo_share, out)))
 				break;
 		}
 		q_cursor *qc = m.s[--e];
@@ -524,6 +549,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		lv.may[j] = may[d];
 		lv.pos[j] = pos[d];
 	}
+	reach = taat_reach(c, lv.acc, lv.may, NULL, lv.n, lo_coord, lo_share, h);
 	/* the lists not read, largest bound first, for the chunks met only;
 	 * before each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
