@@ -692,18 +692,20 @@ uint32_t ix_post_shallow(ix_postings *p, uint32_t target)
 	return p->block_last;
 }
 
-/* First index >= i in the decoded block with docs[index] >= target. */
+/* First index >= i in the decoded block with docs[index] >= target (n
+ * when none): a binary search without branches to mispredict. */
 static uint32_t search_block(const ix_postings *p, uint32_t i, uint32_t target)
 {
-	uint32_t lo = i, hi = p->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (p->docs[mid] < target)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (i >= p->n)
+		return p->n;
+	const uint32_t *base = p->docs + i;
+	uint32_t len = p->n - i;
+	while (len > 1) {
+		uint32_t half = len / 2;
+		base = base[half] < target ? base + half : base;
+		len -= half;
 	}
-	return lo;
+	return (uint32_t)(base - p->docs) + (*base < target);
 }
 
 int ix_post_advance(ix_postings *p, uint32_t target)
