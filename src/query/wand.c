@@ -409,6 +409,41 @@ static int taat_drop(const q_ctx *c, const maxscore *m, uint32_t e, const taat_l
 	return taat_out(c, bs.ub, &bs, reach, theta);
 }
 
+/* Score chunk j of lv exactly (ms_eval, every list it holds and every list
+ * not read), unless it can no longer enter. The lists m->s[i] with bit i
+ * of *rewind set start over first (once, for the second sweep). */
+static int taat_exact(q_ctx *c, maxscore *m, uint32_t e, const taat_live *lv, uint32_t j,
+                      double reach, uint64_t *rewind)
+{
+	uint32_t d = lv->doc[j];
+	int rc;
+	if (taat_drop(c, m, e, lv, j, reach))
+		return 0;
+	q_cursor *at[Q_MAX_TERMS];
+	uint32_t na = 0;
+	for (uint32_t i = 0; i < m->n; i++) {
+		q_cursor *qc = m->s[i];
+		if (i >= e && !(lv->may[j] & qc->bit))
+			continue;
+		if (*rewind >> i & 1) {
+			ix_term_info ti = qc->p.ti;
+			if ((rc = ix_post_open(&qc->p, c->seg, &ti)))
+				return rc;
+			qc->bb_block = UINT32_MAX;
+			qc->stale = 0;
+			*rewind &= ~(1ull << i);
+		}
+		if ((rc = q_cursor_seek(qc, d)))
+			return rc;
+		if (qc->p.doc == d)
+			at[na++] = qc;
+		else if (i >= e)
+			return fa_err(FATHOM_ECORRUPT, "a posting list reads differently twice");
+	}
+	m->theta = q_topk_threshold(&c->top);
+	return ms_eval(c, m, d, at, na);
+}
+
 /* Chunk d, met for the first time: is it live and admitted? Its w_f /
  * norm_f go to rn. */
 static int taat_meet(const q_ctx *c, const uint16_t len[FATHOM_NFIELDS], uint32_t d,
@@ -606,29 +641,29 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		}
 		reach = taat_reach(c, lv.acc, lv.may, NULL, lv.n, lo_coord, lo_share, h);
 	}
-	/* the exact pass: the lists of the terms each chunk holds, and those
-	 * not read */
+	/* the exact pass, in two sweeps in doc order: first the k chunks with
+	 * the largest sums, the likeliest winners, so that the threshold is
+	 * near its last value when the others are weighed (most are then
+	 * dropped without reading a list) */
+	double first = -HUGE_VAL;
+	if (lv.n > c->top.k && c->top.k > 0) {
+		uint32_t nh = 0;
+		for (uint32_t j = 0; j < lv.n; j++)
+			lb_push(h, &nh, c->top.k, lv.acc[j]);
+		first = h[0];
+	}
 	m.theta = -HUGE_VAL;
-	for (uint32_t j = 0; j < lv.n; j++) {
-		uint32_t d = lv.doc[j];
-		if (taat_drop(c, &m, e, &lv, j, reach))
-			continue;
-		q_cursor *at[Q_MAX_TERMS];
-		uint32_t na = 0;
-		for (uint32_t i = 0; i < m.n; i++) {
-			q_cursor *qc = m.s[i];
-			if (i >= e && !(lv.may[j] & qc->bit))
+	uint64_t rewind = 0;
+	for (int sweep = 0; sweep < 2; sweep++) {
+		for (uint32_t j = 0; j < lv.n; j++) {
+			if ((lv.acc[j] >= first) != (sweep == 0))
 				continue;
-			if ((rc = q_cursor_seek(qc, d)))
+			if ((rc = taat_exact(c, &m, e, &lv, j, reach, &rewind)))
 				return rc;
-			if (qc->p.doc == d)
-				at[na++] = qc;
-			else if (i >= e)
-				return fa_err(FATHOM_ECORRUPT, "a posting list reads differently twice");
 		}
-		m.theta = q_topk_threshold(&c->top);
-		if ((rc = ms_eval(c, &m, d, at, na)))
-			return rc;
+		if (first == -HUGE_VAL)
+			break;   /* every chunk was in the first sweep */
+		rewind = m.n < 64 ? (1ull << m.n) - 1 : ~0ull;
 	}
 	return 0;
 }
