@@ -236,6 +236,11 @@ int seg_chunk_field_len(const ix_segment *s, uint32_t chunk, uint16_t len[FATHOM
  * (nchunks * 10 bytes), safe to race; FATHOM_ECORRUPT naming the file if a
  * chunk record fails its check. */
 int seg_field_lens(const ix_segment *s, const uint16_t (**out)[FATHOM_NFIELDS]);
+/* One pointer the query layer keeps with the segment (what it works out
+ * from the segment's data once and reuses across queries); NULL at first,
+ * fa_free'd when the segment closes. Like the handle that owns the segment,
+ * one thread at a time. */
+void **seg_query_cache(ix_segment *s);
 
 typedef struct ix_doc_info {
 	const char *key, *path, *title, *url, *lang;  /* NUL-terminated, in the map */

@@ -233,6 +233,8 @@ struct ix_segment {
 	uint16_t (*field_lens)[FATHOM_NFIELDS]; /* every chunk's field lengths in one
 	                               array (seg_field_lens), made by the first reader
 	                               that asks and published atomically */
+	void *query_cache;          /* seg_query_cache: the query layer's, fa_free'd
+	                               at close */
 };
 
 int seg_open_file(ix_segment **out, const char *path);

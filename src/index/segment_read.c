@@ -346,6 +346,7 @@ void seg_close(ix_segment *s)
 	fa_free(s->del_docs);
 	fa_free(s->del_chunks);
 	fa_free(s->field_lens);
+	fa_free(s->query_cache);
 	fa_free(s->path);
 	fa_free(s);
 }
@@ -621,6 +622,11 @@ int seg_field_lens(const ix_segment *s, const uint16_t (**out)[FATHOM_NFIELDS])
 	}
 	*out = (const uint16_t (*)[FATHOM_NFIELDS])have;
 	return 0;
+}
+
+void **seg_query_cache(ix_segment *s)
+{
+	return &s->query_cache;
 }
 
 /* ---- the key index --------------------------------------------------------- */

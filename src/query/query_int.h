@@ -472,13 +472,11 @@ typedef struct q_ctx {
 	uint16_t (*hit_tf)[FATHOM_NFIELDS];
 	/* The term-at-a-time pass (wand.c), per chunk of a small segment:
 	 * the summed score parts, the terms found (and their places in the
-	 * query sequence), w_f / norm_f of each field; all but the terms found
-	 * set when the chunk is first met; taat_cap entries, allocated from
-	 * work on first use. */
+	 * query sequence); all but the terms found set when the chunk is first
+	 * met; taat_cap entries, allocated from work on first use. */
 	fa_arena *work;
 	double *taat_acc;
 	uint64_t *taat_may;
-	double (*taat_rn)[FATHOM_NFIELDS];
 	uint64_t *taat_pos;       /* OR of the seq_pos of the terms found */
 	double *taat_lacc;        /* the same three for the chunks still in, */
 	uint64_t *taat_lmay, *taat_lpos;   /* side by side (wand.c's taat_live) */

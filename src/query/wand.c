@@ -267,13 +267,12 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 		return fa_err(FATHOM_EINVAL, "term-at-a-time scratch");
 	c->taat_acc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_acc);
 	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
-	c->taat_rn = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_rn);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
 	c->taat_pos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_pos);
 	c->taat_lacc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lacc);
 	c->taat_lmay = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lmay);
 	c->taat_lpos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lpos);
-	if (!c->taat_acc || !c->taat_may || !c->taat_rn || !c->taat_docs || !c->taat_pos ||
+	if (!c->taat_acc || !c->taat_may || !c->taat_docs || !c->taat_pos ||
 	    !c->taat_lacc || !c->taat_lmay || !c->taat_lpos)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
@@ -444,30 +443,60 @@ static int taat_exact(q_ctx *c, maxscore *m, uint32_t e, const taat_live *lv, ui
 	return ms_eval(c, m, d, at, na);
 }
 
-/* Chunk d, met for the first time: is it live and admitted? Its w_f /
- * norm_f go to rn. */
-static int taat_meet(const q_ctx *c, const uint16_t len[FATHOM_NFIELDS], uint32_t d,
-                     double rn[FATHOM_NFIELDS])
+/* w_f / norm_f of every chunk's fields, the scorer's weights, b and
+ * average lengths being the key: worked out once per segment and key (the
+ * divisions cost more than the first pass's other work on a chunk) and
+ * kept with the segment (seg_query_cache). Single precision: its relative
+ * error (2^-24) is far inside Q_TAAT_MARGIN, and the exact pass does not
+ * use it. */
+typedef struct taat_norms {
+	double key[2 * FATHOM_NFIELDS + 1];
+	uint32_t n;
+	float rn[][FATHOM_NFIELDS];
+} taat_norms;
+
+static int taat_norms_get(q_ctx *c, uint32_t n, const float (**out)[FATHOM_NFIELDS])
 {
-	if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) || seg_is_deleted(c->seg, d))
-		return 0;
-	/* a field no chunk uses (average length 0) has no tf to weigh */
+	double key[2 * FATHOM_NFIELDS + 1];
 	for (int f = 0; f < FATHOM_NFIELDS; f++) {
-		double norm = q_field_norm(&c->sc, f, (double)len[f]);
-		rn[f] = c->sc.avg[f] > 0.0 && norm > 0.0 ? c->sc.w[f] / norm : 0.0;
+		key[f] = c->sc.w[f];
+		key[FATHOM_NFIELDS + f] = c->sc.avg[f];
 	}
-	return 1;
+	key[2 * FATHOM_NFIELDS] = c->sc.b;
+	void **slot = seg_query_cache(c->seg);
+	taat_norms *tn = *slot;
+	if (!tn || tn->n != n || memcmp(tn->key, key, sizeof key) != 0) {
+		const uint16_t (*lens)[FATHOM_NFIELDS];
+		int rc = seg_field_lens(c->seg, &lens);
+		if (rc)
+			return rc;
+		fa_free(tn);
+		*slot = tn = fa_malloc(sizeof *tn + (size_t)n * sizeof tn->rn[0]);
+		if (!tn)
+			return fa_err(FATHOM_ENOMEM, "field norms of %u chunks", n);
+		memcpy(tn->key, key, sizeof key);
+		tn->n = n;
+		/* a field no chunk uses (average length 0) has no tf to weigh */
+		for (uint32_t d = 0; d < n; d++)
+			for (int f = 0; f < FATHOM_NFIELDS; f++) {
+				double norm = q_field_norm(&c->sc, f, (double)lens[d][f]);
+				tn->rn[d][f] = c->sc.avg[f] > 0.0 && norm > 0.0 ?
+				               (float)(c->sc.w[f] / norm) : 0.0f;
+			}
+	}
+	*out = (const float (*)[FATHOM_NFIELDS])tn->rn;
+	return 0;
 }
 
 /* The score part of posting i of r's decoded block, from the chunk's rn:
  * the first pass's sum (within Q_TAAT_MARGIN of the exact part). */
 static inline double taat_part(const q_ctx *c, const ix_postings *r, uint32_t i, unsigned fm,
-                               double idf, const double rn[FATHOM_NFIELDS])
+                               double idf, const float rn[FATHOM_NFIELDS])
 {
 	double x = 0.0;
 	for (unsigned b = fm; b; b &= b - 1) {
 		unsigned f = (unsigned)__builtin_ctz(b);
-		x += (double)r->tf[f][i] * rn[f];
+		x += (double)r->tf[f][i] * (double)rn[f];
 	}
 	return q_saturate(&c->sc, idf, x);
 }
@@ -496,12 +525,11 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		return rc;
 	double *acc = c->taat_acc;
 	uint64_t *may = c->taat_may;
-	double (*rn)[FATHOM_NFIELDS] = c->taat_rn;
+	const float (*rn)[FATHOM_NFIELDS] = NULL;
+	if ((rc = taat_norms_get(c, nchunks, &rn)))
+		return rc;
 	uint32_t *docs = c->taat_docs, nt = 0;
 	uint64_t *pos = c->taat_pos;
-	const uint16_t (*lens)[FATHOM_NFIELDS];
-	if ((rc = seg_field_lens(c->seg, &lens)))
-		return rc;
 	memset(may, 0, (size_t)nchunks * sizeof *may);   /* acc and pos: when met */
 	/* the smallest shares a chunk's bonuses can take */
 	double lo_share = 1.0, lo_coord[Q_MAX_TERMS + 1];
@@ -553,7 +581,8 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 				if (md == Q_TAAT_DEAD)
 					continue;
 				if (!md) {
-					if (!taat_meet(c, lens[d], d, rn[d])) {
+					if ((c->allowed && !(c->allowed[d >> 3] & (1u << (d & 7)))) ||
+					    seg_is_deleted(c->seg, d)) {
 						may[d] = Q_TAAT_DEAD;
 						continue;
 					}
