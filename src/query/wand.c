@@ -617,31 +617,23 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 	/* the lists not read, largest bound first, for the chunks met only;
 	 * before each, the chunks that can no longer enter are dropped */
 	while (e > 0) {
-		/* most chunks are settled by their sum against reach and theta,
-		 * with the largest bonus (drop) or none (keep) */
+		/* each chunk's bound: its sum, the bounds of the lists not read and
+		 * the bonus its words so far and theirs allow (taat_drop's test,
+		 * without a branch to mispredict: the chunks stay or go at random) */
 		double theta = q_topk_threshold(&c->top), rest = m.pre[e].ub;
 		const bound_sum *un = &m.pre[e], *all = &m.pre[m.n];
 		uint32_t kept = 0;
 		for (uint32_t j = 0; j < lv.n; j++) {
 			double ub = (rest + lv.acc[j]) * (1.0 + Q_TAAT_MARGIN);
-			if (ub * c->seg_bonus * Q_BOUND_MARGIN < reach ||
-			    q_cannot_beat(ub, c->seg_bonus, theta))
-				continue;
-			if (ub * Q_BOUND_MARGIN < reach || q_cannot_beat(ub, 1.0, theta)) {
-				/* taat_drop, inline: the bonus the chunk's words so far
-				 * and those of the lists not read allow */
-				uint64_t md = lv.may[j];
-				double bonus = q_bonus_bound_pos(c, md | un->may, un->title | (md & all->title),
-				                                 un->head | (md & all->head),
-				                                 un->pos | lv.pos[j]);
-				if (ub * bonus * Q_BOUND_MARGIN < reach || q_cannot_beat(ub, bonus, theta))
-					continue;
-			}
+			uint64_t md = lv.may[j];
+			double bonus = q_bonus_bound_pos(c, md | un->may, un->title | (md & all->title),
+			                                 un->head | (md & all->head), un->pos | lv.pos[j]);
+			double v = ub * bonus * Q_BOUND_MARGIN;
 			lv.doc[kept] = lv.doc[j];
 			lv.acc[kept] = lv.acc[j];
-			lv.may[kept] = lv.may[j];
+			lv.may[kept] = md;
 			lv.pos[kept] = lv.pos[j];
-			kept++;
+			kept += !(v < reach) & (v > theta);
 		}
 		lv.n = kept;
 		/* few left: the exact pass reads the rest for each, and would
