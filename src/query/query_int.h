@@ -478,8 +478,6 @@ typedef struct q_ctx {
 	double *taat_acc;
 	uint64_t *taat_may;
 	uint64_t *taat_pos;       /* OR of the seq_pos of the terms found */
-	double *taat_lacc;        /* the same three for the chunks still in, */
-	uint64_t *taat_lmay, *taat_lpos;   /* side by side (wand.c's taat_live) */
 	uint32_t *taat_docs;      /* the chunks met */
 	uint32_t taat_cap;
 } q_ctx;

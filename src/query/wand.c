@@ -269,11 +269,7 @@ static int taat_alloc(q_ctx *c, uint32_t n)
 	c->taat_may = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_may);
 	c->taat_docs = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_docs);
 	c->taat_pos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_pos);
-	c->taat_lacc = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lacc);
-	c->taat_lmay = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lmay);
-	c->taat_lpos = fa_arena_alloc(c->work, (size_t)n * sizeof *c->taat_lpos);
-	if (!c->taat_acc || !c->taat_may || !c->taat_docs || !c->taat_pos ||
-	    !c->taat_lacc || !c->taat_lmay || !c->taat_lpos)
+	if (!c->taat_acc || !c->taat_may || !c->taat_docs || !c->taat_pos)
 		return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
 	c->taat_cap = n;
 	return 0;
@@ -378,8 +374,9 @@ static int taat_out(const q_ctx *c, double ub, const bound_sum *bs, double reach
 #define Q_TAAT_DEAD UINT64_MAX   /* taat_may of a chunk deleted or filtered out */
 
 /* The chunks met and still in, in doc order, after the first pass: their
- * sums, masks and seq places side by side, so the passes over them read
- * memory in order. */
+ * sums, masks and seq places side by side (in the first pass's arrays,
+ * indexed by chunk until then), so the passes over them read memory in
+ * order. */
 typedef struct taat_live {
 	uint32_t *doc;
 	double *acc;
@@ -606,7 +603,9 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		docs[nt] = d;
 		nt += may[d] - 1 < Q_TAAT_DEAD - 1;   /* neither 0 nor dead */
 	}
-	taat_live lv = { docs, c->taat_lacc, c->taat_lmay, c->taat_lpos, nt };
+	/* side by side, in place: docs[j] >= j, so entry j is written only
+	 * once the chunks before it have been read */
+	taat_live lv = { docs, acc, may, pos, nt };
 	for (uint32_t j = 0; j < nt; j++) {
 		uint32_t d = docs[j];
 		lv.acc[j] = acc[d];
