@@ -259,6 +259,13 @@ uint32_t q_taat_max_chunks = 1u << 14;
  * difference, far below any difference a bound could use. */
 #define Q_TAAT_MARGIN 1e-6
 
+/* A list not read is walked whole, not skipped through, when the chunks
+ * left are at least its length over this: they then sit in most of its
+ * blocks, which skipping decodes anyway, and a skip (about 40 cycles)
+ * costs what walking 8 postings does. 2, 4, 8 and 16 measured within 3%
+ * of each other on SciFact and CoSQA. */
+#define Q_TAAT_WALK 8
+
 static int taat_alloc(q_ctx *c, uint32_t n)
 {
 	if (c->taat_cap >= n)
@@ -606,6 +613,7 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 	/* side by side, in place: docs[j] >= j, so entry j is written only
 	 * once the chunks before it have been read */
 	taat_live lv = { docs, acc, may, pos, nt };
+	uint16_t *slot = NULL;   /* chunk -> its place in lv + 1 (walked lists) */
 	for (uint32_t j = 0; j < nt; j++) {
 		uint32_t d = docs[j];
 		lv.acc[j] = acc[d];
@@ -645,19 +653,45 @@ static int retrieve_taat(q_ctx *c, uint32_t nchunks)
 		double idf = p->terms[qc->term].idf;
 		if ((rc = q_over_time(c)))
 			return rc;
-		for (uint32_t j = 0; j < lv.n; j++) {
-			uint32_t d = lv.doc[j];
-			if (r->doc < d && (rc = ix_post_advance(r, d)))
+		if ((uint64_t)lv.n * Q_TAAT_WALK >= r->ti.df && nchunks < UINT16_MAX) {
+			/* chunks left in most blocks of the list: walk it, finding
+			 * each posting's chunk by a map, rather than skip to each */
+			if (!slot && !(slot = fa_arena_alloc(c->work, (size_t)nchunks * sizeof *slot)))
+				return fa_err(FATHOM_ENOMEM, "term-at-a-time scratch");
+			memset(slot, 0, (size_t)nchunks * sizeof *slot);
+			for (uint32_t j = 0; j < lv.n; j++)
+				slot[lv.doc[j]] = (uint16_t)(j + 1);
+			for (; r->doc != IX_END; rc = ix_post_next_block(r)) {
+				if (rc)
+					return rc;
+				for (uint32_t i = r->i; i < r->n; i++) {
+					uint32_t j = slot[r->docs[i]];
+					if (!j--)
+						continue;
+					if ((rc = ix_post_block_tf(r)))
+						return rc;
+					lv.acc[j] += taat_part(c, r, i, r->field_mask, idf, rn[lv.doc[j]]);
+					lv.may[j] |= qc->bit;
+					lv.pos[j] |= qc->seq_pos;
+				}
+			}
+			if (rc)
 				return rc;
-			if (r->doc == IX_END)
-				break;
-			if (r->doc != d)
-				continue;
-			if ((rc = ix_post_block_tf(r)))
-				return rc;
-			lv.acc[j] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
-			lv.may[j] |= qc->bit;
-			lv.pos[j] |= qc->seq_pos;
+		} else {
+			for (uint32_t j = 0; j < lv.n; j++) {
+				uint32_t d = lv.doc[j];
+				if (r->doc < d && (rc = ix_post_advance(r, d)))
+					return rc;
+				if (r->doc == IX_END)
+					break;
+				if (r->doc != d)
+					continue;
+				if ((rc = ix_post_block_tf(r)))
+					return rc;
+				lv.acc[j] += taat_part(c, r, r->i, r->field_mask, idf, rn[d]);
+				lv.may[j] |= qc->bit;
+				lv.pos[j] |= qc->seq_pos;
+			}
 		}
 		reach = taat_reach(c, lv.acc, lv.may, NULL, lv.n, lo_coord, lo_share, h);
 	}
