@@ -1,0 +1,128 @@
+/*
+ * test_dist.c — the distance kernels (src/embed/dist.c) against their plain
+ * references: float32 dot products within a rounding bound, int8 ones
+ * exact, at every length from 0 to 300 and at offsets that misalign the
+ * loads; int8 quantisation within half a step of each value.
+ */
+#include <float.h>
+#include <math.h>
+
+#include "test.h"
+#include "embed/embed.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static float rnd_float(void)
+{
+	return ((float)(rnd() % 2000001) - 1000000.0f) / 250000.0f;   /* -4 .. 4 */
+}
+
+static void test_dot_f32(void)
+{
+	enum { MAX = 300 };
+	static float a[MAX + 8], b[MAX + 8];
+	int bad = 0;
+	printf("     kernel: %s\n", em_dist_kernel());
+	for (uint32_t n = 0; n <= MAX; n++) {
+		for (uint32_t off = 0; off < 4; off++) {
+			double mag = 0.0, exact = 0.0;
+			for (uint32_t i = 0; i < n; i++) {
+				a[off + i] = rnd_float();
+				b[off + i] = rnd_float();
+				mag += fabs((double)a[off + i] * b[off + i]);
+				exact += (double)a[off + i] * b[off + i];
+			}
+			float fast = em_dot(a + off, b + off, n), ref = em_dot_ref(a + off, b + off, n);
+			/* each float sum is within n ulps of the products' magnitudes */
+			double bound = (n + 2) * (double)FLT_EPSILON * mag + 1e-30;
+			bad += fabs((double)fast - exact) > bound || fabs((double)ref - exact) > bound;
+			if (n == 0)
+				bad += fast != 0.0f || ref != 0.0f;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	/* unit vectors: a vector with itself is 1 */
+	float u[384];
+	double ss = 0;
+	for (int i = 0; i < 384; i++) {
+		u[i] = rnd_float();
+		ss += (double)u[i] * u[i];
+	}
+	for (int i = 0; i < 384; i++)
+		u[i] = (float)(u[i] / sqrt(ss));
+	CHECK(fabs(em_dot(u, u, 384) - 1.0f) < 1e-5f);
+}
+
+static void test_dot_i8(void)
+{
+	enum { MAX = 300 };
+	static int8_t a[MAX + 8], b[MAX + 8];
+	int bad = 0;
+	for (uint32_t n = 0; n <= MAX; n++) {
+		for (uint32_t off = 0; off < 4; off++) {
+			for (uint32_t i = 0; i < n; i++) {
+				a[off + i] = (int8_t)(rnd() % 256 - 128);
+				b[off + i] = (int8_t)(rnd() % 256 - 128);
+			}
+			bad += em_dot_i8(a + off, b + off, n) != em_dot_i8_ref(a + off, b + off, n);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	/* the extremes: -128 * -128 over a long vector does not overflow */
+	static int8_t m[4096];
+	memset(m, 0x80, sizeof m);
+	CHECK_EQ(em_dot_i8(m, m, 4096), 4096 * 16384);
+	CHECK_EQ(em_dot_i8_ref(m, m, 4096), 4096 * 16384);
+}
+
+static void test_quantize(void)
+{
+	float v[384];
+	int8_t q[384];
+	int bad = 0;
+	for (int r = 0; r < 200; r++) {
+		uint32_t n = 1 + rnd() % 384;
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = rnd_float() * (r % 7 == 0 ? 1e-6f : 1.0f);
+		float scale = em_quantize_i8(v, n, q);
+		float m = 0;
+		for (uint32_t i = 0; i < n; i++)
+			m = fmaxf(m, fabsf(v[i]));
+		bad += !(scale > 0.0f) || fabsf(scale * 127.0f - m) > m * 1e-6f;
+		for (uint32_t i = 0; i < n; i++)
+			bad += q[i] < -127 || fabsf((float)q[i] * scale - v[i]) > 0.5001f * scale;
+	}
+	CHECK_EQ(bad, 0);
+	/* zero and non-finite vectors: scale 0, all zero */
+	float z[3] = { 0, 0, 0 }, nf[3] = { 1, INFINITY, 2 };
+	int8_t qz[3] = { 1, 1, 1 };
+	CHECK(em_quantize_i8(z, 3, qz) == 0.0f);
+	CHECK(qz[0] == 0 && qz[1] == 0 && qz[2] == 0);
+	memset(qz, 1, 3);
+	CHECK(em_quantize_i8(nf, 3, qz) == 0.0f);
+	CHECK(qz[0] == 0 && qz[2] == 0);
+}
+
+int main(void)
+{
+	/* every kernel this CPU runs: SSE2, then AVX2 when it has it, then the
+	 * CPU's own choice */
+	for (int k = 0; k <= 2; k++) {
+		if (em_dist_select(k == 2 ? -1 : k) != 0) {
+			printf("     no %s on this CPU: skipped\n", k ? "AVX2 + FMA" : "SSE2");
+			continue;
+		}
+		RUN(test_dot_f32);
+		RUN(test_dot_i8);
+	}
+	RUN(test_quantize);
+	return TEST_DONE();
+}
