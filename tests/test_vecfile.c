@@ -130,7 +130,8 @@ static char *w2v_binary(const char *const *words, const float *rows, uint32_t n,
 
 static void test_word2vec_binary(void)
 {
-	const char *words[] = { "alpha", "beta", "\xce\xb3" "amma" };
+	static const char gword[] = { '\xce', '\xb3', 'a', 'm', 'm', 'a', '\0' };   /* "γamma" */
+	const char *words[] = { "alpha", "beta", gword };
 	/* values whose bytes hold spaces and newlines (0x20, 0x0a) */
 	float rows[] = { 1.0f, -2.5f, 1.0e-20f, 0x1.0a0a0ap+0f, 0x1.202020p-3f, 3.0f, 0.0f, -0.0f, 7.0f };
 	for (int nl = 0; nl < 2; nl++) {
@@ -142,7 +143,7 @@ static void test_word2vec_binary(void)
 			CHECK_EQ(v->format, EM_VEC_W2V_BIN);
 			CHECK_EQ(v->n, 3);
 			CHECK(memcmp(v->v, rows, sizeof rows) == 0);
-			CHECK_EQ(em_vectors_find(v, "\xce\xb3" "amma", 6), 2);
+			CHECK_EQ(em_vectors_find(v, gword, 6), 2);
 		}
 		em_vectors_free(v);
 		/* cut anywhere in the entries: an error, never a crash */
