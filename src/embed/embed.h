@@ -5,6 +5,7 @@
  *               GloVe text, word2vec text and binary, fastText .vec
  *   dist.c      distance kernels (float32 and int8 dot products, SIMD
  *               with plain references) and int8 quantisation
+ *   safetensors.c  the safetensors container (Model2Vec's matrix)
  *
  * Internal to the library; the public embedder interface comes with the
  * embedders themselves.
@@ -97,5 +98,44 @@ int em_dist_select(int avx2);
  * largest |v[i]| to 127); returns the scale (0 for a zero or non-finite
  * vector, out all 0). */
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out);
+
+/* ---- safetensors.c: the container of Model2Vec's matrix ---------------------
+ *
+ * Parsed in place: the tensors point into the caller's bytes, which must
+ * outlive the em_st. Errors name the file (and the tensor): FATHOM_ESYNTAX,
+ * FATHOM_ETOOBIG past the limits. */
+
+enum em_st_dtype {
+	EM_ST_F32 = 1, EM_ST_F16, EM_ST_BF16, EM_ST_F64,
+	EM_ST_I8, EM_ST_U8, EM_ST_I16, EM_ST_I32, EM_ST_I64, EM_ST_BOOL
+};
+
+#define EM_ST_MAX_HEADER ((uint64_t)100 << 20)  /* the format's own limit */
+#define EM_ST_MAX_TENSORS 65536u
+#define EM_ST_MAX_DIMS 8u
+
+typedef struct em_tensor {
+	char name[256];
+	int dtype;
+	uint32_t ndim;
+	uint64_t shape[EM_ST_MAX_DIMS];
+	uint64_t count;      /* values: the product of the shape */
+	uint64_t off, len;   /* bytes in the data part */
+} em_tensor;
+
+typedef struct em_st {
+	const unsigned char *data;   /* after the header */
+	size_t data_len;
+	uint32_t n;
+	em_tensor t[];
+} em_st;
+
+int em_st_parse(em_st **out, const unsigned char *data, size_t len, const char *name);
+void em_st_free(em_st *st);
+const em_tensor *em_st_find(const em_st *st, const char *tensor);
+/* The tensor's values as float32 into out (t->count of them): F32, F16 and
+ * BF16 exactly, F64 rounded; FATHOM_EINVAL for an integer dtype,
+ * FATHOM_ESYNTAX for a value that is not finite. */
+int em_st_floats(const em_st *st, const em_tensor *t, float *out);
 
 #endif /* FATHOM_EMBED_H */
