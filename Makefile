@@ -30,7 +30,7 @@ VERSION   := $(shell sed -n 's/^\#define FATHOM_VERSION_STRING "\([^"]*\)".*/\1/
 SOVERSION := $(word 1,$(subst ., ,$(VERSION))).$(word 2,$(subst ., ,$(VERSION)))
 SONAME    := libfathom.so.$(SOVERSION)
 
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/embed/*.c src/api/*.c))
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/text/*.c src/ingest/*.c src/index/*.c src/query/*.c src/grep/*.c src/embed/*.c src/vec/*.c src/api/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 SERVE_SRC := $(sort $(wildcard src/serve/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
