@@ -1,6 +1,13 @@
 /*
- * embed.h — the building blocks of the embedders (issue 15). So far:
+ * embed.h — the embedders and their building blocks (issue 15):
  *
+ *   embedder.c  the one interface every embedder implements (em_embedder)
+ *   words.c     the words of a text, as the word-vector embedders read it
+ *   wordavg.c   a text as the weighted (SIF) average of its words' vectors:
+ *               the `static` and `corpus` embedders
+ *   ppmi.c      word vectors trained on the corpus (PPMI, truncated SVD)
+ *               and the model file that keeps them
+ *   remote.c    an OpenAI-compatible /v1/embeddings service (libcurl)
  *   vecfile.c   pretrained word vectors from the files they ship in:
  *               GloVe text, word2vec text and binary, fastText .vec
  *   dist.c      distance kernels (float32 and int8 dot products, SIMD
@@ -15,6 +22,164 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- embedder.c: the interface ----------------------------------------------
+ *
+ * An embedder turns texts into unit vectors of a fixed dimension. Its
+ * identity (kind, version, settings, and what fixes its model: a file's
+ * size and checksum, a service's URL and model name) is one line of text,
+ * ident, which the index keeps with its vectors: a query embedded by an
+ * embedder of another ident is refused, since its vectors live in another
+ * space. embed is called from several threads at once (the ingest workers),
+ * so an implementation keeps no per-call state in the embedder. */
+
+#define EM_IDENT_MAX 1024u         /* bytes of an ident, NUL included */
+#define EM_MAX_BATCH 4096u         /* texts one em_embed call takes */
+
+typedef struct em_embedder em_embedder;
+typedef struct em_vectors em_vectors;   /* vecfile.c */
+
+typedef struct em_embedder_ops {
+	const char *kind;            /* "static", "corpus", "remote", ... */
+	/* n texts (lens[i] bytes each, valid UTF-8, not NUL-terminated) into
+	 * out, n rows of dim floats: each row of unit length, or all zero for a
+	 * text with nothing to embed (no known word). A failure is an error
+	 * code with fa_err's message; out is then undefined. */
+	int (*embed)(em_embedder *e, const char *const *texts, const size_t *lens, size_t n,
+	             float *out);
+	void (*free)(em_embedder *e);
+} em_embedder_ops;
+
+struct em_embedder {
+	const em_embedder_ops *ops;
+	uint32_t dim;                /* 1..EM_MAX_DIM */
+	char ident[EM_IDENT_MAX];
+	void *impl;                  /* the implementation's */
+};
+
+/* Embed n (<= EM_MAX_BATCH) texts; checks the arguments, and that every
+ * row the implementation wrote is finite and unit or zero (an embedder
+ * that breaks this is an error naming it, never a silently bad index). */
+int em_embed(em_embedder *e, const char *const *texts, const size_t *lens, size_t n,
+             float *out);
+void em_embedder_free(em_embedder *e);
+/* Scale v to unit length in place (double accumulation, so that subnormal
+ * rows do not overflow); a zero or non-finite vector becomes all zero.
+ * Returns 1 when the result is a unit vector, 0 when it is zero. */
+int em_normalize(float *v, uint32_t dim);
+
+/* ---- words.c: the words of a text ---------------------------------------------
+ *
+ * What the word-vector embedders read: runs of letters and digits, cut
+ * where code joins words (snake_case, camelCase, kebab-case, dotted.names),
+ * lowercased (Unicode, utf8proc), at most EM_MAX_WORD bytes each (longer
+ * runs are skipped). The callback's non-zero return stops the walk and is
+ * returned. */
+typedef int (*em_word_cb)(void *ctx, const char *w, size_t len);
+int em_words(const char *text, size_t len, em_word_cb cb, void *ctx);
+
+/* ---- wordavg.c: a text as the average of its words' vectors -----------------
+ *
+ * The `static` and `corpus` embedders: a text's vector is the sum of its
+ * known words' vectors, each weighted a / (a + p(w)) (Arora et al., "A
+ * simple but tough-to-beat baseline for sentence embeddings", 2017: SIF),
+ * minus its projection on the common component pc when there is one, then
+ * scaled to unit length. p(w) is the word's share of the words it was
+ * estimated on. */
+#define EM_SIF_A 1e-3
+
+typedef struct em_wordavg_model {
+	const em_vectors *vec;       /* the words and their vectors (not owned) */
+	const float *weight;         /* vec->n weights a / (a + p(w)) (not owned) */
+	const float *pc;             /* dim values, unit length, or NULL */
+} em_wordavg_model;
+
+/* An embedder over m, which must outlive it (owner: freed with it when
+ * owner_free is given, called with owner). kind and ident as em_embedder's. */
+int em_wordavg_new(em_embedder **out, const em_wordavg_model *m, const char *kind,
+                   const char *ident, void (*owner_free)(void *), void *owner);
+
+/* The `static` embedder: the vectors of a word vector file (vecfile.c,
+ * format EM_VEC_AUTO), rows normalised, words weighted by SIF with p(w)
+ * estimated from the file's order (files list words most frequent first:
+ * Zipf's law, p proportional to 1 / (rank + 2.7)). Its ident names the
+ * file's base name, size and CRC32C, so the same vectors under another
+ * name are the same embedder, and a changed file is not. */
+int em_static_open(em_embedder **out, const char *path);
+
+/* ---- ppmi.c: the `corpus` embedder's training ---------------------------------
+ *
+ * Word vectors learnt from the user's own corpus at index time, with no
+ * download: positive pointwise mutual information of words within a
+ * window, with context distribution smoothing (0.75), factored by a
+ * truncated SVD (randomised, seeded), rows U * sqrt(S) scaled to unit
+ * length (Levy, Goldberg & Dagan, 2015). Two passes over the same texts:
+ * em_ppmi_count on each, em_ppmi_vocab, em_ppmi_cooc on each again, then
+ * em_ppmi_train. Deterministic: the same texts in the same order and the
+ * same options give the same model, bit for bit, whatever the threads. */
+typedef struct em_ppmi_opts {
+	uint32_t dim;                /* 256 */
+	uint32_t window;             /* 10 words either side */
+	uint32_t min_count;          /* words seen fewer times are dropped (3) */
+	uint32_t max_vocab;          /* the most frequent words kept (50,000) */
+	uint64_t seed;
+	uint32_t threads;            /* 0: one per CPU */
+} em_ppmi_opts;
+void em_ppmi_defaults(em_ppmi_opts *o);
+
+/* A trained model: the `corpus` embedder's, kept in the index. */
+typedef struct em_model {
+	em_vectors *vec;             /* words and unit rows */
+	uint64_t *count;             /* each word's count in the corpus */
+	uint64_t total;              /* all words counted (known or not) */
+	float *weight;               /* SIF: a / (a + count / total) */
+	float *pc;                   /* the common component (dim), or NULL */
+	em_ppmi_opts opts;           /* what it was trained with */
+} em_model;
+
+typedef struct em_ppmi em_ppmi;
+int em_ppmi_new(em_ppmi **out, const em_ppmi_opts *o);
+int em_ppmi_count(em_ppmi *t, const char *text, size_t len);
+int em_ppmi_vocab(em_ppmi *t);
+int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len);
+int em_ppmi_train(em_ppmi *t, em_model **out);
+void em_ppmi_free(em_ppmi *t);
+
+/* The model's file (a payload of the index): written whole into a buffer
+ * (*out, *len; free with fa_free), read back with every field checked
+ * (FATHOM_ECORRUPT naming name on anything out of place; a checksum covers
+ * it all). */
+int em_model_write(const em_model *m, unsigned char **out, size_t *len);
+int em_model_read(em_model **out, const unsigned char *data, size_t len, const char *name);
+void em_model_free(em_model *m);
+/* The corpus embedder over m (owned by it from then on: freed with it). */
+int em_corpus_new(em_embedder **out, em_model *m);
+
+/* ---- remote.c: an OpenAI-compatible embeddings service -------------------------
+ *
+ * POST {"model": ..., "input": [texts]} to URL (a base ending in /v1 gets
+ * /embeddings appended), read {"data": [{"index": i, "embedding": [...]}]}.
+ * Batches of `batch` texts, at most `concurrency` requests in flight,
+ * `retries` retries with exponential backoff on a connection failure, a
+ * timeout, 429 or 5xx (never on another 4xx), a per-request timeout. The
+ * key comes from the environment variable api_key_env (sent as "Bearer").
+ * A reply of another dimension, a missing index, a value that is not a
+ * finite number: FATHOM_ECORRUPT naming the URL; the service down after
+ * the retries: FATHOM_EIO naming the URL and what curl said. Vectors are
+ * normalised (services do not all send unit vectors). */
+typedef struct em_remote_opts {
+	const char *url;
+	const char *model;           /* NULL or "": the field is left out */
+	const char *api_key_env;     /* NULL: FATHOM_EMBED_API_KEY */
+	uint32_t dim;                /* 0: the first reply's */
+	uint32_t batch;              /* 0: 64 */
+	uint32_t concurrency;        /* 0: 4 */
+	uint32_t retries;            /* 3 (UINT32_MAX for 0: none) */
+	double timeout;              /* seconds per request; 0: 60 */
+} em_remote_opts;
+/* Opening asks the service once (one probe text) when dim is 0, so a
+ * service that is down fails here, before any indexing. */
+int em_remote_open(em_embedder **out, const em_remote_opts *o);
 
 /* ---- vecfile.c: word vector files ------------------------------------------
  *
@@ -46,7 +211,7 @@ enum em_vec_format {
 #define EM_MAX_WORDS (1u << 24)    /* words a file */
 #define EM_MAX_FILE ((size_t)1 << 34) /* bytes a file (16 GiB) */
 
-typedef struct em_vectors {
+struct em_vectors {
 	uint32_t n, dim;
 	int format;          /* the format read (never EM_VEC_AUTO) */
 	uint32_t dups;       /* words given more than once (first kept) */
@@ -55,7 +220,7 @@ typedef struct em_vectors {
 	float *v;            /* n * dim values, row i word i's */
 	uint32_t *slot;      /* open-addressing table of word index + 1 */
 	uint32_t nslot;      /* a power of two */
-} em_vectors;
+};
 
 /* Parse len bytes of a vector file; name is for messages. */
 int em_vectors_parse(em_vectors **out, const char *data, size_t len, int format,
