@@ -440,7 +440,47 @@ typedef struct fathom_search_opts {
 	                                * literally, as raw text, and the
 	                                * receipt says what was
 	                                * (fathom_results_literal) */
+	/* version 6: vectors (docs/QUERY.md, "Retrieval modes") */
+	int mode;                      /* enum fathom_mode */
+	int fusion;                    /* enum fathom_fusion */
+	float alpha;                   /* convex and rrf-weighted: the keyword
+	                                * list's weight in [0, 1] (the vector
+	                                * list's is 1 - alpha); below 0: unset */
+	float min_similarity;          /* vector-only hits below this cosine are
+	                                * dropped, in [0, 1]; below 0: unset */
+	const float *query_vector;     /* the query's embedding (scaled to unit
+	                                * length here), for an index whose vectors
+	                                * came with the documents; NULL: the
+	                                * query text is embedded by the index's
+	                                * embedder */
+	uint32_t query_vector_dim;
 } fathom_search_opts;
+
+/* Retrieval modes (fathom_search_opts.mode). */
+enum fathom_mode {
+	FATHOM_MODE_DEFAULT = -1, /* unset: the index's "mode" setting; else hybrid
+	                           * when the index has an embedder, keyword
+	                           * when not */
+	FATHOM_MODE_KEYWORD = 0,  /* full text alone */
+	FATHOM_MODE_SEMANTIC = 1, /* the query's nearest neighbours alone */
+	FATHOM_MODE_HYBRID = 2,   /* both, over-fetching, fused */
+	FATHOM_MODE_STRICT = 3    /* full text finds, vectors only reorder what it
+	                           * found; nothing found is an empty answer */
+};
+/* Fusion of the keyword and vector lists (fathom_search_opts.fusion). */
+enum fathom_fusion {
+	FATHOM_FUSION_DEFAULT = -1,   /* unset: the index's "fusion" setting, else the
+	                               * embedder's measured default */
+	FATHOM_FUSION_RRF = 0,        /* sum of 1 / (60 + rank) */
+	FATHOM_FUSION_CONVEX = 1,     /* alpha * kw' + (1 - alpha) * cos', each
+	                               * score min-max normalised over its list */
+	FATHOM_FUSION_RRF_WEIGHTED = 2 /* alpha / (60 + kw rank) + (1 - alpha) /
+	                               * (60 + vector rank) */
+};
+/* "keyword", "semantic", "hybrid", "strict"; NULL for another value. */
+const char *fathom_mode_name(int mode);
+/* "rrf", "convex", "rrf-weighted"; NULL for another value. */
+const char *fathom_fusion_name(int fusion);
 
 /* Version 5 has version 4's layout; what changed is that a field left at
  * its _INIT value is unset, and takes the index's setting (fathom_config_get)
@@ -450,11 +490,15 @@ typedef struct fathom_search_opts {
  * field_weights NULL or an entry below 0 (weight.FIELD, as
  * FATHOM_FIELD_WEIGHTS_INIT). A value the caller sets wins for this search.
  * Versions 1 to 4 are accepted too (1 and 2 held the weights inline); their
- * values are taken as given, and the index's settings do not apply. */
+ * values are taken as given, and the index's settings do not apply.
+ * Version 6 adds mode, fusion, alpha, min_similarity and the query vector
+ * (unset: FATHOM_MODE_DEFAULT, FATHOM_FUSION_DEFAULT, below 0, NULL); a
+ * version 5 caller gets them unset. */
 #define FATHOM_UNSET_SNIPPET UINT32_MAX
-#define FATHOM_SEARCH_OPTS_VERSION 5
+#define FATHOM_SEARCH_OPTS_VERSION 6
 #define FATHOM_SEARCH_OPTS_INIT { FATHOM_SEARCH_OPTS_VERSION, 0, FATHOM_MATCH_DEFAULT, \
-	-1.0f, -1.0f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, FATHOM_UNSET_SNIPPET, 0, NULL, 0, 0 }
+	-1.0f, -1.0f, 1.25f, 1.15f, NULL, 0, NULL, NULL, 0, FATHOM_UNSET_SNIPPET, 0, NULL, 0, 0, \
+	FATHOM_MODE_DEFAULT, FATHOM_FUSION_DEFAULT, -1.0f, -1.0f, NULL, 0 }
 int fathom_search_opts_init(fathom_search_opts *opts, unsigned version);
 
 /* The retrieval sources and ranking stages a hit can owe its place to.
@@ -936,6 +980,34 @@ int fathom_config_unset(fathom_index *ix, const char *name);
  * A value is a number, a string, or (patterns) an array of strings.
  * *out is NUL-terminated and freed with fathom_free; len may be NULL. */
 int fathom_config_json(char **out, size_t *len, fathom_index *ix, const char *name);
+
+/* ---------------------------------------------------------------------------
+ * Embedders: texts into unit vectors (docs/API.md, "Embedders"). An index's
+ * embedder is named by its settings (fathom_config_set "embedder": none,
+ * corpus, static with embedder.file, remote with embedder.url, external);
+ * the vectors it holds remember which embedder made them, and a query
+ * embedded by another is refused.
+ */
+typedef struct fathom_embedder fathom_embedder;
+/* The index's configured embedder (FATHOM_ENOTFOUND: it has none that
+ * embeds text: none, external, or corpus before its first commit). */
+int fathom_embedder_open(fathom_embedder **out, fathom_index *ix);
+/* An embedder of the caller's: fn writes n rows of dim floats for the n
+ * texts (lens[i] bytes each) and returns 0; rows are scaled to unit length
+ * after it. ident names the model and its settings (it is what the index
+ * would remember). */
+typedef int (*fathom_embed_fn)(void *ctx, const char *const *texts, const size_t *lens, size_t n,
+                               float *out);
+int fathom_embedder_custom(fathom_embedder **out, uint32_t dim, const char *ident,
+                           fathom_embed_fn fn, void *ctx);
+/* Embed n texts into out (n * dim floats), each row a unit vector or all
+ * zero (a text with nothing the embedder knows). */
+int fathom_embed(fathom_embedder *e, const char *const *texts, const size_t *lens, size_t n,
+                 float *out);
+uint32_t fathom_embedder_dim(const fathom_embedder *e);
+/* kind, version and settings, e.g. "static v1 file=glove.txt bytes=... crc=..." */
+const char *fathom_embedder_ident(const fathom_embedder *e);
+void fathom_embedder_free(fathom_embedder *e);
 
 /* ---------------------------------------------------------------------------
  * Statistics and checks.

@@ -80,7 +80,7 @@ static int add_doc(ix_index *ix, text_analyzer *an, const char *key, const char 
 	const char *tags[] = { "linux", "kernel docs" };
 	const char *meta[] = { "source=test", "lang=en" };
 	ix_doc_in d = { key, key, "A title of the kernel", "http://x/y", "text", DOC_TEXT, tags, 2,
-	                meta, 2, len, 12345, fa_hash64(text, len, 0), text, len, ch, nch, 0, 0, 0, 0, NULL, 0 };
+	                meta, 2, len, 12345, fa_hash64(text, len, 0), text, len, ch, nch, 0, 0, 0, 0, NULL, 0, NULL, 0, 0 };
 	return ix_add_doc(ix, an, &d);
 }
 
@@ -349,7 +349,7 @@ static void test_replace_delete(void)
 		const char *meta[] = { "a=b" };
 		ix_chunk_in ch = { 0, 5, 1, 1, NULL, 0 };
 		ix_doc_in d = { "json-7", "", "Json doc", "", "text", DOC_TEXT, tags, 1, meta, 1, 5, 0, 1,
-		                "hello", 5, &ch, 1, 0, 0, 0, 0, NULL, 0 };
+		                "hello", 5, &ch, 1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0 };
 		CHECK_OK(ix_add_doc(ix, an, &d));
 	}
 	CHECK_OK(ix_commit(ix));
@@ -484,7 +484,7 @@ static void test_doc_strings(void)
 		const char *meta[] = { "m=v" };
 		ix_chunk_in ch = { 0, 5, 1, 1, NULL, 0 };
 		ix_doc_in d = { c[i].key, c[i].path, c[i].title, "u", "c", DOC_CODE, tags, 1, meta, 1,
-		                5, 0, 1, "hello", 5, &ch, 1, 0, 0, 0, 0, NULL, 0 };
+		                5, 0, 1, "hello", 5, &ch, 1, 0, 0, 0, 0, NULL, 0, NULL, 0, 0 };
 		CHECK_OK(ix_add_doc(ix, an, &d));
 		if (i == 4)
 			CHECK_OK(ix_commit(ix));   /* two segments */

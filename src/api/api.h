@@ -33,6 +33,8 @@ enum api_setting {
 	API_S_K, API_S_MATCH, API_S_K1, API_S_B,
 	API_S_W_PATH, API_S_W_TITLE, API_S_W_HEADINGS, API_S_W_TAGS, API_S_W_BODY,
 	API_S_SNIPPET, API_S_IGNORE, API_S_MAX_SIZE, API_S_GREP_MAX_SIZE,
+	API_S_EMBEDDER, API_S_EMBED_FILE, API_S_EMBED_URL, API_S_EMBED_MODEL, API_S_EMBED_KEY_ENV,
+	API_S_MODE, API_S_FUSION, API_S_ALPHA, API_S_MIN_SIM,
 	API_NSETTINGS
 };
 
@@ -72,6 +74,37 @@ int api_ingest_defaults(struct fathom_index *fx, fathom_ingest_opts *o);
 /* n bytes of s as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void api_json_strn(fbuf *b, const char *s, size_t n);
 
+/* ---- interface to code in embed_api.c ------------------------------------ */
+
+struct em_embedder;
+/* The "embedder" setting's choices, in its order. */
+enum api_embedder_kind { API_EMB_NONE, API_EMB_CORPUS, API_EMB_STATIC, API_EMB_REMOTE,
+	                 API_EMB_EXTERNAL };
+int api_embedder_kind(struct fathom_index *fx, int *kind);
+/* The configured embedder that embeds text (NULL: none, or corpus not yet
+ * trained), opened once per handle and kept. */
+int api_embedder(struct fathom_index *fx, struct em_embedder **out);
+void api_embedder_free(struct fathom_index *fx);
+/* The ident of the index's vectors (NULL: none yet). */
+int api_embedder_ident(struct fathom_index *fx, const char **ident, size_t *len);
+uint64_t api_ident_fp(const char *ident, size_t len);
+/* For an ingest: the embedder (NULL: none) and its fingerprint; stages its
+ * ident when the index has none, refuses another. */
+int api_ingest_embedder(struct fathom_index *fx, struct em_embedder **out, uint64_t *fp);
+/* For vectors that come with the documents. */
+int api_external_ident(struct fathom_index *fx, uint32_t dim, uint64_t *fp);
+/* The query's unit vector (*vec fa_free'd by the caller). */
+int api_query_vector(struct fathom_index *fx, const char *query, const fathom_search_opts *o,
+                     float **vec, uint32_t *dim, uint64_t *fp, const char **kind_name);
+
+/* Resolve a search's mode, fusion and weights (options, then settings,
+ * then the embedder's defaults) and embed its query (*qvec, fa_free'd by
+ * the caller). */
+#define API_WORDAVG_ALPHA 0.7
+struct q_hybrid;
+int api_hybrid(struct fathom_index *fx, const char *query, const fathom_search_opts *o,
+               struct q_hybrid *hy, float **qvec);
+
 struct fathom_index {
 	ix_index *ix;
 	text_analyzer *an;   /* the index's analyser (its stemming language) */
@@ -85,6 +118,10 @@ struct fathom_index {
 	api_settings cfg;
 	uint64_t cfg_version;
 	int cfg_ok;
+	/* The embedder, opened once (embed_api.c). */
+	struct em_embedder *emb;
+	uint64_t emb_version;
+	int emb_kind, emb_ok;
 };
 
 #endif /* FATHOM_API_H */

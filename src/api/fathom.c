@@ -10,7 +10,7 @@
 #include "api/api.h"
 #include "grep/grep.h"
 #include "ingest/ingest.h"
-#include "query/query.h"
+#include "query/query_int.h"
 
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts)
 {
@@ -69,6 +69,7 @@ void fathom_close(fathom_index *fx)
 	fa_arena_free(&fx->work);
 	q_gloss_free(&fx->gloss);
 	api_settings_free(&fx->cfg);
+	api_embedder_free(fx);
 	fa_free(fx);
 }
 
@@ -112,8 +113,15 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		fx->gloss_version = gv;
 		fx->gloss_ok = 1;
 	}
-	int rc = q_search_in(out, fx->ix, fx->an, query, opts, &fx->work,
-	                     fx->gloss.n ? &fx->gloss : NULL);
+	q_hybrid hy;
+	float *qvec = NULL;
+	int rc = opts->version == FATHOM_SEARCH_OPTS_VERSION ? api_hybrid(fx, query, opts, &hy, &qvec)
+	                                                      : 0;
+	if (!rc)
+		rc = q_search_hybrid(out, fx->ix, fx->an, query, opts, &fx->work,
+		                     fx->gloss.n ? &fx->gloss : NULL, NULL,
+		                     opts->version == FATHOM_SEARCH_OPTS_VERSION ? &hy : NULL);
+	fa_free(qvec);
 	if ((rc = ix_checked(fx->ix, rc)) != 0 && *out) {
 		fathom_results_free(*out);
 		*out = NULL;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "api/ingest_int.h"
+#include "embed/embed.h"
 
 const char *fathom_skip_reason_name(int reason)
 {
@@ -214,6 +215,84 @@ cleanup:
 	return rc;
 }
 
+/* Room for the item's chunk vectors. */
+static int vec_room(ingest_item *it, uint32_t dim)
+{
+	size_t want;
+	if (fa_mul(it->n_chunks ? it->n_chunks : 1, dim, &want))
+		return fa_err(FATHOM_ETOOBIG, "vectors");
+	if (want > it->vecs_cap) {
+		float *v = fa_realloc(it->vecs, want * sizeof *v);
+		if (!v)
+			return fa_err(FATHOM_ENOMEM, "vectors");
+		it->vecs = v;
+		it->vecs_cap = want;
+	}
+	return 0;
+}
+
+/* The item's chunk vectors: the document's own (every chunk gets it), or
+ * the run's embedder's of each chunk's text (title, headings, text: what
+ * a merge embeds too, ix_embed_text), in batches. */
+static int item_vectors(ingest_run *r, ingest_item *it)
+{
+	const doc_src *d = &it->src;
+	size_t n = it->n_chunks;
+	int rc;
+	if (!n)
+		return 0;
+	if (d->vector) {
+		if (r->emb)
+			return fa_err(FATHOM_EINVAL,
+			              "%s: the document brings a vector, but the index's embedder (%s) "
+			              "embeds its chunks", d->key, r->emb->ops->kind);
+		if ((rc = vec_room(it, d->vector_dim)))
+			return rc;
+		float *row = it->vecs;
+		memcpy(row, d->vector, (size_t)d->vector_dim * sizeof *row);
+		em_normalize(row, d->vector_dim);
+		for (size_t i = 1; i < n; i++)
+			memcpy(it->vecs + i * d->vector_dim, row, (size_t)d->vector_dim * sizeof *row);
+		it->in.vecs = it->vecs;
+		it->in.vec_dim = d->vector_dim;
+		it->in.vec_fp = 0;   /* the writer's thread sets it (ingest_add_item) */
+		return 0;
+	}
+	if (!r->emb)
+		return 0;
+	uint32_t dim = r->emb->dim;
+	if ((rc = vec_room(it, dim)))
+		return rc;
+	const char *texts[64];
+	size_t lens[64], offs[64];
+	fbuf one;
+	fbuf_init(&one, 0);
+	for (size_t i0 = 0; i0 < n && !rc; i0 += 64) {
+		size_t m = FA_MIN(n - i0, (size_t)64);
+		fbuf_reset(&it->etext);
+		for (size_t j = 0; j < m && !rc; j++) {
+			const ix_chunk_in *c = &it->chunks[i0 + j];
+			rc = ix_embed_text(&one, it->title, c->headings, c->headings_len,
+			                   it->in.text + c->byte_start, c->byte_end - c->byte_start);
+			offs[j] = it->etext.len;
+			lens[j] = one.len;
+			if (!rc && fbuf_append(&it->etext, one.data, one.len))
+				rc = it->etext.err;
+		}
+		for (size_t j = 0; j < m && !rc; j++)
+			texts[j] = (const char *)it->etext.data + offs[j];
+		if (!rc)
+			rc = em_embed(r->emb, texts, lens, m, it->vecs + i0 * dim);
+	}
+	fbuf_free(&one);
+	if (rc)
+		return fa_err_wrap(rc, "%s: embedding", d->key);
+	it->in.vecs = it->vecs;
+	it->in.vec_dim = dim;
+	it->in.vec_fp = r->emb_fp;
+	return 0;
+}
+
 /* Prepare the item's document and, when indexing, analyse it. */
 int ingest_analyse_item(ingest_run *r, ingest_batch *b, ingest_item *it, text_analyzer *an)
 {
@@ -244,6 +323,8 @@ int ingest_analyse_item(ingest_run *r, ingest_batch *b, ingest_item *it, text_an
 		.raw_len = d->is_file ? d->len : 0,
 	};
 	it->add = 1;
+	if (b->an && (rc = item_vectors(r, it)))
+		return rc;
 	return b->an ? ix_analyse_doc(b->an, an, &it->in, &it->handle) : 0;
 }
 
@@ -277,6 +358,24 @@ int ingest_add_item(ingest_run *r, ingest_batch *b, ingest_item *it)
 			r->meta[o->n_meta + i] = d->meta[i];
 		it->in.meta = r->meta;
 		it->in.n_meta = nm;
+		if (it->in.vecs && !r->emb) {
+			/* vectors that came with the document: the index's embedder
+			 * becomes "external" with the first */
+			if (!r->ext_dim) {
+				int kind;
+				if ((rc = api_embedder_kind(r->fx, &kind)) == 0 && kind != API_EMB_EXTERNAL)
+					rc = fathom_config_set(r->fx, "embedder", "external");
+				if (!rc)
+					rc = api_external_ident(r->fx, it->in.vec_dim, &r->ext_fp);
+				if (rc)
+					return rc;
+				r->ext_dim = it->in.vec_dim;
+			}
+			if (it->in.vec_dim != r->ext_dim)
+				return fa_err(FATHOM_EINVAL, "%s: a vector of %u dimensions after ones of %u",
+				              d->key, it->in.vec_dim, r->ext_dim);
+			it->in.vec_fp = r->ext_fp;
+		}
 		rc = ix_add_analysed(r->fx->ix, &it->in, b->an, it->handle);
 	}
 	if (!rc) {
@@ -313,6 +412,8 @@ void ingest_batch_free(ingest_batch *b)
 	for (size_t i = 0; i < b->cap; i++) {
 		fbuf_free(&b->items[i].text);
 		fa_free(b->items[i].chunks);
+		fa_free(b->items[i].vecs);
+		fbuf_free(&b->items[i].etext);
 	}
 	fa_free(b->items);
 	fbuf_free(&b->lines);
@@ -328,15 +429,22 @@ ingest_item *ingest_batch_push(ingest_batch *b, int kind)
 		if (fa_grow((void **)&b->items, &b->cap, b->n + 1, sizeof *b->items))
 			return NULL;
 		memset(b->items + old, 0, (b->cap - old) * sizeof *b->items);
-		for (size_t i = old; i < b->cap; i++)
+		for (size_t i = old; i < b->cap; i++) {
 			fbuf_init(&b->items[i].text, 0);
+			fbuf_init(&b->items[i].etext, 0);
+		}
 	}
 	ingest_item *it = &b->items[b->n++];
-	fbuf text = it->text;
+	fbuf text = it->text, etext = it->etext;
 	ix_chunk_in *chunks = it->chunks;
 	size_t cap_chunks = it->cap_chunks;
+	float *vecs = it->vecs;
+	size_t vecs_cap = it->vecs_cap;
 	memset(it, 0, sizeof *it);
 	it->text = text;
+	it->etext = etext;
+	it->vecs = vecs;
+	it->vecs_cap = vecs_cap;
 	it->chunks = chunks;
 	it->cap_chunks = cap_chunks;
 	it->kind = kind;
@@ -430,6 +538,10 @@ int ingest_run_init(ingest_run *r, fathom_index *fx, const fathom_ingest_opts *o
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 	}
 	r->fx = fx;
+	/* the embedder that embeds the chunks, opened once for the run (not
+	 * when only chunking: fathom_chunk_paths) */
+	if (fx && (rc = api_ingest_embedder(fx, &r->emb, &r->emb_fp)) != 0)
+		return rc;
 	r->t0 = r->last_progress = fa_now();
 	return 0;
 }

@@ -43,6 +43,8 @@ typedef struct doc_src {
 	int64_t mtime_ns;
 	uint64_t hash;
 	int is_file;          /* from the tree walk: goes in the trigram index */
+	const float *vector;  /* the document's own embedding (JSONL "vector") */
+	uint32_t vector_dim;
 } doc_src;
 
 typedef struct ingest_item {
@@ -75,6 +77,9 @@ typedef struct ingest_item {
 	ix_chunk_in *chunks;
 	size_t n_chunks, cap_chunks;
 	ix_doc_in in;         /* what the writer gets (meta set by emit) */
+	float *vecs;          /* its chunks' vectors (in.vecs), n_chunks * dim */
+	size_t vecs_cap;      /* floats */
+	fbuf etext;           /* the texts embedded, back to back */
 	uint32_t handle;      /* the document in the batch's analysis */
 } ingest_item;
 
@@ -124,6 +129,11 @@ typedef struct ingest_run {
 	fathom_chunk_cb chunk_cb; /* set: fathom_chunk_paths, nothing is indexed */
 	void *chunk_ctx;
 	/* the pipeline */
+	struct em_embedder *emb; /* embeds the chunks (NULL: none) */
+	uint64_t emb_fp;
+	uint64_t ext_fp;      /* vectors that came with the documents: their
+	                       * fingerprint, once the first is met */
+	uint32_t ext_dim;
 	fa_pool *pool;
 	text_analyzer **ans;  /* one per worker ([0] is fx->an without workers) */
 	size_t n_ans;

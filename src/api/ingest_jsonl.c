@@ -68,6 +68,7 @@ static int parse_line(ingest_run *r, ingest_batch *b, ingest_item *it, size_t ma
 				.tags = jd.tags, .n_tags = jd.n_tags, .meta = jd.meta, .n_meta = jd.n_meta,
 				.text = jd.body, .len = jd.body_len, .size = jd.body_len,
 				.hash = fa_hash64(jd.body, jd.body_len, 0),
+				.vector = jd.vector, .vector_dim = jd.vector_dim,
 			};
 			return ingest_analyse_item(r, b, it, an);
 		}

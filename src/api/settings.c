@@ -69,6 +69,33 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	                          API_MAX_SIZE_SETTING, NULL,
 	                          "bytes: larger files are skipped; 0: none over max-size\n"
 	                          "(index --grep-max-size)" },
+	[API_S_EMBEDDER] = { "embedder", FATHOM_SETTING_CHOICE, "none", 0, 0,
+	                     "none corpus static remote external",
+	                     "what embeds chunks and queries into vectors: none (lexical only),\n"
+	                     "corpus (trained on the index's own text), static (embedder.file),\n"
+	                     "remote (embedder.url), external (vectors come with the documents)" },
+	[API_S_EMBED_FILE] = { "embedder.file", FATHOM_SETTING_STRING, "", 0, 4095, NULL,
+	                       "static: word vectors (GloVe, word2vec text or binary, fastText .vec)" },
+	[API_S_EMBED_URL] = { "embedder.url", FATHOM_SETTING_STRING, "", 0, 4095, NULL,
+	                      "remote: an OpenAI-compatible embeddings URL (.../v1)" },
+	[API_S_EMBED_MODEL] = { "embedder.model", FATHOM_SETTING_STRING, "", 0, 255, NULL,
+	                        "remote: the model name sent; external: the model's name" },
+	[API_S_EMBED_KEY_ENV] = { "embedder.key-env", FATHOM_SETTING_STRING, "FATHOM_EMBED_API_KEY",
+	                          0, 255, NULL,
+	                          "remote: the environment variable holding the API key" },
+	[API_S_MODE] = { "mode", FATHOM_SETTING_CHOICE, "auto", 0, 0,
+	                 "auto keyword semantic hybrid strict",
+	                 "retrieval mode (search --mode); auto: hybrid with an embedder,\n"
+	                 "keyword without" },
+	[API_S_FUSION] = { "fusion", FATHOM_SETTING_CHOICE, "auto", 0, 0,
+	                   "auto rrf convex rrf-weighted",
+	                   "how hybrid fuses keyword and vector lists (search --fusion);\n"
+	                   "auto: the measured default of the embedder" },
+	[API_S_ALPHA] = { "fusion.alpha", FATHOM_SETTING_NUMBER, "0.7", 0, 1, NULL,
+	                  "convex and rrf-weighted: the keyword list's weight (search --alpha)" },
+	[API_S_MIN_SIM] = { "min-similarity", FATHOM_SETTING_NUMBER, "0", 0, 1, NULL,
+	                    "vector hits below this cosine are dropped unless full text found\n"
+	                    "them too (search --min-similarity)" },
 };
 
 const fathom_setting_info *fathom_setting_at(size_t i)

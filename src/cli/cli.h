@@ -155,7 +155,8 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg);
 extern const cli_opt cli_opts_search_ranking[];
 enum {
 	OPT_MATCH = 1000, OPT_FILTER, OPT_PATH, OPT_LANG, OPT_WEIGHT, OPT_K1, OPT_B,
-	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_STRICT, OPT_SEARCH_LAST
+	OPT_PHRASE, OPT_PREFIX, OPT_EXHAUSTIVE, OPT_STRICT, OPT_MODE, OPT_FUSION, OPT_ALPHA,
+	OPT_MIN_SIM, OPT_VECTOR, OPT_SEARCH_LAST
 };
 /* Filter strings collected by cli_search_opt (so->filters points here). */
 #define CLI_MAX_FILTERS 64

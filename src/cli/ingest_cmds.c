@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,7 @@ void cli_ingest_report(const cli_ingest *ci, const fathom_ingest_stats *st, cons
 
 enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NOIGNORE,
        OPT_NOFOLLOW, OPT_KEEPMISSING, OPT_STEM, OPT_JSONL, OPT_INDEX, OPT_IDMIN, OPT_IDMAX,
-       OPT_THREADS, OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE };
+       OPT_THREADS, OPT_GREPONLY, OPT_GREPMAX, OPT_WATCH, OPT_DEBOUNCE, OPT_EMBEDDER };
 
 /* The rows the ingest commands share; each command's table holds those it
  * takes (delete and optimize read no files, so --max-size there is an
@@ -169,6 +170,11 @@ enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NO
 #define ROW_STEM                                                                           \
 	{ "stem", 0, required_argument, OPT_STEM, "LANG",                                       \
 	  "stemming language when creating the index (default english; none)", NULL }
+#define ROW_EMBEDDER                                                                       \
+	{ "embedder", 0, required_argument, OPT_EMBEDDER, "SPEC",                               \
+	  "embed the chunks too, and keep it as the index's setting:\n"                         \
+	  "none, corpus, static:FILE (word vectors), remote:URL\n"                              \
+	  "(an OpenAI-compatible .../v1); fathom config embedder", NULL }
 #define ROW_VERBOSE                                                                        \
 	{ "verbose", 'v', no_argument, 0, NULL, "list every skipped path with the reason", NULL }
 #define ROW_QUIET(what) { "quiet", 'q', no_argument, 0, NULL, what, NULL }
@@ -190,6 +196,7 @@ const cli_opt cli_opts_index[] = {
 	{ "keep-missing", 0, no_argument, OPT_KEEPMISSING, NULL,
 	  "keep documents whose files are gone", NULL },
 	ROW_STEM,
+	ROW_EMBEDDER,
 	ROW_VERBOSE,
 	ROW_QUIET("no progress line and no summary"),
 	{ "watch", 0, no_argument, OPT_WATCH, NULL,
@@ -208,6 +215,7 @@ const cli_opt cli_opts_add[] = {
 	ROWS_CHUNK,
 	ROW_THREADS("threads parsing and analysing lines (default: one per CPU)"),
 	ROW_STEM,
+	ROW_EMBEDDER,
 	ROW_VERBOSE,
 	ROW_QUIET("no summary"),
 	CLI_OPT_END,
@@ -239,7 +247,7 @@ const cli_opt cli_opts_optimize[] = {
 
 typedef struct ingest_args {
 	cli_ingest ci;
-	const char *index, *stem, *jsonl;
+	const char *index, *stem, *jsonl, *embedder;
 	int watch;
 	double debounce;
 } ingest_args;
@@ -253,6 +261,7 @@ static int parse_ingest(ingest_args *a, int argc, char **argv)
 	a->index = cli_default_index();
 	a->stem = NULL;
 	a->jsonl = NULL;
+	a->embedder = NULL;
 	a->watch = 0;
 	a->debounce = 0.2;
 	optind = 1;
@@ -317,6 +326,7 @@ static int parse_ingest(ingest_args *a, int argc, char **argv)
 		case OPT_KEEPMISSING: a->ci.io.remove_missing = 0; break;
 		case OPT_STEM: a->stem = optarg; break;
 		case OPT_JSONL: a->jsonl = optarg; break;
+		case OPT_EMBEDDER: a->embedder = optarg; break;
 		case OPT_WATCH: a->watch = 1; break;
 		case OPT_DEBOUNCE:
 			if (cli_parse_float(optarg, 0.01, 60, &a->debounce))
@@ -628,6 +638,42 @@ static int finish_ingest(fathom_index *ix, int rc, const ingest_args *a, int exi
 	return rc;
 }
 
+/* --embedder SPEC: the settings it stands for, set before the run. */
+static int set_embedder(fathom_index *ix, const char *spec)
+{
+	if (!spec)
+		return 0;
+	const char *colon = strchr(spec, ':');
+	size_t kl = colon ? (size_t)(colon - spec) : strlen(spec);
+	char kind[16];
+	if (kl == 0 || kl >= sizeof kind)
+		return cli_usage_error("--embedder wants none, corpus, static:FILE or remote:URL"), 2;
+	memcpy(kind, spec, kl);
+	kind[kl] = '\0';
+	const char *arg = colon ? colon + 1 : "";
+	int rc = 0;
+	if (strcmp(kind, "static") == 0) {
+		char real[PATH_MAX];
+		if (!*arg)
+			return cli_usage_error("--embedder static:FILE needs the vector file"), 2;
+		/* the setting outlives this folder: keep the absolute path */
+		rc = fathom_config_set(ix, "embedder.file", realpath(arg, real) ? real : arg);
+	} else if (strcmp(kind, "remote") == 0) {
+		if (!*arg)
+			return cli_usage_error("--embedder remote:URL needs the service's URL"), 2;
+		rc = fathom_config_set(ix, "embedder.url", arg);
+	} else if (*arg) {
+		return cli_usage_error("--embedder %s takes no argument", kind), 2;
+	}
+	if (!rc)
+		rc = fathom_config_set(ix, "embedder", kind);
+	if (rc) {
+		fprintf(stderr, "%s: --embedder: %s\n", cli_prog, fathom_errmsg());
+		return 2;
+	}
+	return 0;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	ingest_args a;
@@ -654,6 +700,10 @@ int cmd_index(int argc, char **argv)
 		if (rc == 0 && a.watch)
 			return watch_loop(&a, paths, n);
 		return rc ? 2 : partial;
+	}
+	if ((rc = set_embedder(ix, a.embedder)) != 0) {
+		fathom_close(ix);
+		return rc;
 	}
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_index_paths(ix, (const char *const *)paths, (size_t)n, &a.ci.io, &st);
@@ -683,6 +733,10 @@ int cmd_add(int argc, char **argv)
 	cli_remote r;
 	if ((rc = cli_open_write(&ix, a.index, FATHOM_OPEN_CREATE, a.stem, &r)) != 0)
 		return rc == 1 ? remote_add(&r, &a) : 2;
+	if ((rc = set_embedder(ix, a.embedder)) != 0) {
+		fathom_close(ix);
+		return rc;
+	}
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	rc = fathom_add_jsonl(ix, a.jsonl, &a.ci.io, &st);
 	return finish_ingest(ix, rc, &a, existed, &st, "add failed, nothing committed", "added");

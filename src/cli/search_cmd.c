@@ -38,8 +38,51 @@ const cli_opt cli_opts_search_ranking[] = {
 	{ "strict", 0, no_argument, OPT_STRICT, NULL,
 	  "a query that is not well formed fails with its column;\n"
 	  "by default it is read literally (--explain says what)", NULL },
+	{ "mode", 0, required_argument, OPT_MODE, "MODE",
+	  "keyword, semantic, hybrid or strict (full text finds,\n"
+	  "vectors reorder); default: hybrid with an embedder", "keyword semantic hybrid strict" },
+	{ "fusion", 0, required_argument, OPT_FUSION, "HOW",
+	  "how hybrid fuses: rrf, convex or rrf-weighted", "rrf convex rrf-weighted" },
+	{ "alpha", 0, required_argument, OPT_ALPHA, "A",
+	  "convex, rrf-weighted: the keyword list's weight in [0, 1]", NULL },
+	{ "min-similarity", 0, required_argument, OPT_MIN_SIM, "S",
+	  "drop vector-only hits below this cosine", NULL },
+	{ "vector", 0, required_argument, OPT_VECTOR, "JSON",
+	  "the query's embedding, a JSON array of numbers (for\n"
+	  "vectors that came with the documents)", NULL },
 	CLI_OPT_END,
 };
+
+static float *vector_store;
+
+static int parse_vector(fathom_search_opts *so, const char *arg)
+{
+	json_error_t e;
+	json_t *a = json_loads(arg, 0, &e);
+	size_t n = json_is_array(a) ? json_array_size(a) : 0;
+	if (n == 0 || n > 4096) {
+		json_decref(a);
+		return -1;
+	}
+	float *v = realloc(vector_store, n * sizeof *v);
+	if (!v) {
+		json_decref(a);
+		return -1;
+	}
+	vector_store = v;
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_array_get(a, i);
+		if (!json_is_number(x)) {
+			json_decref(a);
+			return -1;
+		}
+		v[i] = (float)json_number_value(x);
+	}
+	json_decref(a);
+	so->query_vector = v;
+	so->query_vector_dim = (uint32_t)n;
+	return 0;
+}
 
 enum { OPT_JSON = 3000, OPT_EXPLAIN, OPT_BATCH, OPT_RUN, OPT_TJSON, OPT_COLOR, OPT_INDEX2,
        OPT_WARMUP, OPT_SNIPPETS, OPT_VIMGREP };
@@ -144,6 +187,35 @@ int cli_search_opt(fathom_search_opts *so, int opt, const char *arg)
 		return 1;
 	case OPT_EXHAUSTIVE: so->exhaustive = 1; return 1;
 	case OPT_STRICT: so->strict = 1; return 1;
+	case OPT_MODE:
+		for (int m = FATHOM_MODE_KEYWORD; m <= FATHOM_MODE_STRICT; m++)
+			if (strcmp(arg, fathom_mode_name(m)) == 0) {
+				so->mode = m;
+				return 1;
+			}
+		return cli_usage_error("--mode wants keyword, semantic, hybrid or strict, got '%s'",
+		                       arg), -1;
+	case OPT_FUSION:
+		for (int f = FATHOM_FUSION_RRF; f <= FATHOM_FUSION_RRF_WEIGHTED; f++)
+			if (strcmp(arg, fathom_fusion_name(f)) == 0) {
+				so->fusion = f;
+				return 1;
+			}
+		return cli_usage_error("--fusion wants rrf, convex or rrf-weighted, got '%s'", arg), -1;
+	case OPT_ALPHA:
+	case OPT_MIN_SIM:
+		if (cli_parse_float(arg, 0, 1, &v))
+			return cli_usage_error("--%s wants a number in [0, 1]",
+			                       opt == OPT_ALPHA ? "alpha" : "min-similarity"), -1;
+		if (opt == OPT_ALPHA)
+			so->alpha = (float)v;
+		else
+			so->min_similarity = (float)v;
+		return 1;
+	case OPT_VECTOR:
+		if (parse_vector(so, arg))
+			return cli_usage_error("--vector wants a JSON array of 1 to 4096 numbers"), -1;
+		return 1;
 	default: return 0;
 	}
 }

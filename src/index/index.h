@@ -120,6 +120,11 @@ typedef struct ix_doc_in {
 	const char *raw;         /* the file's bytes as on disk, for its trigrams
 	                          * (NULL: text) */
 	size_t raw_len;
+	/* The chunks' embeddings: n_chunks rows of vec_dim floats (unit, or all
+	 * zero for none), from the embedder of fingerprint vec_fp; NULL: none. */
+	const float *vecs;
+	uint32_t vec_dim;
+	uint64_t vec_fp;
 } ix_doc_in;
 
 /* Add a document (and replace any live one with the same key). Each chunk
@@ -171,6 +176,39 @@ int ix_commit(ix_index *ix);
 int ix_optimize(ix_index *ix);
 
 int ix_rollback(ix_index *ix);
+
+/* ---- vectors ------------------------------------------------------------------ */
+
+#define IX_VEC_MAX_DIM 4096u        /* as EM_MAX_DIM */
+
+/* A segment's vectors, read in place. */
+typedef struct ix_vecs {
+	uint32_t dim, count, present;
+	uint64_t fp;                 /* the embedder's fingerprint */
+	const uint8_t *bits;         /* count bits: has a vector */
+	const float *rows;           /* count * dim, 64-byte aligned */
+} ix_vecs;
+/* FATHOM_ENOTFOUND when the segment has none; the section checked. */
+int seg_vectors(const ix_segment *s, ix_vecs *out);
+
+/* What a merge does with the chunks' vectors: it keeps those made by the
+ * embedder of fingerprint fp, drops the others, and when embed is set
+ * computes the missing ones (the chunk's title, headings and text, as
+ * ingest embeds them) in batches: how `optimize` re-embeds an index whose
+ * embedder changed or was retrained. fp 0: keep every input's vectors
+ * (those of the first fingerprint met). */
+typedef struct ix_embed_hook {
+	int (*embed)(void *ctx, const char *const *texts, const size_t *lens, size_t n,
+	             float *out);
+	void *ctx;
+	uint32_t dim;
+	uint64_t fp;
+} ix_embed_hook;
+void ix_set_embedder(ix_index *ix, uint64_t fp, const ix_embed_hook *embed);
+/* The text a chunk is embedded as, the same at ingest and in a merge: the
+ * document's title, the heading trail and the chunk's text, a line each. */
+int ix_embed_text(fbuf *out, const char *title, const char *headings, size_t headings_len,
+                  const char *text, size_t len);
 
 /* ---- named payloads (index/payload.c) -------------------------------------- */
 

@@ -84,6 +84,8 @@ enum ix_section {
 	IX_SEC_TRI_INDEX,      /* TRII: trigram index: (trigram, count, list offset), sorted */
 	IX_SEC_DOCSTORE_DICT,  /* TDIC: zstd dictionary of the document store; optional */
 	IX_SEC_DOCSTORE_DICTS, /* TDCS: several, when a merge copied frames; required when used */
+	IX_SEC_VECTORS,        /* VECS: one embedding per chunk (vectors.c); required when used */
+	IX_SEC_GRAPH,          /* HNSW: the vectors' graph; optional (rebuilt from VECS) */
 	IX_NSEC
 };
 
@@ -508,6 +510,12 @@ int ix_segw_term_end(ix_segw *w);
  * (the bytes are copied). Tags must be new: not one of ix_known_sections,
  * not one added before. Sections of later features come in this way. */
 int ix_segw_add_section(ix_segw *w, uint32_t tag, uint32_t flags, const void *data, size_t len);
+/* The embedding of the chunk added last (dim values: unit, or all zero for
+ * none), from an embedder of fingerprint fp; every vector of a segment
+ * has the same dim and fp. A segment with none has no VECS section. */
+int ix_segw_chunk_vector(ix_segw *w, const float *vec, uint32_t dim, uint64_t fp);
+/* Would vectors of dim and fp join those the writer has (or it has none)? */
+int ix_segw_vectors_fit(const ix_segw *w, uint32_t dim, uint64_t fp);
 /* Test hook: every segment written from now on gets this extra section (tag
  * 0: none). Not thread-safe. */
 void ix_segw_set_test_section(uint32_t tag, uint32_t flags);
@@ -524,6 +532,29 @@ uint32_t ix_segw_nchunks(const ix_segw *w);
 size_t ix_segw_mem(const ix_segw *w);
 /* The doc record fields of a pending doc. */
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
+
+/* ---- interface to code in vectors.c: the VECS section ------------------- */
+
+#define IX_VEC_F32 1u
+
+
+
+/* A writer's vectors, chunk by chunk. */
+typedef struct ix_vecw {
+	uint32_t dim;
+	uint64_t fp;
+	uint32_t present;
+	fbuf rows, bits;
+} ix_vecw;
+void ix_vecw_init(ix_vecw *v);
+void ix_vecw_free(ix_vecw *v);
+/* The dimension and fingerprint (once; the same again is fine). */
+int ix_vecw_set(ix_vecw *v, uint32_t dim, uint64_t fp);
+/* Chunk chunk's vector (dim values; all zero: none), chunks ascending. */
+int ix_vecw_put(ix_vecw *v, uint32_t chunk, const float *vec);
+size_t ix_vecw_mem(const ix_vecw *v);
+/* The section's bytes for a segment of nchunks. */
+int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out);
 
 /* ---- interface to code in term_pool.c ------------------------------------ */
 
@@ -655,6 +686,10 @@ struct ix_index {
 	size_t nsegs;
 	uint64_t total_chunks;
 	uint64_t field_len_sum[FATHOM_NFIELDS];
+	/* The vectors a merge keeps (ix_set_embedder): those of fingerprint
+	 * vec_fp; 0: whatever each input has, the first fingerprint met. */
+	uint64_t vec_fp;
+	ix_embed_hook embed;
 	/* Writer state. */
 	ix_wseg *w;
 	size_t nw, wcap;

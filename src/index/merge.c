@@ -40,7 +40,19 @@ typedef struct merge_in {
 	uint64_t tri;            /* next trigram record */
 	ix_term_iter it;
 	int has_term;
+	ix_vecs vec;             /* its vectors (dim 0: none, or not kept) */
 } merge_in;
+
+/* A merge's vectors: what to keep, and the chunks to embed. */
+typedef struct merge_vec {
+	ix_index *ix;
+	uint64_t fp;             /* kept fingerprint (0: the first met) */
+	fbuf text;               /* embedding texts, back to back */
+	size_t *off, *len;
+	const char **texts;
+	float *out;
+	uint32_t cap;            /* rows the arrays hold */
+} merge_vec;
 
 /* The inputs' text is read in windows of whole runs of frames, not one
  * document at a time: a document is much smaller than a frame, and reading
@@ -79,8 +91,84 @@ static int doc_text(const ix_segment *s, uint64_t off, uint64_t n, text_window *
 
 /* text_base: where the input's copied frames begin in the new raw stream,
  * or UINT64_MAX when its text is recompressed (read through tw). */
+/* The vectors of a document's chunks [c0, c0 + n) of input m: copied when
+ * kept, embedded when missing and the index has an embedder. */
+static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_doc_info *di,
+                       const char *text, text_window *tw)
+{
+	const ix_segment *s = m->s;
+	const ix_embed_hook *eh = &mv->ix->embed;
+	uint32_t c0 = di->first_chunk, n = di->n_chunks;
+	int have = m->vec.dim && (!mv->fp || m->vec.fp == mv->fp);
+	if (have) {
+		if (!mv->fp)
+			mv->fp = m->vec.fp;
+		for (uint32_t i = 0; i < n; i++) {
+			int rc = ix_segw_chunk_vector(w, m->vec.rows + (size_t)(c0 + i) * m->vec.dim,
+			                              m->vec.dim, m->vec.fp);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (!eh->embed || !n)
+		return 0;
+	if (n > mv->cap) {
+		size_t rows;
+		if (fa_mul(n, eh->dim, &rows))
+			return fa_err(FATHOM_ETOOBIG, "merge: vectors");
+		fa_free(mv->off);
+		fa_free(mv->len);
+		fa_free(mv->texts);
+		fa_free(mv->out);
+		mv->off = fa_malloc(n * sizeof *mv->off);
+		mv->len = fa_malloc(n * sizeof *mv->len);
+		mv->texts = fa_malloc(n * sizeof *mv->texts);
+		mv->out = fa_malloc(rows * sizeof *mv->out);
+		mv->cap = n;
+		if (!mv->off || !mv->len || !mv->texts || !mv->out) {
+			mv->cap = 0;
+			return fa_err(FATHOM_ENOMEM, "merge: vectors");
+		}
+	}
+	if (!text) {
+		int rc = doc_text(s, di->text_off, di->text_len, tw, &text);
+		if (rc)
+			return rc;
+	}
+	fbuf one;
+	fbuf_init(&one, 0);
+	fbuf_reset(&mv->text);
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		ix_chunk_info ci;
+		if ((rc = seg_chunk(s, c0 + i, &ci)) != 0)
+			break;
+		if (ci.byte_end > di->text_len || ci.byte_start > ci.byte_end) {
+			rc = fa_err(FATHOM_ECORRUPT, "%s: chunk %u out of its document", s->path, c0 + i);
+			break;
+		}
+		rc = ix_embed_text(&one, di->title, ci.headings, ci.headings_len,
+		                   text + ci.byte_start, ci.byte_end - ci.byte_start);
+		mv->off[i] = mv->text.len;
+		mv->len[i] = one.len;
+		if (!rc && fbuf_append(&mv->text, one.data, one.len))
+			rc = mv->text.err;
+	}
+	fbuf_free(&one);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < n; i++)
+		mv->texts[i] = (const char *)mv->text.data + mv->off[i];
+	if ((rc = eh->embed(eh->ctx, mv->texts, mv->len, n, mv->out)) != 0)
+		return rc;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = ix_segw_chunk_vector(w, mv->out + (size_t)i * eh->dim, eh->dim, eh->fp);
+	return rc;
+}
+
 static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs,
-                     uint64_t text_base)
+                     uint64_t text_base, merge_vec *mv)
 {
 	const ix_segment *s = m->s;
 	for (uint32_t c = 0; c < s->nchunks; c++)
@@ -133,6 +221,9 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 			if (rc)
 				return rc;
 			m->map[c] = (*next_chunk)++;
+			if (c + 1 == di.first_chunk + di.n_chunks &&
+			    (rc = doc_vectors(w, mv, m, &di, text, tw)) != 0)
+				return rc;
 		}
 	}
 	return 0;
@@ -504,6 +595,8 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	fbuf strs;
 	fbuf_init(&tw.buf, 0);
 	fbuf_init(&strs, 0);
+	merge_vec mv = { .ix = ix, .fp = ix->vec_fp };
+	fbuf_init(&mv.text, 0);
 	int rc = 0;
 	if (!m) {
 		rc = fa_err(FATHOM_ENOMEM, "out of memory");
@@ -521,6 +614,13 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 			rc = fa_err(FATHOM_ETOOBIG, "merge: too many chunks for one segment");
 			goto cleanup;
 		}
+		rc = seg_vectors(m[k].s, &m[k].vec);
+		if (rc == FATHOM_ENOTFOUND) {
+			fa_err_clear();
+			rc = 0;
+		}
+		if (rc)
+			goto cleanup;
 		m[k].map = fa_malloc(((size_t)m[k].s->nchunks + 1) * sizeof(uint32_t));
 		m[k].doc_map = fa_malloc(((size_t)m[k].s->ndocs + 1) * sizeof(uint32_t));
 		if (!m[k].map || !m[k].doc_map) {
@@ -549,7 +649,7 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 		uint64_t base = UINT64_MAX;
 		if (copy && (rc = ix_segw_copy_text(w, m[k].s, &base)) != 0)
 			break;
-		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs, base);
+		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs, base, &mv);
 	}
 	if (rc)
 		goto cleanup;
@@ -574,6 +674,11 @@ cleanup:
 	}
 	fbuf_free(&tw.buf);
 	fbuf_free(&strs);
+	fbuf_free(&mv.text);
+	fa_free(mv.off);
+	fa_free(mv.len);
+	fa_free(mv.texts);
+	fa_free(mv.out);
 	fa_free(m);
 	fa_free(path);
 	return rc;

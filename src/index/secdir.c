@@ -72,6 +72,11 @@ const ix_secinfo ix_known_sections[IX_NSEC] = {
 	/* Absent or empty: the frames use no dictionary. */
 	[IX_SEC_DOCSTORE_DICT] = { IX_TAG('T', 'D', 'I', 'C'), 0 },
 	[IX_SEC_DOCSTORE_DICTS] = { IX_TAG('T', 'D', 'C', 'S'), IX_SECF_REQUIRED | IX_SECF_WHEN_USED },
+	/* Absent: no chunk of the segment has a vector. Required when there:
+	 * a build that cannot read them must not drop them in a merge. */
+	[IX_SEC_VECTORS] = { IX_TAG('V', 'E', 'C', 'S'), IX_SECF_REQUIRED | IX_SECF_WHEN_USED },
+	/* Absent: vector search scores every vector of the segment. */
+	[IX_SEC_GRAPH] = { IX_TAG('H', 'N', 'S', 'W'), 0 },
 };
 
 int ix_section_of_tag(uint32_t tag)

@@ -116,6 +116,7 @@ struct ix_segw {
 	uint64_t sec_off[IX_NSEC], sec_len[IX_NSEC];
 	uint32_t sec_crc[IX_NSEC];
 	uint32_t run_crc;              /* CRC32C of the section being written */
+	ix_vecw vec;                   /* the chunks' embeddings (VECS) */
 	/* Extra sections (ix_segw_add_section): entries and their bytes. */
 	ix_secent *extra;
 	unsigned char **extra_data;
@@ -179,6 +180,7 @@ int ix_segw_new(ix_segw **out, uint32_t id)
 	                 &w->page_crcs, &w->dict, &w->didx, &w->didx_strs, &w->thash, &w->tri_idx };
 	for (size_t i = 0; i < FA_ARRAY_LEN(bufs); i++)
 		fbuf_init(bufs[i], 0);
+	ix_vecw_init(&w->vec);
 	w->tri_collect = 1;
 	/* Chunk headings are addressed by u32 offsets. */
 	w->chunk_strs.max = UINT32_MAX;
@@ -207,6 +209,7 @@ void ix_segw_free(ix_segw *w)
 		fbuf_free(bufs[i]);
 	fa_free(w->tri_pairs);
 	fa_free(w->tri_seen);
+	ix_vecw_free(&w->vec);
 	for (size_t i = 0; i < w->nextra; i++)
 		fa_free(w->extra_data[i]);
 	fa_free(w->extra);
@@ -238,8 +241,28 @@ size_t ix_segw_mem(const ix_segw *w)
 	return w->docs.cap + w->doc_strs.cap + w->chunks.cap + w->chunk_strs.cap +
 	       w->tri_pairs_cap * sizeof *w->tri_pairs + w->tri_idx.cap +
 	       w->thash.cap + w->keys_cap * sizeof(key_ent) + w->ds.comp.cap + w->ds.frames_cap * sizeof(ix_ds_frame) +
-	       w->ds.raw_cap;
+	       w->ds.raw_cap + ix_vecw_mem(&w->vec);
 }
+
+int ix_segw_vectors_fit(const ix_segw *w, uint32_t dim, uint64_t fp)
+{
+	return !w->vec.dim || (w->vec.dim == dim && w->vec.fp == fp);
+}
+
+int ix_segw_chunk_vector(ix_segw *w, const float *vec, uint32_t dim, uint64_t fp)
+{
+	if (w->err)
+		return w->err;
+	uint32_t n = ix_segw_nchunks(w);
+	if (n == 0)
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: a vector before any chunk"));
+	int rc = ix_vecw_set(&w->vec, dim, fp);
+	if (!rc)
+		rc = ix_vecw_put(&w->vec, n - 1, vec);
+	return rc ? sw_fail(w, rc) : 0;
+}
+
+
 
 void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out)
 {
@@ -1104,6 +1127,29 @@ static int write_section(ix_segw *w, int sec, const void *data, size_t len)
 	return w->err;
 }
 
+/* Zero bytes up to the next multiple of 64 of the file offset (between
+ * sections: the page CRCs cover them, no section does). */
+static int align64(ix_segw *w)
+{
+	static const unsigned char zeros[64];
+	size_t pad = (size_t)((64 - w->off % 64) % 64);
+	return pad ? out_write(w, zeros, pad) : 0;
+}
+
+/* The VECS section, when any chunk has a vector. */
+static int write_vectors(ix_segw *w)
+{
+	if (!w->vec.dim)
+		return 0;
+	fbuf b;
+	fbuf_init(&b, 0);
+	int rc = ix_vecw_encode(&w->vec, ix_segw_nchunks(w), &b);
+	if (!rc && !(rc = align64(w)))
+		rc = write_section(w, IX_SEC_VECTORS, b.data, b.len);
+	fbuf_free(&b);
+	return rc ? sw_fail(w, rc) : 0;
+}
+
 /* The dictionaries of copied frames: one as TDIC, several as TDCS (u32
  * count, count x (u32 offset in the section, u32 length), then each
  * dictionary at an offset that is a multiple of 8). */
@@ -1261,6 +1307,8 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		return w->err;
 	else if (!w->ds.copying)
 		write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
+	if (write_vectors(w))
+		return w->err;
 	fbuf dir;
 	fbuf_init(&dir, 0);
 	uint32_t ndir = 0;

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <math.h>
+
 #include "index/index_int.h"
 #include "util/pool.h"
 
@@ -581,6 +583,12 @@ static int check_doc(const ix_doc_in *d)
 		    (c->headings_len && !c->headings))
 			return fa_err(FATHOM_EINVAL, "%s: chunk %zu is out of range", d->key, i);
 	}
+	if (d->vecs && (d->vec_dim == 0 || d->vec_dim > IX_VEC_MAX_DIM))
+		return fa_err(FATHOM_EINVAL, "%s: vectors of %u dimensions (1..%u)", d->key,
+		              d->vec_dim, IX_VEC_MAX_DIM);
+	for (size_t i = 0; d->vecs && i < (size_t)d->n_chunks * d->vec_dim; i++)
+		if (!isfinite(d->vecs[i]))
+			return fa_err(FATHOM_EINVAL, "%s: a vector value that is not finite", d->key);
 	for (size_t i = 0; i < d->n_tags; i++)
 		if (!d->tags[i])
 			return fa_err(FATHOM_EINVAL, "%s: tag %zu is NULL", d->key, i);
@@ -784,6 +792,9 @@ static int add_doc(ix_pending *p, const ix_doc_in *d, ix_analysis *a, uint32_t h
 			return rc;
 		rc = ix_segw_add_chunk(p->w, c->line_start, c->line_end, c->byte_start, c->byte_end,
 		                       c->headings, c->headings_len, field_len);
+		if (!rc && d->vecs)
+			rc = ix_segw_chunk_vector(p->w, d->vecs + (size_t)i * d->vec_dim, d->vec_dim,
+			                          d->vec_fp);
 		if (rc)
 			return rc;
 	}
@@ -824,6 +835,10 @@ int ix_add_analysed(ix_index *ix, const ix_doc_in *doc, ix_analysis *a, uint32_t
 		return rc;
 	if (handle >= a->ndocs || a->docs[handle].nchunks != (doc->grep_only ? 0 : doc->n_chunks))
 		return fa_err(FATHOM_EINVAL, "%s: not the document analysed", doc->key);
+	if (doc->vecs && !ix_segw_vectors_fit(p->w, doc->vec_dim, doc->vec_fp))
+		return fa_err(FATHOM_EINVAL,
+		              "%s: its vectors (%u dimensions) are not those of the documents before "
+		              "it in this commit", doc->key, doc->vec_dim);
 	rc = delete_live(ix, doc->key);
 	if (rc && rc != FATHOM_ENOTFOUND)
 		return rc;

@@ -89,6 +89,8 @@ typedef struct jsonl_doc {
 	size_t n_tags;
 	const char *const *meta;  /* every other string/number/bool member as "key=value" */
 	size_t n_meta;
+	const float *vector;      /* "vector": an array of numbers (NULL: none) */
+	uint32_t vector_dim;
 	uint64_t line_no;
 } jsonl_doc;
 
@@ -108,6 +110,7 @@ typedef struct jsonl_opts {
 } jsonl_opts;
 
 #define JSONL_MSG_MAX 256
+#define JSONL_MAX_VECTOR 4096u      /* values of a "vector" (as EM_MAX_DIM) */
 #define JSONL_DEFAULT_MAX_LINE ((size_t)64 << 20)
 
 /* The two halves of reading, for callers that parse lines elsewhere (on

@@ -5,7 +5,8 @@
  *
  * Recognised members: "id" (else "_id": a non-empty string, or an integer
  * written in decimal), "title", "body" (else "text", else "content"),
- * "url", "path", "tags" (an array of strings, or one string). Every other
+ * "url", "path", "tags" (an array of strings, or one string), "vector" (the
+ * document's embedding: an array of 1 to 4096 finite numbers). Every other
  * top-level string, number or boolean becomes metadata "key=value";
  * nested objects and arrays, and nulls, are left out. So a BEIR corpus
  * line {"_id": "...", "title": "...", "text": "...", "metadata": {}} loads
@@ -30,6 +31,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@
 static int is_reserved_key(const char *k)
 {
 	static const char *const keys[] = {
-		"id", "_id", "title", "body", "text", "content", "url", "path", "tags"
+		"id", "_id", "title", "body", "text", "content", "url", "path", "tags", "vector"
 	};
 	for (size_t i = 0; i < FA_ARRAY_LEN(keys); i++)
 		if (strcmp(k, keys[i]) == 0)
@@ -192,6 +194,31 @@ static int doc_from_object(jsonl_doc *d, json_t *root, fa_arena *a, char *idbuf,
 		t[0] = json_string_value(tags);
 		d->tags = t;
 		d->n_tags = 1;
+	}
+
+	json_t *vec = json_object_get(root, "vector");
+	if (vec && !json_is_null(vec)) {
+		size_t n = json_is_array(vec) ? json_array_size(vec) : 0;
+		if (n == 0 || n > JSONL_MAX_VECTOR) {
+			snprintf(msg, JSONL_MSG_MAX, "\"vector\" must be an array of 1 to %u numbers",
+			         JSONL_MAX_VECTOR);
+			return FATHOM_ESYNTAX;
+		}
+		float *v = fa_arena_alloc(a, n * sizeof *v);
+		if (!v)
+			return fa_err(FATHOM_ENOMEM, "out of memory reading the vector");
+		size_t i;
+		json_t *x;
+		json_array_foreach(vec, i, x) {
+			double f = json_is_number(x) ? json_number_value(x) : NAN;
+			if (!isfinite(f) || fabs(f) > 3.0e38) {
+				snprintf(msg, JSONL_MSG_MAX, "\"vector\" value %zu is not a finite number", i);
+				return FATHOM_ESYNTAX;
+			}
+			v[i] = (float)f;
+		}
+		d->vector = v;
+		d->vector_dim = (uint32_t)n;
 	}
 
 	d->meta = NULL;
@@ -586,6 +613,8 @@ static int fast_doc(jsonl_doc *d, const char *line, size_t n, fa_arena *a, char 
 	if (j.p != j.end)
 		return 1;
 
+	if (fj_get(m, nm, "vector"))
+		return 1;   /* numbers: jansson's path reads them */
 	/* What doc_from_object makes of the same object. */
 	const fj_member *id = fj_get(m, nm, "id");
 	if (!id || id->type == FJ_NULL)

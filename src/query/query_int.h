@@ -705,6 +705,34 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
                        q_plan *plan, const q_filter *filter,
                        const fathom_search_opts *opts, uint32_t fetch, q_cand_list *out);
 
+/* ---- vector.c: nearest neighbours as a retrieval source --------------------------- */
+
+/* The query's embedding: dim values, unit length, from the embedder of
+ * fingerprint fp (0: any segment of dim whatever its embedder). */
+typedef struct q_vquery {
+	const float *v;
+	uint32_t dim;
+	uint64_t fp;
+} q_vquery;
+
+typedef struct q_vector {
+	q_source src;
+	uint64_t scored;                 /* vectors scored */
+	uint64_t chunks_without;         /* chunks with no vector */
+	uint64_t chunks_other;           /* chunks of segments of another embedder */
+} q_vector;
+
+/* The best fetch chunks by cosine with qv, under the filter and the plan's
+ * identifier pre-filters, into out. */
+int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
+                      const q_filter *filter, const q_vquery *qv, uint32_t fetch,
+                      q_cand_list *out);
+/* strict mode: the cosine of each candidate of kw (the keyword list) as a
+ * list of the same chunks, best first (chunks without a vector last, at
+ * cosine -1... they keep their keyword rank in the fusion). */
+int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery *qv,
+                     const q_cand_list *kw, q_cand_list *out);
+
 /* ---- fuse.c ------------------------------------------------------------------------ */
 
 #define Q_MAX_LISTS 4
@@ -740,6 +768,20 @@ typedef struct q_pool {
  * 1 / (Q_RRF_K + rank); ties go to the better best rank, then the earlier
  * list, then (segment, chunk). The lists must outlive the pool. */
 int q_fuse(q_pool *out, fa_arena *a, const q_cand_list *lists, uint32_t nlists);
+
+/* How several lists are fused (fathom_fusion), each list with its weight
+ * (RRF ignores them: every list weighs 1). */
+typedef struct q_fusion {
+	int method;                      /* enum fathom_fusion */
+	double weight[Q_MAX_LISTS];
+} q_fusion;
+
+/* q_fuse by f (NULL: RRF). Convex: each list's scores min-max normalised
+ * over the list ((s - min) / (max - min); 1 when max = min), a chunk's
+ * fused score the weighted sum over the lists holding it (a list not
+ * holding it adds 0). RRF-weighted: sum of weight / (Q_RRF_K + rank). */
+int q_fuse_by(q_pool *out, fa_arena *a, const q_cand_list *lists, uint32_t nlists,
+              const q_fusion *f);
 
 /* The candidate of found entry f of a pooled chunk. */
 static inline const q_cand *q_found_cand(const q_pool *pool, const q_found *f)
@@ -791,6 +833,26 @@ int q_explain_query(fathom_results *r, ix_index *ix, const q_plan *plan, const q
                     const q_filter *filter, int empty);
 
 /* ---- search.c: the pipeline --------------------------------------------------------- */
+
+/* What a search does with vectors (the API layer resolves the mode,
+ * fusion and weights from the options, the index's settings and its
+ * embedder, and embeds the query). */
+struct q_hybrid {
+	int mode;                        /* enum fathom_mode, resolved */
+	q_fusion fusion;                 /* weight[0]: keyword, [1]: vector */
+	double min_similarity;
+	uint32_t overfetch;              /* hybrid: each list fetches this times k */
+	q_vquery qv;                     /* v NULL: no query vector */
+	const char *embedder;            /* for receipts: the embedder's kind */
+};
+typedef struct q_hybrid q_hybrid;
+
+#define Q_HYBRID_OVERFETCH 3u
+
+/* q_search_run with vectors (hy NULL: keyword only). */
+int q_search_hybrid(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
+                    const fathom_search_opts *opts, fa_arena *shared,
+                    const struct q_glossary *gloss, const q_reranker *rr, const q_hybrid *hy);
 
 /* q_search_in, with a reranker (NULL: none). */
 int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,

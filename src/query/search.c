@@ -70,12 +70,22 @@ void q_search_opts_upgrade(const fathom_search_opts *opts, fathom_search_opts *t
                            float tmp_weights[FATHOM_NFIELDS], const fathom_search_opts **out)
 {
 	*out = opts;
+	if (opts && opts->version == 5) {
+		/* a prefix of version 6, whose new fields read as unset */
+		fathom_search_opts cur = FATHOM_SEARCH_OPTS_INIT;
+		memcpy(&cur, opts, offsetof(fathom_search_opts, mode));
+		cur.version = FATHOM_SEARCH_OPTS_VERSION;
+		*tmp = cur;
+		*out = tmp;
+		return;
+	}
 	if (opts && (opts->version == 3 || opts->version == 4)) {
 		/* a prefix of version 5 (version 3: strict, 0, is new), whose
 		 * values were all given: one that version 5 reads as unset was
 		 * invalid then, and stays so */
 		fathom_search_opts cur = FATHOM_SEARCH_OPTS_INIT;
-		memcpy(&cur, opts, opts->version == 3 ? offsetof(fathom_search_opts, strict) : sizeof cur);
+		memcpy(&cur, opts, opts->version == 3 ? offsetof(fathom_search_opts, strict)
+		                                      : offsetof(fathom_search_opts, mode));
 		cur.version = FATHOM_SEARCH_OPTS_VERSION;
 		if (cur.k == 0)
 			cur.k = UINT32_MAX;
@@ -172,14 +182,34 @@ typedef struct q_pass {
 	q_plan plan;
 	q_filter filter;
 	q_keyword kw;
-	q_cand_list lists[1];
+	q_vector vec;
+	q_cand_list lists[2];      /* keyword, vector */
 	q_pool pool;
 } q_pass;
 
+/* Drop the pool's vector-only chunks whose cosine is below min. */
+static void drop_weak(q_pool *pool, double min)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < pool->n; i++) {
+		const q_pooled *p = &pool->v[i];
+		int weak = p->nfound == 1 &&
+		           pool->lists[p->found[0].list].src->id == FATHOM_SOURCE_VECTOR &&
+		           q_found_cand(pool, &p->found[0])->score < min;
+		if (!weak)
+			pool->v[w++] = pool->v[i];
+	}
+	pool->n = w;
+	for (size_t i = 0; i < pool->n; i++)
+		if (pool->v[i].fused_rank)
+			pool->v[i].fused_rank = (uint32_t)i + 1;
+}
+
 static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, const char *query,
                     const fathom_search_opts *opts, const struct q_glossary *gloss,
-                    const q_reranker *rr)
+                    const q_reranker *rr, const q_hybrid *hy)
 {
+	int mode = hy ? hy->mode : FATHOM_MODE_KEYWORD;
 	int rc;
 	/* route, on the query as written */
 	if ((rc = q_route_query(&p->route, work, &p->ast, an, query, opts,
@@ -199,16 +229,41 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	if ((rc = q_identify(&p->plan, work, ix, an, &p->ast, p->route.ident_any)) ||
 	    (rc = q_plan_build(&p->plan, work, ix, an, &p->ast, p->route.top_binds, p->route.coord)))
 		return rc;
-	/* retrieve */
-	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)) ||
-	    (rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, p->route.fetch,
-	                             &p->lists[0])))
+	/* retrieve: full text (in every mode but semantic, which still
+	 * builds the plan: its identifiers pre-filter the vectors), vectors */
+	uint32_t fetch = p->route.fetch;
+	if (mode == FATHOM_MODE_HYBRID && fetch <= UINT32_MAX / hy->overfetch)
+		fetch = FA_MIN(fetch * hy->overfetch, (uint32_t)Q_MAX_K);
+	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)))
+		return rc;
+	if (mode == FATHOM_MODE_SEMANTIC) {
+		/* the keyword source's state stays empty: explain reads it */
+		if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, 0,
+		                             &p->lists[0])))
+			return rc;
+	} else if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, fetch,
+	                                    &p->lists[0]))) {
+		return rc;
+	}
+	if (mode == FATHOM_MODE_SEMANTIC || mode == FATHOM_MODE_HYBRID)
+		rc = q_vector_retrieve(&p->vec, work, ix, &p->plan, &p->filter, &hy->qv, fetch,
+		                       &p->lists[1]);
+	else if (mode == FATHOM_MODE_STRICT)
+		rc = q_vector_rescore(&p->vec, work, ix, &hy->qv, &p->lists[0], &p->lists[1]);
+	if (rc)
 		return rc;
 	/* fuse, rerank */
-	if ((rc = q_fuse(&p->pool, work, p->lists, 1)) ||
-	    (rc = q_rerank(&p->pool, ix, rr, query, p->route.k, work)))
+	if (mode == FATHOM_MODE_KEYWORD)
+		rc = q_fuse(&p->pool, work, p->lists, 1);
+	else if (mode == FATHOM_MODE_SEMANTIC)
+		rc = q_fuse(&p->pool, work, &p->lists[1], 1);
+	else
+		rc = q_fuse_by(&p->pool, work, p->lists, 2, &hy->fusion);
+	if (rc)
 		return rc;
-	return 0;
+	if (mode != FATHOM_MODE_KEYWORD && hy->min_similarity > 0)
+		drop_weak(&p->pool, hy->min_similarity);
+	return q_rerank(&p->pool, ix, rr, query, p->route.k, work);
 }
 
 /* The default mode never starves on a phrase: when the query's quoted
@@ -223,6 +278,13 @@ static int phrases_may_relax(const fathom_search_opts *o)
 int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
                  const fathom_search_opts *opts, fa_arena *shared,
                  const struct q_glossary *gloss, const q_reranker *rr)
+{
+	return q_search_hybrid(out, ix, an, query, opts, shared, gloss, rr, NULL);
+}
+
+int q_search_hybrid(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
+                    const fathom_search_opts *opts, fa_arena *shared,
+                    const struct q_glossary *gloss, const q_reranker *rr, const q_hybrid *hy)
 {
 	fathom_search_opts def = FATHOM_SEARCH_OPTS_INIT, filled;
 	float weights[FATHOM_NFIELDS];
@@ -253,7 +315,7 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 	memset(p, 0, 2 * sizeof *p);
 	/* parse, then route ... rerank */
 	if ((rc = q_parse(&p[0].ast, work, query, strlen(query), opts->strict)) ||
-	    (rc = run_pass(&p[0], work, ix, an, query, opts, gloss, rr)))
+	    (rc = run_pass(&p[0], work, ix, an, query, opts, gloss, rr, hy)))
 		goto cleanup;
 	uint32_t nrelaxed = 0;
 	if (p[0].pool.n == 0 && phrases_may_relax(opts)) {
@@ -269,7 +331,7 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 			nrelaxed = 0;
 			rc = 0;
 		}
-		if (nrelaxed && (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr)))
+		if (nrelaxed && (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr, hy)))
 			goto cleanup;
 		if (nrelaxed && p[1].pool.n)
 			use = &p[1];

@@ -39,7 +39,8 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	 * layout (q_search_opts_upgrade), and no _init makes them */
 	[FA_SEARCH_OPTS] = { "fathom_search_opts", FATHOM_SEARCH_OPTS_VERSION,
 	                     { 0, 0, 0, offsetof(fathom_search_opts, strict),
-	                       sizeof(fathom_search_opts), sizeof(fathom_search_opts) } },
+	                       offsetof(fathom_search_opts, mode), offsetof(fathom_search_opts, mode),
+	                       sizeof(fathom_search_opts) } },
 	/* versions 1 and 2 of fathom_grep_opts were never taken by a release
 	 * that had version 3 */
 	[FA_GREP_OPTS] = { "fathom_grep_opts", FATHOM_GREP_OPTS_VERSION,
@@ -61,7 +62,7 @@ static const struct_info structs[FA_NSTRUCTS] = {
  * build until the row is updated. */
 _Static_assert(FATHOM_OPEN_OPTS_VERSION == 1, "a new fathom_open_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_OPTS_VERSION == 6, "a new fathom_ingest_opts version: update structs[]");
-_Static_assert(FATHOM_SEARCH_OPTS_VERSION == 5, "a new fathom_search_opts version: update structs[]");
+_Static_assert(FATHOM_SEARCH_OPTS_VERSION == 6, "a new fathom_search_opts version: update structs[]");
 _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
 _Static_assert(FATHOM_STATS_VERSION == 1, "a new fathom_stats version: update structs[]");

@@ -1,0 +1,204 @@
+/*
+ * vectors.c — the VECS section: one embedding per chunk of a segment
+ * (docs/FORMAT.md 5.12).
+ *
+ *   0    4  u32 version (1)
+ *   4    4  u32 dim (1..IX_VEC_MAX_DIM)
+ *   8    4  u32 count: the segment's nchunks
+ *   12   4  u32 element: 1 float32
+ *   16   8  u64 embedder fingerprint: fa_hash64 of the embedder's ident
+ *   24   4  u32 present: chunks with a vector
+ *   28   36 reserved (0)
+ *   64   B  bitmap, bit i (byte i / 8, bit i % 8) set when chunk i has a
+ *           vector; B = ceil(count / 8) rounded up to a multiple of 64
+ *   64+B    count rows of dim little-endian float32, row i chunk i's: a
+ *           unit vector when its bit is set, zeros when not
+ *
+ * The writer starts the section at a file offset that is a multiple of 64
+ * (padding before it is covered by the page CRCs like any byte), so the
+ * rows can be read in place as floats. A reader checks the header against
+ * the segment (count = nchunks, the size exact, the bitmap's count equal to
+ * present), and the pages the section spans, once, before the first read.
+ * Rows are checked for what a search needs (finite values) when first
+ * scored.
+ */
+#include <math.h>
+
+#include "index/index_int.h"
+
+#define VEC_HDR 64u
+
+static uint64_t bitmap_bytes(uint32_t count)
+{
+	uint64_t b = ((uint64_t)count + 7) / 8;
+	return (b + 63) / 64 * 64;
+}
+
+int ix_vecw_set(ix_vecw *v, uint32_t dim, uint64_t fp)
+{
+	if (dim == 0 || dim > IX_VEC_MAX_DIM)
+		return fa_err(FATHOM_EINVAL, "vectors of %u dimensions (1..%u)", dim, IX_VEC_MAX_DIM);
+	if (v->dim && (v->dim != dim || v->fp != fp))
+		return fa_err(FATHOM_EINVAL,
+		              "vectors of another embedder (%u dimensions) in one segment", dim);
+	v->dim = dim;
+	v->fp = fp;
+	return 0;
+}
+
+/* Zero rows up to (not including) chunk. */
+static int pad_rows(ix_vecw *v, uint32_t chunk)
+{
+	size_t row = (size_t)v->dim * sizeof(float), want;
+	if (fa_mul(row, chunk, &want))
+		return fa_err(FATHOM_ETOOBIG, "vectors");
+	if (v->rows.len < want && fbuf_put_zeros(&v->rows, want - v->rows.len))
+		return v->rows.err;
+	uint64_t bb = ((uint64_t)chunk + 7) / 8;
+	if (v->bits.len < bb && fbuf_put_zeros(&v->bits, (size_t)(bb - v->bits.len)))
+		return v->bits.err;
+	return 0;
+}
+
+int ix_vecw_put(ix_vecw *v, uint32_t chunk, const float *vec)
+{
+	if (!v->dim)
+		return fa_err(FATHOM_EINVAL, "a vector before its dimension");
+	int rc = pad_rows(v, chunk);
+	if (rc)
+		return rc;
+	size_t row = (size_t)v->dim * sizeof(float);
+	if (v->rows.len != (size_t)chunk * row)
+		return fa_err(FATHOM_EINVAL, "chunk %u's vector out of order", chunk);
+	/* little-endian floats: this build's only byte order (fa_store32 for
+	 * the header) */
+	if (fbuf_append(&v->rows, vec, row))
+		return v->rows.err;
+	if ((rc = pad_rows(v, chunk + 1)))
+		return rc;
+	int any = 0;
+	for (uint32_t k = 0; k < v->dim && !any; k++)
+		any = vec[k] != 0.0f;
+	if (any) {
+		v->bits.data[chunk / 8] |= (uint8_t)(1u << (chunk % 8));
+		v->present++;
+	}
+	return 0;
+}
+
+size_t ix_vecw_mem(const ix_vecw *v)
+{
+	return v->rows.cap + v->bits.cap;
+}
+
+int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out)
+{
+	int rc = pad_rows(v, nchunks);
+	if (rc)
+		return rc;
+	size_t row = (size_t)v->dim * sizeof(float);
+	if (v->rows.len != (size_t)nchunks * row)
+		return fa_err(FATHOM_EINVAL, "vectors for more chunks than the segment has");
+	unsigned char h[VEC_HDR] = { 0 };
+	fa_store32(h, 1);
+	fa_store32(h + 4, v->dim);
+	fa_store32(h + 8, nchunks);
+	fa_store32(h + 12, IX_VEC_F32);
+	fa_store64(h + 16, v->fp);
+	fa_store32(h + 24, v->present);
+	fbuf_append(out, h, sizeof h);
+	fbuf_append(out, v->bits.data, v->bits.len);
+	fbuf_put_zeros(out, (size_t)(bitmap_bytes(nchunks) - v->bits.len));
+	fbuf_append(out, v->rows.data, v->rows.len);
+	return out->err;
+}
+
+void ix_vecw_free(ix_vecw *v)
+{
+	fbuf_free(&v->rows);
+	fbuf_free(&v->bits);
+	memset(v, 0, sizeof *v);
+}
+
+void ix_vecw_init(ix_vecw *v)
+{
+	memset(v, 0, sizeof *v);
+	fbuf_init(&v->rows, 0);
+	fbuf_init(&v->bits, 0);
+}
+
+static int vcorrupt(const ix_segment *s, const char *what)
+{
+	return fa_err(FATHOM_ECORRUPT, "%s: section 'VECS': %s", s->path, what);
+}
+
+int seg_vectors(const ix_segment *s, ix_vecs *out)
+{
+	memset(out, 0, sizeof *out);
+	uint64_t off = s->sec_off[IX_SEC_VECTORS], len = s->sec_len[IX_SEC_VECTORS];
+	if (len == 0)
+		return FATHOM_ENOTFOUND;
+	if (len < VEC_HDR)
+		return vcorrupt(s, "shorter than its header");
+	if (off % 64)
+		return vcorrupt(s, "not aligned to 64 bytes");
+	int rc = seg_check_range(s, off, len);
+	if (rc)
+		return rc;
+	const unsigned char *h = s->data + off;
+	uint32_t version = fa_load32(h), dim = fa_load32(h + 4), count = fa_load32(h + 8);
+	uint32_t elem = fa_load32(h + 12), present = fa_load32(h + 24);
+	if (version != 1)
+		return fa_err(FATHOM_EVERSION, "%s: section 'VECS' of version %u (this build reads 1)",
+		              s->path, version);
+	if (elem != IX_VEC_F32)
+		return fa_err(FATHOM_EVERSION, "%s: section 'VECS': element type %u unknown", s->path,
+		              elem);
+	if (dim == 0 || dim > IX_VEC_MAX_DIM)
+		return vcorrupt(s, "dimension out of range");
+	if (count != s->nchunks)
+		return vcorrupt(s, "its count is not the segment's chunks");
+	uint64_t bb = bitmap_bytes(count);
+	if ((uint64_t)count * dim * 4 + bb + VEC_HDR != len)
+		return vcorrupt(s, "its size does not match its count and dimension");
+	const uint8_t *bits = h + VEC_HDR;
+	uint64_t have = 0;
+	for (uint64_t i = 0; i < ((uint64_t)count + 7) / 8; i++)
+		have += (uint64_t)__builtin_popcount(bits[i]);
+	if (count % 8 && (bits[count / 8] >> (count % 8)))
+		return vcorrupt(s, "bits set past the last chunk");
+	if (have != present)
+		return vcorrupt(s, "its bitmap disagrees with its count of vectors");
+	out->dim = dim;
+	out->count = count;
+	out->present = present;
+	out->fp = fa_load64(h + 16);
+	out->bits = bits;
+	out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
+	return 0;
+}
+
+int ix_embed_text(fbuf *out, const char *title, const char *headings, size_t headings_len,
+                  const char *text, size_t len)
+{
+	fbuf_reset(out);
+	if (title && *title) {
+		fbuf_puts(out, title);
+		fbuf_putc(out, '\n');
+	}
+	if (headings_len) {
+		fbuf_append(out, headings, headings_len);
+		fbuf_putc(out, '\n');
+	}
+	fbuf_append(out, text, len);
+	return out->err;
+}
+
+void ix_set_embedder(ix_index *ix, uint64_t fp, const ix_embed_hook *embed)
+{
+	ix->vec_fp = fp;
+	if (embed)
+		ix->embed = *embed;
+	else
+		memset(&ix->embed, 0, sizeof ix->embed);
+}
