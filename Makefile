@@ -20,8 +20,8 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Isrc
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
-LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lpthread -lm
-SERVE_LIBS := -lmicrohttpd -lcurl
+LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lcurl -lpthread -lm
+SERVE_LIBS := -lmicrohttpd
 
 # The version is fathom.h's, the one place it is written. The soname
 # carries major.minor (as libgit2's): before 1.0 a minor version may

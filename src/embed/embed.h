@@ -176,10 +176,24 @@ typedef struct em_remote_opts {
 	uint32_t concurrency;        /* 0: 4 */
 	uint32_t retries;            /* 3 (UINT32_MAX for 0: none) */
 	double timeout;              /* seconds per request; 0: 60 */
+	double backoff;              /* seconds before the first retry, doubling
+	                              * after; 0: 0.2 (tests make it small) */
 } em_remote_opts;
 /* Opening asks the service once (one probe text) when dim is 0, so a
- * service that is down fails here, before any indexing. */
+ * service that is down fails here, before any indexing. The key is read
+ * from the environment then. The ident is "remote v1 url=<endpoint>
+ * model=<model> dim=<d>", the endpoint without any user:password@. A
+ * status other than 429 and 5xx, or one of them after the retries:
+ * FATHOM_EIO quoting the first 200 bytes of the body; a reply past its
+ * bound (the texts times the dimension, at most 256 MiB): FATHOM_ETOOBIG. */
 int em_remote_open(em_embedder **out, const em_remote_opts *o);
+/* A reply's body (len bytes, untrusted) for n texts into out, n rows of
+ * *dim floats each normalised (a zero row stays zero); *dim 0: the reply's
+ * dimension is learnt into it (out then has room for n * EM_MAX_DIM).
+ * FATHOM_ECORRUPT naming url and what is wrong. For the tests and the
+ * fuzz target. */
+int em_remote_parse(float *out, uint32_t *dim, const char *body, size_t len, size_t n,
+                    const char *url);
 
 /* ---- vecfile.c: word vector files ------------------------------------------
  *
