@@ -127,6 +127,11 @@ typedef struct em_ppmi_opts {
 } em_ppmi_opts;
 void em_ppmi_defaults(em_ppmi_opts *o);
 
+#define EM_MODEL_MAX ((size_t)64 << 20) /* bytes of a model file (a payload's limit) */
+#define EM_PPMI_MAX_VOCAB 65536u      /* words a model (pairs pack two ids in 32 bits) */
+#define EM_PPMI_MAX_WINDOW 64u        /* words either side */
+#define EM_PPMI_MAX_THREADS 64u
+
 /* A trained model: the `corpus` embedder's, kept in the index. */
 typedef struct em_model {
 	em_vectors *vec;             /* words and unit rows */
@@ -152,7 +157,13 @@ void em_ppmi_free(em_ppmi *t);
 int em_model_write(const em_model *m, unsigned char **out, size_t *len);
 int em_model_read(em_model **out, const unsigned char *data, size_t len, const char *name);
 void em_model_free(em_model *m);
-/* The corpus embedder over m (owned by it from then on: freed with it). */
+/* Finish a model whose vec holds its words and rows and count its counts:
+ * vec's word table and the SIF weights. FATHOM_ECORRUPT naming name when a
+ * word is given twice. */
+int em_model_index(em_model *m, const char *name);
+/* The corpus embedder over m, owned by it from then on (freed with it);
+ * on an error m is left to the caller. Its ident carries the model file's
+ * CRC32C, so a retrained model is another embedder. */
 int em_corpus_new(em_embedder **out, em_model *m);
 
 /* ---- remote.c: an OpenAI-compatible embeddings service -------------------------
