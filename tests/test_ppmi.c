@@ -7,7 +7,7 @@
  * must make sense.
  *
  * Also a bench: test_ppmi --bench CORPUS.jsonl [QUERIES.jsonl QRELS.tsv]
- * [--window W] [--dim D] [--threads T] times the two passes and the
+ * [--window W] [--dim D] [--threads T] [--seed S] [--min-count C] times the two passes and the
  * training over title + " " + text of each line, and with queries ranks the
  * documents by cosine alone and prints nDCG@10.
  */
@@ -626,6 +626,8 @@ static int bench(int argc, char **argv)
 			o.dim = (uint32_t)atoi(argv[++i]);
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			o.threads = (uint32_t)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+			o.seed = (uint64_t)atoll(argv[++i]);
 		else if (strcmp(argv[i], "--min-count") == 0 && i + 1 < argc)
 			o.min_count = (uint32_t)atoi(argv[++i]);
 		else if (!queries)
