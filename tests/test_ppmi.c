@@ -58,7 +58,8 @@ static void texts_free(texts *x)
 	memset(x, 0, sizeof *x);
 }
 
-static int train(const texts *x, const em_ppmi_opts *o, em_model **m)
+/* Train on x; pass 2 reads x2 when given (the same words, other bytes). */
+static int train2(const texts *x, const texts *x2, const em_ppmi_opts *o, em_model **m)
 {
 	em_ppmi *t = NULL;
 	*m = NULL;
@@ -67,12 +68,18 @@ static int train(const texts *x, const em_ppmi_opts *o, em_model **m)
 		rc = em_ppmi_count(t, x->t[i], x->len[i]);
 	if (!rc)
 		rc = em_ppmi_vocab(t);
-	for (size_t i = 0; !rc && i < x->n; i++)
-		rc = em_ppmi_cooc(t, x->t[i], x->len[i]);
+	const texts *p2 = x2 ? x2 : x;
+	for (size_t i = 0; !rc && i < p2->n; i++)
+		rc = em_ppmi_cooc(t, p2->t[i], p2->len[i]);
 	if (!rc)
 		rc = em_ppmi_train(t, m);
 	em_ppmi_free(t);
 	return rc;
+}
+
+static int train(const texts *x, const em_ppmi_opts *o, em_model **m)
+{
+	return train2(x, NULL, o, m);
 }
 
 /* The cosine of two words' rows; -2 when either is unknown. */
@@ -215,6 +222,26 @@ static void test_deterministic(void)
 		CHECK(len[0] == len[1] && memcmp(b[0], b[1], len[0]) == 0);
 		CHECK(len[0] == len[2] && memcmp(b[0], b[2], len[0]) == 0);
 	}
+	/* pass 2 over other bytes with the same words (every other text
+	 * upper-cased): read again, not taken from pass 1's cache, and the
+	 * same model */
+	texts up = { 0 };
+	for (size_t i = 0; i < x.n; i++) {
+		char *u = strdup(x.t[i]);
+		for (size_t k = 0; i % 2 && u[k]; k++)
+			u[k] = (char)(u[k] == 'w' ? 'W' : u[k]);
+		texts_add(&up, u, x.len[i], NULL);
+		free(u);
+	}
+	o.threads = 1;
+	em_model *mu;
+	CHECK_OK(train2(&x, &up, &o, &mu));
+	size_t lu;
+	unsigned char *bu = mu ? model_bytes(mu, &lu) : NULL;
+	CHECK(bu && b[0] && lu == len[0] && memcmp(bu, b[0], lu) == 0);
+	fa_free(bu);
+	em_model_free(mu);
+	texts_free(&up);
 	/* another seed: another model */
 	o.seed = 99;
 	em_model *m;
@@ -688,6 +715,18 @@ int main(int argc, char **argv)
 {
 	if (argc > 2 && strcmp(argv[1], "--bench") == 0)
 		return bench(argc, argv);
+	if (argc > 2 && strcmp(argv[1], "--model-out") == 0) {
+		/* a small model file: the fuzz target's seed */
+		em_model *m = small_model();
+		size_t len;
+		unsigned char *b = m ? model_bytes(m, &len) : NULL;
+		FILE *f = fopen(argv[2], "wb");
+		if (!b || !f || fwrite(b, 1, len, f) != len || fclose(f))
+			return 1;
+		fa_free(b);
+		em_model_free(m);
+		return 0;
+	}
 	RUN(test_synthetic);
 	RUN(test_deterministic);
 	RUN(test_roundtrip);

@@ -112,11 +112,18 @@ int em_static_open(em_embedder **out, const char *path);
  * Word vectors learnt from the user's own corpus at index time, with no
  * download: positive pointwise mutual information of words within a
  * window, with context distribution smoothing (0.75), factored by a
- * truncated SVD (randomised, seeded), rows U * sqrt(S) scaled to unit
- * length (Levy, Goldberg & Dagan, 2015). Two passes over the same texts:
- * em_ppmi_count on each, em_ppmi_vocab, em_ppmi_cooc on each again, then
- * em_ppmi_train. Deterministic: the same texts in the same order and the
- * same options give the same model, bit for bit, whatever the threads. */
+ * truncated SVD (randomised, seeded), rows U scaled to unit length (Levy,
+ * Goldberg & Dagan, 2015; U beat U * sqrt(S) on SciFact). Two passes over
+ * the same texts: em_ppmi_count on each, em_ppmi_vocab, em_ppmi_cooc on
+ * each again (pass 1 keeps the words of up to 32M words of text, so that
+ * pass 2 over the same bytes does not read them again), then
+ * em_ppmi_train. Calls out of this order are FATHOM_EINVAL; after an
+ * error every later call returns it. Deterministic: the same texts in the
+ * same order and the same options give the same model, bit for bit,
+ * whatever the threads (on one CPU type and OpenBLAS build). The
+ * dimension is less than asked when the vocabulary is under dim + 16
+ * words (the model records it). Training needs at least 2 words seen
+ * min_count times (FATHOM_EINVAL). */
 typedef struct em_ppmi_opts {
 	uint32_t dim;                /* 256 */
 	uint32_t window;             /* 10 words either side */
