@@ -160,8 +160,21 @@ static em_ppmi_opts small_opts(void)
 
 static void test_synthetic(void)
 {
-	texts x = { 0 };
-	synthetic(&x, 400);
+	/* the sentences run together in 4 long texts, so that a text says
+	 * nothing and only the window tells the two worlds apart */
+	texts s = { 0 }, x = { 0 };
+	synthetic(&s, 400);
+	for (size_t k = 0; k < 4; k++) {
+		size_t n = 0;
+		for (size_t i = k * 100; i < k * 100 + 100; i++)
+			n += s.len[i] + 1;
+		char *b = malloc(n + 1), *p = b;
+		for (size_t i = k * 100; i < k * 100 + 100; i++)
+			p += sprintf(p, "%s ", s.t[i]);
+		texts_add(&x, b, n, NULL);
+		free(b);
+	}
+	texts_free(&s);
 	em_ppmi_opts o = small_opts();
 	em_model *m;
 	CHECK_OK(train(&x, &o, &m));
