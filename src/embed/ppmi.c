@@ -725,12 +725,37 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
  * Q of its QR factorisation. Row-major a is column-major a^T, whose LQ
  * factorisation a^T = L Q' gives a = Q'^T L^T: LAPACK works in place, with
  * no transposed copy. */
-static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau)
+static int orthonormalise_lq(float *a, uint32_t n, uint32_t w, float *tau)
 {
 	if (LAPACKE_sgelqf(LAPACK_COL_MAJOR, (lapack_int)w, (lapack_int)n, a, (lapack_int)w, tau) ||
 	    LAPACKE_sorglq(LAPACK_COL_MAJOR, (lapack_int)w, (lapack_int)n, (lapack_int)w, a,
 	                   (lapack_int)w, tau))
 		return fa_err(FATHOM_ENOMEM, "corpus embedder: the QR factorisation failed");
+	return 0;
+}
+
+/* The same by Cholesky QR, twice (CholeskyQR2: the second pass restores
+ * the orthogonality the first loses to rounding): a = a R^-1 with R^T R =
+ * a^T a, all BLAS 3, several times faster than Householder on these tall
+ * matrices. A Gram matrix that is not positive definite (a nearly rank
+ * deficient a) falls back to the LQ way. scratch holds 3 w * w values. */
+static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch)
+{
+	float *g = scratch;
+	double *gd = (double *)(scratch + (size_t)w * w);
+	for (int pass = 0; pass < 2; pass++) {
+		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)w, (int)n, 1.0f, a, (int)w,
+		            0.0f, g, (int)w);
+		for (size_t k = 0; k < (size_t)w * w; k++)
+			gd[k] = g[k];
+		if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)w, gd, (lapack_int)w) != 0)
+			return orthonormalise_lq(a, n, w, tau);
+		for (uint32_t r = 0; r < w; r++)
+			for (uint32_t c = 0; c < w; c++)
+				g[(size_t)r * w + c] = c >= r ? (float)gd[(size_t)r * w + c] : 0.0f;
+		cblas_strsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, (int)n,
+		            (int)w, 1.0f, g, (int)w, a, (int)w);
+	}
 	return 0;
 }
 
@@ -764,7 +789,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	size_t nl = (size_t)n * l;
 	float *q = fa_malloc(nl * sizeof *q), *z = fa_malloc(nl * sizeof *z);
 	float *tau = fa_malloc((size_t)l * sizeof *tau);
-	float *g = fa_malloc((size_t)l * l * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
+	float *g = fa_malloc((size_t)l * l * 3 * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
 	int rc = 0;
 	if (!q || !z || !tau || !g || !vd || !gd || !ev) {
@@ -773,14 +798,14 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	}
 	random_signs(z, nl, seed);
 	spmm(s, 0, z, q, l, threads);              /* Y = M Omega */
-	if ((rc = orthonormalise(q, n, l, tau)))
+	if ((rc = orthonormalise(q, n, l, tau, g)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
 		spmm(s, 1, q, z, l, threads);      /* M^T Q */
-		if ((rc = orthonormalise(z, n, l, tau)))
+		if ((rc = orthonormalise(z, n, l, tau, g)))
 			goto done;
 		spmm(s, 0, z, q, l, threads);      /* M (M^T Q) */
-		if ((rc = orthonormalise(q, n, l, tau)))
+		if ((rc = orthonormalise(q, n, l, tau, g)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
