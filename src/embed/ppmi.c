@@ -480,6 +480,7 @@ int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len)
  * (PMI with the contexts' distribution raised to alpha). */
 typedef struct spmat {
 	uint32_t n;
+	uint32_t maxrow;         /* the most entries of a row */
 	size_t *start;           /* n + 1 */
 	uint16_t *col;
 	float *lc;
@@ -554,6 +555,7 @@ static int build_matrix(em_ppmi *t, spmat *s)
 			}
 		}
 		from = end;
+		s->maxrow = FA_MAX(s->maxrow, (uint32_t)(o - s->start[i]));
 	}
 	s->start[n] = o;
 	fa_free(at);
@@ -598,24 +600,18 @@ static void spmm_rows(const spmat *s, int trans, const float *x, float *y, uint3
 #include <immintrin.h>
 #define HAVE_AVX2_SPMM 1
 
-/* One row's columns [c0, c0 + 8 nacc) with the accumulators in registers:
- * the row's entries are walked once per block of 64 columns, and y is
- * written once. */
+/* One row's columns [c0, c0 + 8 nacc) with the accumulators in registers,
+ * over the row's positive entries (j[], m[]): y is written once. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-spmm_block_avx2(const spmat *s, int trans, const float *x, float *yi, uint32_t w, uint32_t i,
-                uint32_t c0, int nacc)
+spmm_block_avx2(const uint32_t *jj, const float *mm, size_t nk, const float *x, float *yi,
+                uint32_t w, uint32_t c0, int nacc)
 {
-	__m256 acc[8];
-	for (int u = 0; u < 8; u++)
+	__m256 acc[12];
+	for (int u = 0; u < 12; u++)
 		acc[u] = _mm256_setzero_ps();
-	float ai = s->a[i], bi = s->b[i];
-	for (size_t k = s->start[i]; k < s->start[i + 1]; k++) {
-		uint32_t j = s->col[k];
-		float m = trans ? s->lc[k] - s->a[j] - bi : s->lc[k] - ai - s->b[j];
-		if (!(m > 0))
-			continue;
-		__m256 mv = _mm256_set1_ps(m);
-		const float *xj = x + (size_t)j * w + c0;
+	for (size_t k = 0; k < nk; k++) {
+		__m256 mv = _mm256_set1_ps(mm[k]);
+		const float *xj = x + (size_t)jj[k] * w + c0;
 		for (int u = 0; u < nacc; u++)
 			acc[u] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(xj + 8 * u), acc[u]);
 	}
@@ -623,36 +619,46 @@ spmm_block_avx2(const spmat *s, int trans, const float *x, float *yi, uint32_t w
 		_mm256_storeu_ps(yi + c0 + 8 * u, acc[u]);
 }
 
+/* The AVX2 rows: each row's positive entries gathered first into scratch
+ * (2 * the longest row's entries), then the row in blocks of 96, 64, 32,
+ * 16 and 8 columns, the rest plain. */
 __attribute__((target("avx2,fma"))) static void
 spmm_rows_avx2(const spmat *s, int trans, const float *x, float *y, uint32_t w, uint32_t r0,
-               uint32_t r1)
+               uint32_t r1, uint32_t *scratch)
 {
+	uint32_t *jj = scratch;
+	float *mm = (float *)(scratch + s->maxrow);
 	for (uint32_t i = r0; i < r1; i++) {
 		float *yi = y + (size_t)i * w;
+		float ai = s->a[i], bi = s->b[i];
+		size_t nk = 0;
+		for (size_t k = s->start[i]; k < s->start[i + 1]; k++) {
+			uint32_t j = s->col[k];
+			float m = trans ? s->lc[k] - s->a[j] - bi : s->lc[k] - ai - s->b[j];
+			jj[nk] = j;
+			mm[nk] = m;
+			nk += m > 0;
+		}
 		uint32_t c0 = 0;
-		for (; c0 + 64 <= w; c0 += 64)
-			spmm_block_avx2(s, trans, x, yi, w, i, c0, 8);
-		if (c0 + 32 <= w) {
-			spmm_block_avx2(s, trans, x, yi, w, i, c0, 4);
-			c0 += 32;
-		}
-		if (c0 + 16 <= w) {
-			spmm_block_avx2(s, trans, x, yi, w, i, c0, 2);
-			c0 += 16;
-		}
-		if (c0 + 8 <= w) {
-			spmm_block_avx2(s, trans, x, yi, w, i, c0, 1);
-			c0 += 8;
-		}
-		if (c0 < w) {
-			memset(yi + c0, 0, (w - c0) * sizeof *yi);
-			for (size_t k = s->start[i]; k < s->start[i + 1]; k++) {
-				uint32_t j = s->col[k];
-				float m = trans ? s->lc[k] - s->a[j] - s->b[i] : s->lc[k] - s->a[i] - s->b[j];
-				if (m > 0)
-					for (uint32_t c = c0; c < w; c++)
-						yi[c] += m * x[(size_t)j * w + c];
+		for (; c0 + 96 <= w; c0 += 96)
+			spmm_block_avx2(jj, mm, nk, x, yi, w, c0, 12);
+		static const int widths[4] = { 8, 4, 2, 1 };
+		for (int b = 0; b < 4; b++) {
+			if (c0 + 8u * (uint32_t)widths[b] > w)
+				continue;
+			switch (widths[b]) {
+			case 8: spmm_block_avx2(jj, mm, nk, x, yi, w, c0, 8); break;
+			case 4: spmm_block_avx2(jj, mm, nk, x, yi, w, c0, 4); break;
+			case 2: spmm_block_avx2(jj, mm, nk, x, yi, w, c0, 2); break;
+			default: spmm_block_avx2(jj, mm, nk, x, yi, w, c0, 1); break;
 			}
+			c0 += 8u * (uint32_t)widths[b];
+		}
+		for (uint32_t c = c0; c < w; c++) {
+			float acc = 0.0f;
+			for (size_t k = 0; k < nk; k++)
+				acc += mm[k] * x[(size_t)jj[k] * w + c];
+			yi[c] = acc;
 		}
 	}
 }
@@ -664,6 +670,7 @@ typedef struct spmm_job {
 	const float *x;
 	float *y;
 	uint32_t w, r0, r1;
+	uint32_t *scratch;       /* the AVX2 rows': 2 * maxrow values */
 } spmm_job;
 
 static void *spmm_thread(void *p)
@@ -671,7 +678,7 @@ static void *spmm_thread(void *p)
 	spmm_job *j = p;
 #ifdef HAVE_AVX2_SPMM
 	if (j->avx2) {
-		spmm_rows_avx2(j->s, j->trans, j->x, j->y, j->w, j->r0, j->r1);
+		spmm_rows_avx2(j->s, j->trans, j->x, j->y, j->w, j->r0, j->r1, j->scratch);
 		return NULL;
 	}
 #endif
@@ -682,7 +689,7 @@ static void *spmm_thread(void *p)
 /* y = M x or M^T x on up to `threads` threads, rows split by entries; a
  * thread that cannot start has its rows done on this one. */
 static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w,
-                 unsigned threads)
+                 unsigned threads, uint32_t *scratch)
 {
 	spmm_job jobs[EM_PPMI_MAX_THREADS];
 	pthread_t tid[EM_PPMI_MAX_THREADS];
@@ -694,7 +701,7 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
 	int avx2 = 0;
 #endif
 	if (threads < 2 || nnz < 16384) {
-		jobs[0] = (spmm_job){ s, trans, avx2, x, y, w, 0, s->n };
+		jobs[0] = (spmm_job){ s, trans, avx2, x, y, w, 0, s->n, scratch };
 		spmm_thread(&jobs[0]);
 		return;
 	}
@@ -707,7 +714,7 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
 		else
 			while (r1 < s->n && s->start[r1] < goal)
 				r1++;
-		jobs[t] = (spmm_job){ s, trans, avx2, x, y, w, r, r1 };
+		jobs[t] = (spmm_job){ s, trans, avx2, x, y, w, r, r1, scratch + (size_t)t * 2 * s->maxrow };
 		r = r1;
 	}
 	for (unsigned t = 1; t < threads; t++)
@@ -791,26 +798,27 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	float *tau = fa_malloc((size_t)l * sizeof *tau);
 	float *g = fa_malloc((size_t)l * l * 3 * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
+	uint32_t *scratch = fa_malloc(((size_t)threads * 2 * s->maxrow + 1) * sizeof *scratch);
 	int rc = 0;
-	if (!q || !z || !tau || !g || !vd || !gd || !ev) {
+	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch) {
 		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the SVD of %u words", n);
 		goto done;
 	}
 	random_signs(z, nl, seed);
-	spmm(s, 0, z, q, l, threads);              /* Y = M Omega */
+	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
 	if ((rc = orthonormalise(q, n, l, tau, g)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
-		spmm(s, 1, q, z, l, threads);      /* M^T Q */
+		spmm(s, 1, q, z, l, threads, scratch);      /* M^T Q */
 		if ((rc = orthonormalise(z, n, l, tau, g)))
 			goto done;
-		spmm(s, 0, z, q, l, threads);      /* M (M^T Q) */
+		spmm(s, 0, z, q, l, threads, scratch);      /* M (M^T Q) */
 		if ((rc = orthonormalise(q, n, l, tau, g)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
 	 * singular vectors of B, so U = Q V */
-	spmm(s, 1, q, z, l, threads);
+	spmm(s, 1, q, z, l, threads, scratch);
 	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)l, (int)l, (int)n, 1.0f, z,
 	            (int)l, z, (int)l, 0.0f, g, (int)l);
 	for (size_t k = 0; k < (size_t)l * l; k++)
@@ -837,6 +845,7 @@ done:
 	fa_free(vd);
 	fa_free(gd);
 	fa_free(ev);
+	fa_free(scratch);
 	return rc;
 }
 
