@@ -269,6 +269,45 @@ static void test_deterministic(void)
 	texts_free(&x);
 }
 
+/* The AVX2 sparse products against the plain ones: the same model but for
+ * rounding (another order of addition, FMA). */
+static void test_kernels(void)
+{
+	if (em_ppmi_select(1) != 0) {
+		printf("     no AVX2 + FMA on this CPU: skipped\n");
+		return;
+	}
+	texts x = { 0 };
+	random_text(&x, 40, 5000);
+	em_ppmi_opts o = small_opts();
+	o.dim = 32;
+	o.window = 10;
+	o.min_count = 2;
+	o.threads = 2;
+	em_model *m[2] = { NULL, NULL };
+	CHECK_OK(train(&x, &o, &m[0]));
+	CHECK_EQ(em_ppmi_select(0), 0);
+	CHECK_OK(train(&x, &o, &m[1]));
+	em_ppmi_select(-1);
+	if (m[0] && m[1]) {
+		CHECK_EQ(m[0]->vec->n, m[1]->vec->n);
+		double worst = 1;
+		for (uint32_t i = 0; i < m[0]->vec->n && i < m[1]->vec->n; i++) {
+			double c = em_dot_ref(em_vectors_row(m[0]->vec, i), em_vectors_row(m[1]->vec, i),
+			                      m[0]->vec->dim);
+			double n0 = em_dot_ref(em_vectors_row(m[0]->vec, i), em_vectors_row(m[0]->vec, i),
+			                       m[0]->vec->dim);
+			if (n0 > 0 && fabs(c) < worst)
+				worst = fabs(c);
+		}
+		printf("     the least |cosine| of a word's two rows %.6f\n", worst);
+		CHECK(worst > 0.999);
+	}
+	em_model_free(m[0]);
+	em_model_free(m[1]);
+	texts_free(&x);
+}
+
 static em_model *small_model(void)
 {
 	texts x = { 0 };
@@ -742,6 +781,7 @@ int main(int argc, char **argv)
 	}
 	RUN(test_synthetic);
 	RUN(test_deterministic);
+	RUN(test_kernels);
 	RUN(test_roundtrip);
 	RUN(test_corrupt);
 	RUN(test_embedder);

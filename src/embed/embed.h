@@ -156,6 +156,10 @@ int em_ppmi_vocab(em_ppmi *t);
 int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len);
 int em_ppmi_train(em_ppmi *t, em_model **out);
 void em_ppmi_free(em_ppmi *t);
+/* For tests: the sparse products' kernel, 1 AVX2 + FMA, 0 the plain one,
+ * -1 the CPU's choice again (all threads; set it before training). -1
+ * when the CPU lacks what was asked. */
+int em_ppmi_select(int avx2);
 
 /* The model's file (a payload of the index): written whole into a buffer
  * (*out, *len; free with fa_free), read back with every field checked

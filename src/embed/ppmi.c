@@ -664,6 +664,21 @@ spmm_rows_avx2(const spmat *s, int trans, const float *x, float *y, uint32_t w, 
 }
 #endif
 
+static int kernel_choice = -1;   /* em_ppmi_select: -1 the CPU's, 0 plain */
+
+int em_ppmi_select(int avx2)
+{
+#ifdef HAVE_AVX2_SPMM
+	int have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+	int have = 0;
+#endif
+	if (avx2 == 1 && !have)
+		return -1;
+	kernel_choice = avx2 < 0 ? -1 : avx2;
+	return 0;
+}
+
 typedef struct spmm_job {
 	const spmat *s;
 	int trans, avx2;
@@ -696,7 +711,7 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
 	int started[EM_PPMI_MAX_THREADS];
 	size_t nnz = s->start[s->n];
 #ifdef HAVE_AVX2_SPMM
-	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	int avx2 = kernel_choice != 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
 	int avx2 = 0;
 #endif
