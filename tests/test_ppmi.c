@@ -197,7 +197,10 @@ static void test_synthetic(void)
 			if (i)
 				CHECK(m->count[i] <= m->count[i - 1]);
 		}
-		CHECK(sum == m->total);   /* min_count 1: every word kept */
+		/* min_count 1: every word kept but "a" (one byte: no vector) */
+		CHECK(sum < m->total);
+		CHECK_EQ(em_vectors_find(m->vec, "a", 1), -1);
+		CHECK(em_vectors_find(m->vec, "my", 2) >= 0);
 	}
 	em_model_free(m);
 	texts_free(&x);
