@@ -510,6 +510,13 @@ static void test_errors(void)
 	CHECK_OK(em_ppmi_vocab(t));
 	CHECK_EQ(em_ppmi_count(t, "a b", 3), FATHOM_EINVAL);   /* after it */
 	CHECK_EQ(em_ppmi_vocab(t), FATHOM_EINVAL);
+	/* no pairs at all: a model of zero rows */
+	CHECK_OK(em_ppmi_train(t, &m));
+	for (uint32_t i = 0; m && i < m->vec->n; i++)
+		for (uint32_t k = 0; k < m->vec->dim; k++)
+			CHECK(em_vectors_row(m->vec, i)[k] == 0);
+	em_model_free(m);
+	m = NULL;
 	em_ppmi_free(t);
 	/* nothing seen twice with min_count 2: too few words */
 	o = small_opts();

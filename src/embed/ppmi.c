@@ -974,12 +974,17 @@ int em_ppmi_train(em_ppmi *t, em_model **out)
 	t->ntab = t->cap_tab = 0;
 	if ((rc = new_model(t, dim, &m)))
 		goto done;
-	int blas_threads = openblas_get_num_threads();
-	openblas_set_num_threads(1);
-	rc = factor(&s, dim, l, t->o.seed, threads, m->vec->v);
-	openblas_set_num_threads(blas_threads);
-	if (rc)
-		goto done;
+	/* no positive PMI at all (a corpus of a few words): every row stays
+	 * zero, and the embedder finds nothing, rather than vectors made of
+	 * the factorisation's noise */
+	if (s.start[n] > 0) {
+		int blas_threads = openblas_get_num_threads();
+		openblas_set_num_threads(1);
+		rc = factor(&s, dim, l, t->o.seed, threads, m->vec->v);
+		openblas_set_num_threads(blas_threads);
+		if (rc)
+			goto done;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		em_normalize(m->vec->v + (size_t)i * dim, dim);
 	if ((rc = em_model_index(m, "corpus model")))
