@@ -20,7 +20,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CPPFLAGS += -Iinclude -Isrc
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
-LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lcurl -lpthread -lm
+LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lcurl -llapacke -lopenblas -lpthread -lm
 SERVE_LIBS := -lmicrohttpd
 
 # The version is fathom.h's, the one place it is written. The soname
@@ -47,7 +47,7 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 # packages to install rather than stopped at the first missing header.
 DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:libzstd-dev zlib.h:zlib1g-dev \
 	jansson.h:libjansson-dev pcre2.h:libpcre2-dev microhttpd.h:libmicrohttpd-dev \
-	curl/curl.h:libcurl4-openssl-dev
+	curl/curl.h:libcurl4-openssl-dev cblas.h:libopenblas-dev lapacke.h:liblapacke-dev
 # Debian packages the build, the tests and the demo need (the libraries'
 # are DEPS_HEADERS' packages, written there alone).
 DEPS_BUILD := gcc make pkg-config $(foreach hp,$(DEPS_HEADERS),$(lastword $(subst :, ,$(hp))))

@@ -112,11 +112,18 @@ int em_static_open(em_embedder **out, const char *path);
  * Word vectors learnt from the user's own corpus at index time, with no
  * download: positive pointwise mutual information of words within a
  * window, with context distribution smoothing (0.75), factored by a
- * truncated SVD (randomised, seeded), rows U * sqrt(S) scaled to unit
- * length (Levy, Goldberg & Dagan, 2015). Two passes over the same texts:
- * em_ppmi_count on each, em_ppmi_vocab, em_ppmi_cooc on each again, then
- * em_ppmi_train. Deterministic: the same texts in the same order and the
- * same options give the same model, bit for bit, whatever the threads. */
+ * truncated SVD (randomised, seeded), rows U scaled to unit length (Levy,
+ * Goldberg & Dagan, 2015; U beat U * sqrt(S) on SciFact). Two passes over
+ * the same texts: em_ppmi_count on each, em_ppmi_vocab, em_ppmi_cooc on
+ * each again (pass 1 keeps the words of up to 32M words of text, so that
+ * pass 2 over the same bytes does not read them again), then
+ * em_ppmi_train. Calls out of this order are FATHOM_EINVAL; after an
+ * error every later call returns it. Deterministic: the same texts in the
+ * same order and the same options give the same model, bit for bit,
+ * whatever the threads (on one CPU type and OpenBLAS build). The
+ * dimension is less than asked when the vocabulary is under dim + 16
+ * words (the model records it). Training needs at least 2 words seen
+ * min_count times (FATHOM_EINVAL). */
 typedef struct em_ppmi_opts {
 	uint32_t dim;                /* 256 */
 	uint32_t window;             /* 10 words either side */
@@ -126,6 +133,11 @@ typedef struct em_ppmi_opts {
 	uint32_t threads;            /* 0: one per CPU */
 } em_ppmi_opts;
 void em_ppmi_defaults(em_ppmi_opts *o);
+
+#define EM_MODEL_MAX ((size_t)64 << 20) /* bytes of a model file (a payload's limit) */
+#define EM_PPMI_MAX_VOCAB 65536u      /* words a model (pairs pack two ids in 32 bits) */
+#define EM_PPMI_MAX_WINDOW 64u        /* words either side */
+#define EM_PPMI_MAX_THREADS 64u
 
 /* A trained model: the `corpus` embedder's, kept in the index. */
 typedef struct em_model {
@@ -144,6 +156,10 @@ int em_ppmi_vocab(em_ppmi *t);
 int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len);
 int em_ppmi_train(em_ppmi *t, em_model **out);
 void em_ppmi_free(em_ppmi *t);
+/* For tests: the sparse products' kernel, 1 AVX2 + FMA, 0 the plain one,
+ * -1 the CPU's choice again (all threads; set it before training). -1
+ * when the CPU lacks what was asked. */
+int em_ppmi_select(int avx2);
 
 /* The model's file (a payload of the index): written whole into a buffer
  * (*out, *len; free with fa_free), read back with every field checked
@@ -152,7 +168,13 @@ void em_ppmi_free(em_ppmi *t);
 int em_model_write(const em_model *m, unsigned char **out, size_t *len);
 int em_model_read(em_model **out, const unsigned char *data, size_t len, const char *name);
 void em_model_free(em_model *m);
-/* The corpus embedder over m (owned by it from then on: freed with it). */
+/* Finish a model whose vec holds its words and rows and count its counts:
+ * vec's word table and the SIF weights. FATHOM_ECORRUPT naming name when a
+ * word is given twice. */
+int em_model_index(em_model *m, const char *name);
+/* The corpus embedder over m, owned by it from then on (freed with it);
+ * on an error m is left to the caller. Its ident carries the model file's
+ * CRC32C, so a retrained model is another embedder. */
 int em_corpus_new(em_embedder **out, em_model *m);
 
 /* ---- remote.c: an OpenAI-compatible embeddings service -------------------------
