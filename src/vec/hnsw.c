@@ -694,8 +694,13 @@ int vx_hnsw_search(const vx_hnsw *h, const float *qv, uint32_t k, uint32_t ef,
 		return k ? fa_err(FATHOM_EINVAL, "k %u (at most %u)", k, VX_MAX_K) : 0;
 	if (h->n == 0 || h->top < 0)
 		return 0;
-	if (f && f->bits && (double)f->count < VX_BRUTE_SHARE * h->n)
-		return brute_rows(&h->rows, h->n, qv, k, f, out, n);
+	if (f && f->bits && (double)f->count < VX_BRUTE_SHARE * h->n) {
+		/* float rows when there are (exact), else int8 */
+		vx_rows r = h->rows;
+		if (r.f)
+			r.q = NULL, r.s = NULL;
+		return brute_rows(&r, h->n, qv, k, f, out, n);
+	}
 	ef = FA_MAX(ef ? ef : h->p.ef_search, k);
 	if (ef > VX_MAX_K)
 		ef = VX_MAX_K;
@@ -718,6 +723,10 @@ int vx_hnsw_search(const vx_hnsw *h, const float *qv, uint32_t k, uint32_t ef,
 	b.res[0] = ep;
 	b.nr = 1;
 	search_layer(h, q, ef, 0, f, &s, &b);
+	/* walked over int8 rows, with float rows at hand: the beam rescored */
+	if (h->rows.q && h->rows.f)
+		for (uint32_t i = 0; i < b.nr; i++)
+			b.res[i].score = em_dot(qv, h->rows.f + (size_t)b.res[i].id * h->dim, h->dim);
 	qsort(b.res, b.nr, sizeof *b.res, cmp_better);
 	*n = FA_MIN(b.nr, k);
 	memcpy(out, b.res, *n * sizeof *out);

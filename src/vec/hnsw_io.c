@@ -216,7 +216,7 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 	if (section_size(n, m, pool, &want) || want != len)
 		return BAD("%s: HNSW section of %zu bytes (its header says %zu)", name, len,
 		           section_size(n, m, pool, &want) ? (size_t)0 : want);
-	if (n && (!rows->f && (!rows->q || !rows->s)))
+	if (n && (rows->q ? !rows->s : !rows->f))
 		return fa_err(FATHOM_EINVAL, "%s: no vectors for the HNSW graph", name);
 	if (rows->s)
 		for (uint32_t i = 0; i < n; i++)
@@ -277,8 +277,9 @@ int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const fl
 }
 
 int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
-                    const float *scales, uint32_t n, uint32_t dim, const char *name)
+                    const float *scales, const float *rerank, uint32_t n, uint32_t dim,
+                    const char *name)
 {
-	vx_rows r = { NULL, rows, scales, dim };
+	vx_rows r = { rerank, rows, scales, dim };
 	return view(out, graph, len, &r, n, dim, name);
 }

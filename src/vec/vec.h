@@ -76,7 +76,8 @@ int vx_brute(const float *vecs, uint32_t count, uint32_t dim, const float *q, ui
  * quantised as the rows were, so scores are approximate. */
 int vx_brute_i8(const int8_t *rows, const float *scales, uint32_t count, uint32_t dim,
                 const float *q, uint32_t k, const vx_filter *f, vx_hit *out, uint32_t *n);
-/* The graph's float vectors (count * dim); NULL for a view over int8 rows. */
+/* The graph's float vectors (count * dim); for a view over int8 rows, its
+ * rerank rows (NULL without). */
 const float *vx_hnsw_vectors(const vx_hnsw *h);
 
 /* ---- on disk (hnsw_io.c) ----------------------------------------------------
@@ -86,7 +87,10 @@ const float *vx_hnsw_vectors(const vx_hnsw *h);
  * into *out (fa_malloc'd, the caller fa_frees), *len bytes.
  *
  * vx_hnsw_view: a read-only graph over those bytes and n rows of dim floats
- * (vx_hnsw_view_i8: int8 rows and one scale per row). Neither is copied
+ * (vx_hnsw_view_i8: int8 rows and one scale per row; with float rows in
+ * rerank, too, the walk reads the int8 rows and the beam's ef survivors
+ * are scored again on the floats: exact scores, float recall, while the
+ * float pages touched are ef per query). Neither is copied
  * (except the graph's words when the bytes are not 4-byte aligned or the
  * host is big-endian): both must outlive the view. Everything a search
  * reads is checked once, in O(len): FATHOM_ECORRUPT naming `name` when the
@@ -97,7 +101,8 @@ int vx_hnsw_write(const vx_hnsw *h, unsigned char **out, size_t *len);
 int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
                  uint32_t n, uint32_t dim, const char *name);
 int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
-                    const float *scales, uint32_t n, uint32_t dim, const char *name);
+                    const float *scales, const float *rerank, uint32_t n, uint32_t dim,
+                    const char *name);
 
 /* ---- merging (hnsw.c) -------------------------------------------------------
  *
