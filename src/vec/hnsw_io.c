@@ -198,8 +198,8 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 	if (len < HDR || memcmp(g, "HNSW", 4) != 0)
 		return BAD("%s: not an HNSW section (%zu bytes)", name, len);
 	if (get32(g + 4) != VERSION)
-		return BAD("%s: HNSW section version %u (this build reads %u)", name, get32(g + 4),
-		           VERSION);
+		return fa_err(FATHOM_EVERSION, "%s: HNSW section version %u (this build reads %u)",
+		              name, get32(g + 4), VERSION);
 	if (get32(g + 8) != dim || get32(g + 12) != n)
 		return BAD("%s: HNSW graph of %u %u-d nodes over %u %u-d vectors", name,
 		           get32(g + 12), get32(g + 8), n, dim);
