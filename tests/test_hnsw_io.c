@@ -19,20 +19,9 @@
 
 enum { DIM = 48, N = 6000, NQ = 200, CLUSTERS = 40, K = 10 };
 
+/* the vectors, then the queries */
 static uint64_t rng = 4242;
-
-static double unif(void)
-{
-	return vm_unif(&rng);
-}
-
 static float *vecs, *queries;
-
-static void make_data(void)
-{
-	vecs = vm_mixture(&rng, N + NQ, DIM, CLUSTERS, 1.0);
-	queries = vecs + (size_t)N * DIM;
-}
 
 static vx_hnsw *build(const float *v, uint32_t n, uint64_t seed)
 {
@@ -82,7 +71,7 @@ static void test_roundtrip(void)
 	static uint8_t bits[N / 8 + 1];
 	uint64_t count = 0;
 	for (uint32_t i = 0; i < N; i++)
-		if (unif() < 0.3) {
+		if (vm_unif(&rng) < 0.3) {
 			bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 			count++;
 		}
@@ -178,8 +167,8 @@ static void test_damage(void)
 	for (int t = 0; t < 4000; t++) {
 		memcpy(c, b, len);
 		/* the header's bytes often, the rest at random */
-		size_t at = t % 4 == 0 ? (size_t)(unif() * 64) : (size_t)(unif() * (double)len);
-		c[at] ^= (unsigned char)(1 + unif() * 255);
+		size_t at = (size_t)(vm_unif(&rng) * (t % 4 == 0 ? 64.0 : (double)len));
+		c[at] ^= (unsigned char)(1 + vm_unif(&rng) * 255);
 		if (!searches_safely(c, len, vecs, SMALL, &opened))
 			bad++;
 		nopen += opened;
@@ -277,7 +266,7 @@ static void check_merge(int how, double del0, double del1)
 	uint32_t nk = 0;
 	for (int g = 0; g < 2; g++)
 		for (uint32_t i = 0; i < H; i++) {
-			if (unif() < (g ? del1 : del0))
+			if (vm_unif(&rng) < (g ? del1 : del0))
 				continue;
 			(g ? keep1 : keep0)[i >> 3] |= (uint8_t)(1u << (i & 7));
 			memcpy(kv + (size_t)nk++ * DIM, vecs + ((size_t)g * H + i) * DIM,
@@ -356,7 +345,10 @@ static void test_merge(void)
 
 int main(void)
 {
-	make_data();
+	vecs = vm_mixture(&rng, N + NQ, DIM, CLUSTERS, 1.0);
+	if (!vecs)
+		return 1;
+	queries = vecs + (size_t)N * DIM;
 	RUN(test_roundtrip);
 	RUN(test_empty);
 	RUN(test_damage);
