@@ -181,6 +181,101 @@ static void test_damage(void)
 	vx_hnsw_free(h);
 }
 
+/* ---- damage aimed at each check: every one must be refused ---------------- */
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* the copy c of a graph of n nodes refused with code rc */
+static int refused(const unsigned char *c, size_t len, uint32_t n, int rc)
+{
+	vx_hnsw *h = NULL;
+	int got = vx_hnsw_view(&h, c, len, vecs, n, DIM, "crafted");
+	vx_hnsw_free(h);
+	return got == rc && (rc || h);
+}
+
+static void test_crafted(void)
+{
+	enum { SMALL = 700 };
+	vx_hnsw *h = build(vecs, SMALL, 3);
+	if (!h)
+		return;
+	unsigned char *b = NULL, *c = NULL;
+	size_t len = 0;
+	CHECK_OK(vx_hnsw_write(h, &b, &len));
+	c = malloc(len);
+	if (!b || !c)
+		goto done;
+	const uint32_t n = SMALL, m = rd32(b + 16), st = 1 + 2 * m, P = rd32(b + 48);
+	const size_t l0 = 64 + ((n + 3) & ~3u), up = l0 + (size_t)n * st * 4, pool = up + n * 4;
+	/* nodes: one of level 0 with spare slots, one above 0 with a link on layer 1 */
+	uint32_t low = n, high = n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (b[64 + i] == 0 && rd32(b + l0 + (size_t)i * st * 4) < 2 * m && low == n)
+			low = i;
+		if (b[64 + i] > 0 && rd32(b + pool + 4 * (size_t)rd32(b + up + 4 * i)) > 0 &&
+		    high == n)
+			high = i;
+	}
+	CHECK(low < n && high < n);
+	if (low == n || high == n)
+		goto done;
+	const size_t lowl0 = l0 + (size_t)low * st * 4;
+	const size_t highup = pool + 4 * (size_t)rd32(b + up + 4 * high);
+	memcpy(c, b, len);
+	CHECK(refused(c, len, n, 0));   /* untouched: taken */
+#define EDIT(what, at, v, code)                                              \
+	do {                                                                 \
+		memcpy(c, b, len);                                           \
+		wr32(c + (at), (v));                                         \
+		if (!refused(c, len, n, (code)))                             \
+			printf("     not refused: %s\n", what), fails++;   \
+	} while (0)
+	int fails = 0;
+	EDIT("version 2", 4, 2, FATHOM_EVERSION);
+	EDIT("m0 not 2m", 20, 2 * m + 2, FATHOM_ECORRUPT);
+	EDIT("ef_search 0", 28, 0, FATHOM_ECORRUPT);
+	EDIT("a reserved byte", 56, 1, FATHOM_ECORRUPT);
+	EDIT("entry past n", 40, n, FATHOM_ECORRUPT);
+	EDIT("entry below the top", 40, low, FATHOM_ECORRUPT);
+	EDIT("top not the entry's level", 44, rd32(b + 44) + 1, FATHOM_ECORRUPT);
+	EDIT("layer 0 count past its slots", lowl0, 2 * m + 1, FATHOM_ECORRUPT);
+	EDIT("layer 0 link past n", lowl0 + 4, n, FATHOM_ECORRUPT);
+	EDIT("an unused slot not zero", lowl0 + 4 * (size_t)2 * m, 1, FATHOM_ECORRUPT);
+	EDIT("layer 1 count past its slots", highup, m + 1, FATHOM_ECORRUPT);
+	EDIT("layer 1 link to a node of level 0", highup + 4, low, FATHOM_ECORRUPT);
+	EDIT("an upper offset moved", up + 4 * (size_t)high, rd32(b + up + 4 * high) + m + 1,
+	     FATHOM_ECORRUPT);
+	EDIT("a level-0 node with an offset", up + 4 * (size_t)low, 1, FATHOM_ECORRUPT);
+	/* a level past the limit (the padding word holds levels too: set one byte) */
+	memcpy(c, b, len);
+	c[64 + low] = VX_MAX_LEVEL + 1;
+	if (!refused(c, len, n, FATHOM_ECORRUPT))
+		printf("     not refused: a level past %u\n", VX_MAX_LEVEL), fails++;
+	/* the pool one word short, its size and P agreeing: the last blocks run past */
+	unsigned char *s = malloc(len - 4);   /* exactly: ASan sees a read past it */
+	memcpy(s, b, len - 4);
+	wr32(s + 48, P - 1);
+	if (!refused(s, len - 4, n, FATHOM_ECORRUPT))
+		printf("     not refused: a pool one word short\n"), fails++;
+	free(s);
+#undef EDIT
+	CHECK_EQ(fails, 0);
+done:
+	free(c);
+	fa_free(b);
+	vx_hnsw_free(h);
+}
+
 /* recall@K against float brute force over the N vectors */
 static double recall(const vx_hnsw *h, uint32_t ef, const int8_t *q8, const float *s8)
 {
@@ -352,6 +447,7 @@ int main(void)
 	RUN(test_roundtrip);
 	RUN(test_empty);
 	RUN(test_damage);
+	RUN(test_crafted);
 	RUN(test_int8);
 	RUN(test_merge);
 	free(vecs);

@@ -85,10 +85,9 @@ def main():
     for name, (build, _) in res.items():
         print(f"{name} build (M 16, efC 64, one thread): {build:.1f} s")
     print()
-    print("  ef | " + " | ".join(f"{n} recall    QPS" for n in res))
+    print("  ef | " + " | ".join(f"{n:>8} recall    QPS" for n in res))
     for i, ef in enumerate(EFS):
-        cells = [f"{'':{len(n) - 6}}{rows[i][1]:.4f} {rows[i][2]:6.0f}"
-                 for n, (_, rows) in res.items()]
+        cells = [f"{rows[i][1]:15.4f} {rows[i][2]:6.0f}" for _, rows in res.values()]
         print(f" {ef:3d} | " + " | ".join(cells))
 
 
