@@ -435,6 +435,28 @@ static void test_merge(void)
 			CHECK_EQ(vx_hnsw_count(m), 0);
 	}
 	vx_hnsw_free(m);
+	m = NULL;
+	/* an input over int8 rows: its vectors scaled back to floats */
+	int8_t q8[100 * DIM];
+	float s8[100];
+	unsigned char *b = NULL;
+	size_t len = 0;
+	vx_hnsw *v = NULL;
+	for (uint32_t i = 0; i < 100; i++)
+		s8[i] = em_quantize_i8(vecs + (size_t)i * DIM, DIM, q8 + (size_t)i * DIM);
+	if (a && vx_hnsw_write(a, &b, &len) == 0 &&
+	    vx_hnsw_view_i8(&v, b, len, q8, s8, NULL, 100, DIM, "int8") == 0) {
+		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)&v, 1, NULL, &p, VX_MERGE_AUTO));
+		int same = m && vx_hnsw_count(m) == 100;
+		for (uint32_t i = 0; same && i < 100 * DIM; i++)
+			same = vx_hnsw_vectors(m)[i] == (float)q8[i] * s8[i / DIM];
+		CHECK(same);
+	} else {
+		CHECK(0);
+	}
+	vx_hnsw_free(m);
+	vx_hnsw_free(v);
+	fa_free(b);
 	vx_hnsw_free(a);
 }
 

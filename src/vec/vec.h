@@ -96,7 +96,9 @@ const float *vx_hnsw_vectors(const vx_hnsw *h);
  * reads is checked once, in O(len): FATHOM_ECORRUPT naming `name` when the
  * bytes fail. vx_hnsw_search works on a view as on a built graph;
  * vx_hnsw_add refuses it (FATHOM_EINVAL); vx_hnsw_free frees what the view
- * allocated, never the bytes or the rows. */
+ * allocated, never the bytes or the rows. Searches only read the graph (each
+ * allocates its own beam), so any number may run at once on one graph while
+ * nothing is added to it. */
 int vx_hnsw_write(const vx_hnsw *h, unsigned char **out, size_t *len);
 int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
                  uint32_t n, uint32_t dim, const char *name);
