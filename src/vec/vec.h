@@ -15,8 +15,10 @@
  *            O(size) check of everything a search reads
  *
  * Vectors are float32 rows, or int8 rows with one scale each (em_quantize_i8;
- * the query is quantised the same way and scored with em_dot_i8). A graph
- * is built on float32 rows; a view may search it over either.
+ * the query is quantised the same way and scored with em_dot_i8), optionally
+ * with the float32 rows at hand to rescore the beam. A graph is built on
+ * float32 rows; a view may search it over either. Merging builds one graph
+ * from several, leaving deleted vectors out.
  */
 #ifndef FATHOM_VEC_H
 #define FATHOM_VEC_H
