@@ -52,7 +52,7 @@ DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:li
 # are DEPS_HEADERS' packages, written there alone).
 DEPS_BUILD := gcc make pkg-config $(foreach hp,$(DEPS_HEADERS),$(lastword $(subst :, ,$(hp))))
 DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh ripgrep
-DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk
+DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk python3-hnswlib python3-faiss
 
 .PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay \
 	install uninstall
@@ -121,7 +121,7 @@ $(BUILD)/src/serve/mcp_schema.o: docs/openapi.json
 $(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
+$(BUILD)/tests/%: tests/%.c tests/test.h tests/vecmix.h $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
@@ -219,7 +219,14 @@ $(BUILD)/bench/loadgen: bench/loadgen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS) -lm
 
-bench: all deps-bench $(BUILD)/bench/loadgen
+# HNSW recall and queries per second on synthetic clustered vectors
+# (bench/vec/hnsw_bench.c), beside hnswlib and faiss (bench/vec/peers.py).
+$(BUILD)/bench/hnsw_bench: bench/vec/hnsw_bench.c tests/vecmix.h $(BUILD)/libfathom.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+
+bench: all deps-bench $(BUILD)/bench/loadgen $(BUILD)/bench/hnsw_bench
+	bench/vec/run.sh $(BUILD)/bench/hnsw_bench
 	bench/run.sh
 	bench/grep_bench.sh
 	bench/serve_bench.sh

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "test.h"
+#include "vecmix.h"
 #include "embed/embed.h"
 #include "fathom.h"
 #include "vec/vec.h"
@@ -18,43 +19,15 @@ static uint64_t rng = 42;
 
 static double unif(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double gauss(void)
-{
-	return sqrt(-2.0 * log(unif())) * cos(2.0 * 3.14159265358979323846 * unif());
-}
-
-static void unit(float *v)
-{
-	double ss = 0;
-	for (int k = 0; k < DIM; k++)
-		ss += (double)v[k] * v[k];
-	for (int k = 0; k < DIM; k++)
-		v[k] = (float)(v[k] / sqrt(ss));
+	return vm_unif(&rng);
 }
 
 static float *vecs, *queries;
 
 static void make_data(void)
 {
-	float *centers = malloc(sizeof(float) * CLUSTERS * DIM);
-	vecs = malloc(sizeof(float) * N * DIM);
-	queries = malloc(sizeof(float) * NQ * DIM);
-	for (int c = 0; c < CLUSTERS * DIM; c++)
-		centers[c] = (float)gauss();
-	for (int i = 0; i < N + NQ; i++) {
-		float *v = i < N ? vecs + (size_t)i * DIM : queries + (size_t)(i - N) * DIM;
-		const float *c = centers + (size_t)(unif() * CLUSTERS) * DIM;
-		for (int k = 0; k < DIM; k++)
-			v[k] = c[k] + 1.0f * (float)gauss();
-		unit(v);
-	}
-	free(centers);
+	vecs = vm_mixture(&rng, N + NQ, DIM, CLUSTERS, 1.0);
+	queries = vecs + (size_t)N * DIM;
 }
 
 static vx_hnsw *build(uint64_t seed)
@@ -211,6 +184,5 @@ int main(void)
 	RUN(test_deterministic);
 	RUN(test_edges);
 	free(vecs);
-	free(queries);
 	return TEST_DONE();
 }

@@ -9,8 +9,16 @@
  *            the graph to, and which a filter selecting few vectors uses
  *            instead of the graph
  *
- * Not yet: storage in the segments (format 7 sections), deletes, merges,
- * int8 storage.
+ *   hnsw_io.c the graph as a segment's "HNSW" section (docs/FORMAT.md 5.13):
+ *            vx_hnsw_write lays it out, vx_hnsw_view searches it in place
+ *            over mapped bytes (links and vectors not copied), after one
+ *            O(size) check of everything a search reads
+ *
+ * Vectors are float32 rows, or int8 rows with one scale each (em_quantize_i8;
+ * the query is quantised the same way and scored with em_dot_i8), optionally
+ * with the float32 rows at hand to rescore the beam. A graph is built on
+ * float32 rows; a view may search it over either. Merging builds one graph
+ * from several, leaving deleted vectors out.
  */
 #ifndef FATHOM_VEC_H
 #define FATHOM_VEC_H
@@ -66,7 +74,52 @@ int vx_hnsw_search(const vx_hnsw *h, const float *q, uint32_t k, uint32_t ef,
 /* The same, exact: every allowed vector scored. */
 int vx_brute(const float *vecs, uint32_t count, uint32_t dim, const float *q, uint32_t k,
              const vx_filter *f, vx_hit *out, uint32_t *n);
-/* The graph's vectors (count * dim). */
+/* The same over int8 rows (row i ~ rows[i] * scales[i]); the query is
+ * quantised as the rows were, so scores are approximate. */
+int vx_brute_i8(const int8_t *rows, const float *scales, uint32_t count, uint32_t dim,
+                const float *q, uint32_t k, const vx_filter *f, vx_hit *out, uint32_t *n);
+/* The graph's float vectors (count * dim); for a view over int8 rows, its
+ * rerank rows (NULL without). */
 const float *vx_hnsw_vectors(const vx_hnsw *h);
+
+/* ---- on disk (hnsw_io.c) ----------------------------------------------------
+ *
+ * vx_hnsw_write: the graph alone (links and levels, not the vectors, which
+ * the segment keeps in its VECS section, row i for node i), little-endian,
+ * into *out (fa_malloc'd, the caller fa_frees), *len bytes.
+ *
+ * vx_hnsw_view: a read-only graph over those bytes and n rows of dim floats
+ * (vx_hnsw_view_i8: int8 rows and one scale per row; with float rows in
+ * rerank, too, the walk reads the int8 rows and the beam's ef survivors
+ * are scored again on the floats: exact scores, float recall, while the
+ * float pages touched are ef per query). Neither is copied
+ * (except the graph's words when the bytes are not 4-byte aligned or the
+ * host is big-endian): both must outlive the view. Everything a search
+ * reads is checked once, in O(len): FATHOM_ECORRUPT naming `name` when the
+ * bytes fail. vx_hnsw_search works on a view as on a built graph;
+ * vx_hnsw_add refuses it (FATHOM_EINVAL); vx_hnsw_free frees what the view
+ * allocated, never the bytes or the rows. Searches only read the graph (each
+ * allocates its own beam), so any number may run at once on one graph while
+ * nothing is added to it. */
+int vx_hnsw_write(const vx_hnsw *h, unsigned char **out, size_t *len);
+int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
+                 uint32_t n, uint32_t dim, const char *name);
+int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
+                    const float *scales, const float *rerank, uint32_t n, uint32_t dim,
+                    const char *name);
+
+/* ---- merging (hnsw.c) -------------------------------------------------------
+ *
+ * One graph of the kept vectors of in[0], then of in[1], ... (keep[g] bit i:
+ * node i of in[g] stays; keep NULL or keep[g] NULL: all stay), new ids in
+ * that order, built with p. VX_MERGE_REUSE copies the links of the largest
+ * input that lost no node (same m, float rows) and inserts the others into
+ * it; VX_MERGE_REBUILD inserts every vector afresh; VX_MERGE_AUTO reuses
+ * when it can (measured: half the time for 2 x 20k at the same recall). A
+ * deleted node is never in the result: a graph that lost nodes is rebuilt,
+ * not patched. int8 inputs are scaled back to floats. */
+enum { VX_MERGE_AUTO = 0, VX_MERGE_REUSE = 1, VX_MERGE_REBUILD = 2 };
+int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
+                  const uint8_t *const *keep, const vx_params *p, int how);
 
 #endif /* FATHOM_VEC_H */
