@@ -100,10 +100,16 @@ int api_query_vector(struct fathom_index *fx, const char *query, const fathom_se
 /* Resolve a search's mode, fusion and weights (options, then settings,
  * then the embedder's defaults) and embed its query (*qvec, fa_free'd by
  * the caller). */
-#define API_WORDAVG_ALPHA 0.7
+#define API_WORDAVG_ALPHA 0.8    /* corpus: tuned on SciFact train, CoSQA dev */
+#define API_STATIC_ALPHA 0.95     /* static: the same */
 struct q_hybrid;
 int api_hybrid(struct fathom_index *fx, const char *query, const fathom_search_opts *o,
                struct q_hybrid *hy, float **qvec);
+
+/* After a commit (embed_train.c): train the corpus embedder when it has
+ * no model yet (optimize: always, retraining it) and re-embed every chunk
+ * without a vector of the configured embedder (optimize), committing. */
+int api_commit_vectors(struct fathom_index *fx, int optimize);
 
 struct fathom_index {
 	ix_index *ix;

@@ -491,7 +491,9 @@ int fathom_commit(fathom_index *fx)
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	/* a merge must not copy what a damaged map read as zeros */
 	int rc = ix_check_mapped(fx->ix);
-	return rc ? rc : ix_commit(fx->ix);
+	if (!rc)
+		rc = ix_commit(fx->ix);
+	return rc ? rc : ix_checked(fx->ix, api_commit_vectors(fx, 0));
 }
 
 int fathom_optimize(fathom_index *fx)
@@ -502,6 +504,11 @@ int fathom_optimize(fathom_index *fx)
 	int rc = ix_check_mapped(fx->ix);
 	if (rc || (rc = ix_commit(fx->ix)) != 0)
 		return rc;
+	int kind;
+	if ((rc = api_embedder_kind(fx, &kind)))
+		return rc;
+	if (kind != API_EMB_NONE && kind != API_EMB_EXTERNAL)
+		return ix_checked(fx->ix, api_commit_vectors(fx, 1));
 	return ix_checked(fx->ix, ix_optimize(fx->ix));
 }
 

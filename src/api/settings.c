@@ -91,7 +91,7 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	                   "auto rrf convex rrf-weighted",
 	                   "how hybrid fuses keyword and vector lists (search --fusion);\n"
 	                   "auto: the measured default of the embedder" },
-	[API_S_ALPHA] = { "fusion.alpha", FATHOM_SETTING_NUMBER, "0.7", 0, 1, NULL,
+	[API_S_ALPHA] = { "fusion.alpha", FATHOM_SETTING_NUMBER, "0.8", 0, 1, NULL,
 	                  "convex and rrf-weighted: the keyword list's weight (search --alpha)" },
 	[API_S_MIN_SIM] = { "min-similarity", FATHOM_SETTING_NUMBER, "0", 0, 1, NULL,
 	                    "vector hits below this cosine are dropped unless full text found\n"

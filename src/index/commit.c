@@ -50,6 +50,19 @@ static int by_live_size(const void *a, const void *b, void *ctx)
  * too many segments, then any next-smallest no bigger than the group so far
  * (so a merged segment grows geometrically and no segment is rewritten over
  * and over for small additions). */
+/* Does every chunk of s have a vector of the embedder of fingerprint fp?
+ * (A re-embedding optimize merges the segments where not.) */
+static int vectors_current(const ix_segment *s, uint64_t fp)
+{
+	ix_vecs v;
+	int rc = seg_vectors(s, &v);
+	if (rc) {
+		fa_err_clear();
+		return 0;
+	}
+	return v.fp == fp && v.present == v.count;
+}
+
 static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)
 {
 	size_t n = ix->nw, k = 0;
@@ -65,7 +78,8 @@ static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)
 		uint32_t nc = w->seg->nchunks;
 		if (all_deleted(w) ||
 		    (nc && (double)ix_wseg_ndel_chunks(w) > ix->merge_max_deleted * (double)nc) ||
-		    (ix->merge_upgrade && w->seg->version < IX_FORMAT_VERSION)) {
+		    (ix->merge_upgrade && w->seg->version < IX_FORMAT_VERSION) ||
+		    (ix->embed.embed && nc && !vectors_current(w->seg, ix->embed.fp))) {
 			pick[i] = 1;
 			k++;
 			group += live_size(w);

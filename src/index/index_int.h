@@ -510,10 +510,11 @@ int ix_segw_term_end(ix_segw *w);
  * (the bytes are copied). Tags must be new: not one of ix_known_sections,
  * not one added before. Sections of later features come in this way. */
 int ix_segw_add_section(ix_segw *w, uint32_t tag, uint32_t flags, const void *data, size_t len);
-/* The embedding of the chunk added last (dim values: unit, or all zero for
- * none), from an embedder of fingerprint fp; every vector of a segment
- * has the same dim and fp. A segment with none has no VECS section. */
-int ix_segw_chunk_vector(ix_segw *w, const float *vec, uint32_t dim, uint64_t fp);
+/* The embedding of an added chunk (dim values: unit, or all zero for
+ * none), chunks ascending, from an embedder of fingerprint fp; every
+ * vector of a segment has the same dim and fp. A segment with none has no
+ * VECS section. */
+int ix_segw_chunk_vector(ix_segw *w, uint32_t chunk, const float *vec, uint32_t dim, uint64_t fp);
 /* Would vectors of dim and fp join those the writer has (or it has none)? */
 int ix_segw_vectors_fit(const ix_segw *w, uint32_t dim, uint64_t fp);
 /* Test hook: every segment written from now on gets this extra section (tag

@@ -104,7 +104,8 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 		if (!mv->fp)
 			mv->fp = m->vec.fp;
 		for (uint32_t i = 0; i < n; i++) {
-			int rc = ix_segw_chunk_vector(w, m->vec.rows + (size_t)(c0 + i) * m->vec.dim,
+			int rc = ix_segw_chunk_vector(w, m->map[c0 + i],
+			                              m->vec.rows + (size_t)(c0 + i) * m->vec.dim,
 			                              m->vec.dim, m->vec.fp);
 			if (rc)
 				return rc;
@@ -163,7 +164,8 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	if ((rc = eh->embed(eh->ctx, mv->texts, mv->len, n, mv->out)) != 0)
 		return rc;
 	for (uint32_t i = 0; i < n && !rc; i++)
-		rc = ix_segw_chunk_vector(w, mv->out + (size_t)i * eh->dim, eh->dim, eh->fp);
+		rc = ix_segw_chunk_vector(w, m->map[c0 + i], mv->out + (size_t)i * eh->dim, eh->dim,
+		                          eh->fp);
 	return rc;
 }
 

@@ -249,16 +249,15 @@ int ix_segw_vectors_fit(const ix_segw *w, uint32_t dim, uint64_t fp)
 	return !w->vec.dim || (w->vec.dim == dim && w->vec.fp == fp);
 }
 
-int ix_segw_chunk_vector(ix_segw *w, const float *vec, uint32_t dim, uint64_t fp)
+int ix_segw_chunk_vector(ix_segw *w, uint32_t chunk, const float *vec, uint32_t dim, uint64_t fp)
 {
 	if (w->err)
 		return w->err;
-	uint32_t n = ix_segw_nchunks(w);
-	if (n == 0)
-		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: a vector before any chunk"));
+	if (chunk >= ix_segw_nchunks(w))
+		return sw_fail(w, fa_err(FATHOM_EINVAL, "segment writer: a vector of a chunk not added"));
 	int rc = ix_vecw_set(&w->vec, dim, fp);
 	if (!rc)
-		rc = ix_vecw_put(&w->vec, n - 1, vec);
+		rc = ix_vecw_put(&w->vec, chunk, vec);
 	return rc ? sw_fail(w, rc) : 0;
 }
 

@@ -793,8 +793,8 @@ static int add_doc(ix_pending *p, const ix_doc_in *d, ix_analysis *a, uint32_t h
 		rc = ix_segw_add_chunk(p->w, c->line_start, c->line_end, c->byte_start, c->byte_end,
 		                       c->headings, c->headings_len, field_len);
 		if (!rc && d->vecs)
-			rc = ix_segw_chunk_vector(p->w, d->vecs + (size_t)i * d->vec_dim, d->vec_dim,
-			                          d->vec_fp);
+			rc = ix_segw_chunk_vector(p->w, ix_segw_nchunks(p->w) - 1,
+			                          d->vecs + (size_t)i * d->vec_dim, d->vec_dim, d->vec_fp);
 		if (rc)
 			return rc;
 	}

@@ -1,0 +1,296 @@
+/*
+ * test_hybrid.c — vectors through the whole pipeline: fusion arithmetic
+ * against hand-computed values, vectors that come with the documents
+ * (external), the four modes, strict never answering what full text does
+ * not, a refused query vector and embedder, a damaged VECS section, and
+ * vectors kept through a merge.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fathom.h"
+#include "query/query_int.h"
+#include "test.h"
+
+#define NEAR(a, b) (fabs((double)(a) - (double)(b)) < 1e-9)
+
+/* ---- fusion arithmetic ---------------------------------------------------------- */
+
+static void set_list(q_cand_list *l, q_cand *v, size_t n)
+{
+	memset(l, 0, sizeof *l);
+	l->v = v;
+	l->n = l->cap = n;
+}
+
+static const q_pooled *find(const q_pool *p, uint32_t chunk)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].chunk == chunk)
+			return &p->v[i];
+	return NULL;
+}
+
+static void test_fusion_arithmetic(void)
+{
+	/* keyword: chunks 1 (score 10), 2 (6), 3 (2); vector: 3 (0.9), 4 (0.5),
+	 * 1 (0.1) */
+	q_cand kw[3] = { { 0, 1, 10, NULL }, { 0, 2, 6, NULL }, { 0, 3, 2, NULL } };
+	q_cand vc[3] = { { 0, 3, 0.9, NULL }, { 0, 4, 0.5, NULL }, { 0, 1, 0.1, NULL } };
+	q_cand_list lists[2];
+	set_list(&lists[0], kw, 3);
+	set_list(&lists[1], vc, 3);
+	fa_arena a;
+	fa_arena_init(&a, 4096, 0);
+	q_pool p;
+
+	/* RRF: 1 = 1/61 + 1/63, 2 = 1/62, 3 = 1/63 + 1/61, 4 = 1/62 */
+	CHECK_OK(q_fuse_by(&p, &a, lists, 2, NULL));
+	CHECK_EQ(p.n, 4);
+	CHECK(find(&p, 1) && NEAR(find(&p, 1)->fused, 1.0 / 61 + 1.0 / 63));
+	CHECK(find(&p, 4) && NEAR(find(&p, 4)->fused, 1.0 / 62));
+	/* 1 and 3 tie; 1's best rank (1 in keyword) comes before 3's (1 in
+	 * vector): the earlier list wins the tie */
+	CHECK_EQ(p.v[0].chunk, 1);
+	CHECK_EQ(p.v[1].chunk, 3);
+
+	/* convex, alpha 0.7: keyword normalised (s - 2) / 8, vector
+	 * (s - 0.1) / 0.8 */
+	q_fusion f = { FATHOM_FUSION_CONVEX, { 0.7, 0.3 } };
+	CHECK_OK(q_fuse_by(&p, &a, lists, 2, &f));
+	CHECK(find(&p, 1) && NEAR(find(&p, 1)->fused, 0.7 * 1.0 + 0.3 * 0.0));
+	CHECK(find(&p, 2) && NEAR(find(&p, 2)->fused, 0.7 * 0.5));
+	CHECK(find(&p, 3) && NEAR(find(&p, 3)->fused, 0.7 * 0.0 + 0.3 * 1.0));
+	CHECK(find(&p, 4) && NEAR(find(&p, 4)->fused, 0.3 * 0.5));
+	CHECK_EQ(p.v[0].chunk, 1);
+	CHECK_EQ(p.v[1].chunk, 2);
+	CHECK_EQ(p.v[2].chunk, 3);
+	CHECK_EQ(p.v[3].chunk, 4);
+	CHECK_EQ(p.v[3].fused_rank, 4);
+
+	/* rrf-weighted, alpha 0.25 */
+	q_fusion w = { FATHOM_FUSION_RRF_WEIGHTED, { 0.25, 0.75 } };
+	CHECK_OK(q_fuse_by(&p, &a, lists, 2, &w));
+	CHECK(find(&p, 3) && NEAR(find(&p, 3)->fused, 0.25 / 63 + 0.75 / 61));
+	CHECK(find(&p, 2) && NEAR(find(&p, 2)->fused, 0.25 / 62));
+	CHECK_EQ(p.v[0].chunk, 3);
+
+	/* a list whose scores are all equal normalises to 1 */
+	q_cand same[2] = { { 0, 7, 5, NULL }, { 0, 8, 5, NULL } };
+	set_list(&lists[1], same, 2);
+	CHECK_OK(q_fuse_by(&p, &a, lists, 2, &f));
+	CHECK(find(&p, 7) && NEAR(find(&p, 7)->fused, 0.3));
+	fa_arena_free(&a);
+}
+
+/* ---- vectors that come with the documents ------------------------------------------ */
+
+/* Four documents on 4-d axes; "d" has no vector. */
+static const char docs[] =
+	"{\"id\":\"a\",\"title\":\"Alpha\",\"body\":\"kestrel nests on cliffs\",\"vector\":[1,0,0,0]}\n"
+	"{\"id\":\"b\",\"title\":\"Beta\",\"body\":\"heron wades in marsh\",\"vector\":[0,1,0,0]}\n"
+	"{\"id\":\"c\",\"title\":\"Gamma\",\"body\":\"kestrel hovers\",\"vector\":[0,0.6,0.8,0]}\n"
+	"{\"id\":\"d\",\"title\":\"Delta\",\"body\":\"kestrel and heron\"}\n";
+
+static fathom_index *open_ix(const char *dir, unsigned flags)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = flags;
+	fathom_index *ix = NULL;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	if (!ix)
+		exit(2);
+	return ix;
+}
+
+static fathom_index *make(char **dir)
+{
+	*dir = test_tmpdir("hybrid");
+	fathom_index *ix = open_ix(*dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder.model", "axes"));
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	CHECK_OK(fathom_add_jsonl_mem(ix, docs, strlen(docs), "docs", NULL, &st));
+	CHECK_OK(fathom_commit(ix));
+	return ix;
+}
+
+static const char *top(fathom_index *ix, const char *q, int mode, const float *v, uint32_t dim,
+                       size_t *n)
+{
+	static char id[64];
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = mode;
+	so.query_vector = v;
+	so.query_vector_dim = dim;
+	fathom_results *r = NULL;
+	int rc = fathom_search(&r, ix, q, &so);
+	*n = 0;
+	id[0] = '\0';
+	if (rc) {
+		snprintf(id, sizeof id, "error %d", rc);
+		return id;
+	}
+	*n = fathom_results_count(r);
+	if (*n)
+		snprintf(id, sizeof id, "%s", fathom_results_hit(r, 0)->doc_id);
+	fathom_results_free(r);
+	return id;
+}
+
+static void test_external_modes(void)
+{
+	char *dir;
+	fathom_index *ix = make(&dir);
+	char *kind = NULL;
+	CHECK_OK(fathom_config_get(&kind, NULL, ix, "embedder"));
+	CHECK_STR(kind, "external");
+	fathom_free(kind);
+	size_t n;
+	float qc[4] = { 0, 0.5f, 1.0f, 0 };  /* nearest: c, then b */
+	/* semantic: by cosine alone; d (no vector) is never found */
+	CHECK_STR(top(ix, "anything", FATHOM_MODE_SEMANTIC, qc, 4, &n), "c");
+	CHECK_EQ(n, 3);
+	/* keyword: "heron" is in b and d */
+	top(ix, "heron", FATHOM_MODE_KEYWORD, NULL, 0, &n);
+	CHECK_EQ(n, 2);
+	/* strict reorders them by cosine: b (0.45 with qc) above d (none) */
+	CHECK_STR(top(ix, "heron", FATHOM_MODE_STRICT, qc, 4, &n), "b");
+	/* strict: only what full text found (b, d), reordered; a query whose
+	 * words occur nowhere answers nothing, whatever the vectors say */
+	top(ix, "heron", FATHOM_MODE_STRICT, qc, 4, &n);
+	CHECK_EQ(n, 2);
+	top(ix, "zebra", FATHOM_MODE_STRICT, qc, 4, &n);
+	CHECK_EQ(n, 0);
+	/* hybrid: full text's and the vectors' candidates together */
+	top(ix, "heron", FATHOM_MODE_HYBRID, qc, 4, &n);
+	CHECK_EQ(n, 4);
+	/* a hit found by both carries both sources */
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_HYBRID;
+	so.query_vector = qc;
+	so.query_vector_dim = 4;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "heron", &so));
+	int both = 0;
+	for (size_t i = 0; r && i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		if (strcmp(h->doc_id, "b") == 0)
+			both = fathom_hit_source(h, FATHOM_SOURCE_KEYWORD) &&
+			       fathom_hit_source(h, FATHOM_SOURCE_VECTOR) &&
+			       fathom_hit_source(h, FATHOM_SOURCE_FUSED);
+	}
+	CHECK(both);
+	fathom_results_free(r);
+	/* min-similarity drops vector-only hits below it */
+	so.min_similarity = 0.95f;
+	CHECK_OK(fathom_search(&r, ix, "heron", &so));
+	CHECK(r && fathom_results_count(r) == 3);   /* b, d (keyword) and c (0.98) */
+	fathom_results_free(r);
+	/* a query vector of another dimension, or none: refused */
+	CHECK_STR(top(ix, "x", FATHOM_MODE_SEMANTIC, qc, 3, &n), "error -4");
+	CHECK_STR(top(ix, "x", FATHOM_MODE_SEMANTIC, NULL, 0, &n), "error -4");
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_refused_embedder(void)
+{
+	char *dir;
+	fathom_index *ix = make(&dir);
+	/* vectors of another model: refused, both named */
+	CHECK_OK(fathom_config_set(ix, "embedder.model", "other"));
+	const char more[] = "{\"id\":\"e\",\"body\":\"egret\",\"vector\":[0,0,0,1]}\n";
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	int rc = fathom_add_jsonl_mem(ix, more, strlen(more), "more", NULL, &st);
+	CHECK_EQ(rc, FATHOM_EINVAL);
+	CHECK(strstr(fathom_errmsg(), "model=axes") && strstr(fathom_errmsg(), "model=other"));
+	fathom_rollback(ix);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_vectors_survive_merge(void)
+{
+	char *dir;
+	fathom_index *ix = make(&dir);
+	const char more[] = "{\"id\":\"e\",\"body\":\"egret\",\"vector\":[0,0,0,1]}\n";
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	CHECK_OK(fathom_add_jsonl_mem(ix, more, strlen(more), "more", NULL, &st));
+	CHECK_OK(fathom_delete_doc(ix, "a"));
+	CHECK_OK(fathom_commit(ix));
+	CHECK_OK(fathom_optimize(ix));
+	size_t n;
+	float qe[4] = { 0, 0, 0, 1 }, qa[4] = { 1, 0, 0, 0 };
+	CHECK_STR(top(ix, "x", FATHOM_MODE_SEMANTIC, qe, 4, &n), "e");
+	/* the deleted document is gone from the vectors too */
+	top(ix, "x", FATHOM_MODE_SEMANTIC, qa, 4, &n);
+	CHECK_EQ(n, 3);
+	fathom_results *r = NULL;
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_SEMANTIC;
+	so.query_vector = qa;
+	so.query_vector_dim = 4;
+	CHECK_OK(fathom_search(&r, ix, "x", &so));
+	for (size_t i = 0; r && i < fathom_results_count(r); i++)
+		CHECK(strcmp(fathom_results_hit(r, i)->doc_id, "a") != 0);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* A byte of the VECS section changed (its page CRC left as it was): a
+ * search reading the vectors fails with ECORRUPT naming the file, never a
+ * wrong answer or a crash; a keyword search, which does not read them,
+ * still answers. */
+static void test_damaged_vectors(void)
+{
+	char *dir;
+	fathom_index *ix = make(&dir);
+	fathom_close(ix);
+	char seg[1024];
+	snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
+	int fd = open(seg, O_RDWR);
+	CHECK(fd >= 0);
+	struct stat st;
+	CHECK(fstat(fd, &st) == 0);
+	/* find the section by its tag in the directory: 32-byte records
+	 * ending before the 160-byte footer */
+	unsigned char *buf = malloc((size_t)st.st_size);
+	CHECK(buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	uint64_t off = 0;
+	for (size_t p = 16; p + 32 <= (size_t)st.st_size - 160; p++)
+		if (memcmp(buf + p, "VECS", 4) == 0) {
+			memcpy(&off, buf + p + 8, 8);
+			break;
+		}
+	CHECK(off > 0 && off < (uint64_t)st.st_size);
+	unsigned char b = buf[off + 100] ^ 0x40;
+	CHECK(pwrite(fd, &b, 1, (off_t)off + 100) == 1);
+	close(fd);
+	free(buf);
+	ix = open_ix(dir, 0);
+	size_t n;
+	float q[4] = { 1, 0, 0, 0 };
+	CHECK_STR(top(ix, "x", FATHOM_MODE_SEMANTIC, q, 4, &n), "error -3");
+	CHECK(strstr(fathom_errmsg(), "seg-00000001.fseg") != NULL);
+	top(ix, "heron", FATHOM_MODE_KEYWORD, NULL, 0, &n);
+	CHECK_EQ(n, 2);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
+int main(void)
+{
+	RUN(test_fusion_arithmetic);
+	RUN(test_external_modes);
+	RUN(test_refused_embedder);
+	RUN(test_vectors_survive_merge);
+	RUN(test_damaged_vectors);
+	return TEST_DONE();
+}
