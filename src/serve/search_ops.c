@@ -41,7 +41,8 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 {
 	*text = NULL;
 	static const char *const known[] = { "query", "k", "mode", "filters", "path", "lang",
-	                                     "explain", "snippet_bytes", "strict", NULL };
+	                                     "explain", "snippet_bytes", "strict", "fusion",
+	                                     "alpha", "query_vector", NULL };
 	if (!json_is_object(args)) {
 		sv_err_set(e, 400, "the request must be a JSON object");
 		return -1;
@@ -73,17 +74,63 @@ static int search_text(sv_state *s, json_t *args, sv_err *e, char **text, size_t
 	so.path_glob = path;
 	so.lang = lang;
 	if (mode) {
+		int rm = -1;
+		for (int m = FATHOM_MODE_KEYWORD; m <= FATHOM_MODE_STRICT; m++)
+			if (strcmp(mode, fathom_mode_name(m)) == 0)
+				rm = m;
 		if (strcmp(mode, "all") == 0)
 			so.match = FATHOM_MATCH_ALL;
 		else if (strcmp(mode, "any") == 0)
 			so.match = FATHOM_MATCH_ANY;
-		else if (strcmp(mode, "auto") == 0 || strcmp(mode, "keyword") == 0)
+		else if (strcmp(mode, "auto") == 0)
 			so.match = FATHOM_MATCH_AUTO;
+		else if (rm >= 0)
+			so.mode = rm;
 		else {
-			sv_err_set(e, 400, "\"mode\" must be auto, all or any (keyword search; vector modes "
-			                "come with the vector issue)");
+			sv_err_set(e, 400, "\"mode\" must be auto, all, any, keyword, semantic, hybrid or "
+			                "strict");
 			return -1;
 		}
+	}
+	const char *fusion = NULL;
+	if (sv_arg_str(args, "fusion", &fusion, 16, e) < 0)
+		return -1;
+	if (fusion) {
+		for (int f = FATHOM_FUSION_RRF; f <= FATHOM_FUSION_RRF_WEIGHTED; f++)
+			if (strcmp(fusion, fathom_fusion_name(f)) == 0)
+				so.fusion = f;
+		if (so.fusion == FATHOM_FUSION_DEFAULT) {
+			sv_err_set(e, 400, "\"fusion\" must be rrf, convex or rrf-weighted");
+			return -1;
+		}
+	}
+	json_t *aj = json_object_get(args, "alpha");
+	if (aj && !json_is_null(aj)) {
+		double a = json_is_number(aj) ? json_number_value(aj) : -1;
+		if (!(a >= 0 && a <= 1)) {
+			sv_err_set(e, 400, "\"alpha\" must be a number from 0 to 1");
+			return -1;
+		}
+		so.alpha = (float)a;
+	}
+	float qv[4096];
+	json_t *vj = json_object_get(args, "query_vector");
+	if (vj && !json_is_null(vj)) {
+		size_t n = json_is_array(vj) ? json_array_size(vj) : 0;
+		if (n == 0 || n > 4096) {
+			sv_err_set(e, 400, "\"query_vector\" must be an array of 1 to 4096 numbers");
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_array_get(vj, i);
+			if (!json_is_number(x)) {
+				sv_err_set(e, 400, "\"query_vector\" must hold numbers only");
+				return -1;
+			}
+			qv[i] = (float)json_number_value(x);
+		}
+		so.query_vector = qv;
+		so.query_vector_dim = (uint32_t)n;
 	}
 	/* filters: {"library":"fastapi"} or ["library=fastapi"] */
 	char *fbuf[SV_MAX_FILTERS];

@@ -132,7 +132,8 @@ cmp -s "$T/want" "$T/got" && ok || { fail "tools/list is not docs/openapi.json's
 # what the issue found missing
 jq -e '.result.tools | map({(.name): .}) | add |
 	.search.inputSchema.properties.k.maximum == 1000 and .search.inputSchema.properties.k.minimum == 1 and
-	.search.inputSchema.properties.mode.enum == ["auto","all","any"] and
+	.search.inputSchema.properties.mode.enum == ["auto","all","any","keyword","semantic","hybrid","strict"] and
+	.search.inputSchema.properties.fusion.enum == ["rrf","convex","rrf-weighted"] and
 	.search.inputSchema.properties.filters.type == "object" and
 	.grep.inputSchema.properties.paths.items.type == "string" and
 	.grep.inputSchema.properties.max_count.maximum == 100000 and
@@ -252,7 +253,8 @@ bounds() { # SCHEMA PATH BASE_JSON
 			(if $p.maximum != null then [[true, $p.maximum], [false, $p.maximum + 1]] else [] end) +
 			(if $p.minimum != null then [[true, $p.minimum], [false, $p.minimum - 1]] else [] end) +
 			(if $p.maxLength != null then [[true, ("a" * $p.maxLength)], [false, ("a" * ($p.maxLength + 1))]] else [] end) +
-			(if $p.maxItems != null then [[true, [range($p.maxItems) | "x"]], [false, [range($p.maxItems + 1) | "x"]]] else [] end) +
+			(if $p.maxItems != null then (if $p.items.type == "number" then 0.5 else "x" end) as $it |
+				[[true, [range($p.maxItems) | $it]], [false, [range($p.maxItems + 1) | $it]]] else [] end) +
 			(if $p.enum != null then [$p.enum[] | [true, .]] + [[false, "zzz"]] else [] end) |
 			.[] | [.[0], ($base + {($n): .[1]})]' "$OA" > "$T/cases"
 		while read -r c; do
