@@ -507,14 +507,19 @@ enum fathom_source {
 	FATHOM_SOURCE_KEYWORD = 0, /* BM25F over the fields (fathom_search) */
 	FATHOM_SOURCE_GREP = 1,    /* lines matching a pattern (fathom_grep_chunks);
 	                            * its score is the chunk's number of them */
-	FATHOM_SOURCE_VECTOR = 2,  /* nearest neighbours of the query's embedding
-	                            * (not yet) */
-	FATHOM_SOURCE_FUSED = 3,   /* the fusion of several sources (not yet: one
-	                            * source alone is not fused) */
-	FATHOM_SOURCE_RERANK = 4   /* a reranker's score (not yet) */
+	FATHOM_SOURCE_VECTOR = 2,  /* nearest neighbours of the query's embedding;
+	                            * its score is the cosine */
+	FATHOM_SOURCE_FUSED = 3,   /* the fusion of several sources (one source
+	                            * alone is not fused) */
+	FATHOM_SOURCE_RERANK = 4,  /* a reranker's score */
+	FATHOM_SOURCE_IDENT = 5    /* a chunk holding the query's exact
+	                            * identifiers (identifier lookups); its score
+	                            * is the keyword score, 0 where full text
+	                            * did not rank it */
 };
 
-/* "keyword", "grep", "vector", "fused", "rerank"; NULL for an unknown value. */
+/* "keyword", "grep", "vector", "fused", "rerank", "ident"; NULL for an
+ * unknown value. */
 const char *fathom_source_name(int source);
 
 /* One source's (or stage's) part in a hit. */
@@ -610,6 +615,39 @@ const char *fathom_results_filters(const fathom_results *r);
 
 /* Is term i only in negated parts of the query (looked up, never scored)? */
 int fathom_results_term_negated(const fathom_results *r, size_t i);
+
+/* The query's shape, as the route stage reads it (docs/QUERY.md, "The
+ * router"): a heuristic of its words, with no model. Values are only
+ * appended. */
+enum fathom_shape {
+	FATHOM_SHAPE_KEYWORDS = 0,   /* a few words, no stop word: a keyword list */
+	FATHOM_SHAPE_QUESTION = 1,   /* natural language: a question, a claim */
+	FATHOM_SHAPE_IDENTIFIER = 2, /* exact identifiers, at most one other word */
+	FATHOM_SHAPE_COMPARISON = 3  /* "A vs B", "difference between A and B" */
+};
+/* "keywords", "question", "identifier", "comparison"; NULL when unknown. */
+const char *fathom_shape_name(int shape);
+
+/* What the route stage decided, and what retrieval then did: the receipt
+ * of how a query was searched. */
+typedef struct fathom_route_receipt {
+	int shape;              /* enum fathom_shape */
+	int mode_asked;         /* the mode resolved from the options and the
+	                         * index's settings (enum fathom_mode) */
+	int mode;               /* the mode searched, after the route */
+	int fusion;             /* enum fathom_fusion when lists were fused,
+	                         * else -1 */
+	double alpha;           /* the keyword list's weight (convex and
+	                         * rrf-weighted fusion) */
+	uint32_t k;             /* hits presented at most */
+	uint32_t fetch;         /* candidates each retrieval source fetched */
+	uint32_t sources;       /* bit 1 << FATHOM_SOURCE_x of each source that
+	                         * ran (found something or not) */
+	const char *embedder;   /* the query's embedder ("corpus", ...), "" */
+} fathom_route_receipt;
+/* The route receipt of a result set (never NULL for one fathom_search
+ * made; NULL for r NULL). */
+const fathom_route_receipt *fathom_results_route(const fathom_results *r);
 
 /* The exact identifiers found in the query (TC-1001, v2.0.1, AuthService,
  * handle_login(), ...). An identifier the index holds is a hard filter: only

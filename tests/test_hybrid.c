@@ -196,6 +196,122 @@ static void test_external_modes(void)
 	free(dir);
 }
 
+/* ---- the late-fusion pool: identifier and grep candidates ------------------------------ */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		exit(2);
+	fputs(text, f);
+	fclose(f);
+}
+
+static fathom_results *search_mode(fathom_index *ix, const char *q, int mode, const char *glob)
+{
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = mode;
+	so.path_glob = glob;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, q, &so));
+	return r;
+}
+
+static const fathom_hit *hit_of(const fathom_results *r, const char *base)
+{
+	for (size_t i = 0; r && i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		const char *s = strrchr(h->path, '/');
+		if (s && strcmp(s + 1, base) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+static void test_pool(void)
+{
+	char *dir = test_tmpdir("pool");
+	char src[1024], idx[1024];
+	snprintf(src, sizeof src, "%s/src", dir);
+	snprintf(idx, sizeof idx, "%s/ix", dir);
+	CHECK(mkdir(src, 0700) == 0);
+	write_file(src, "a.md", "Ticket TC-1001: login fails when the password has a space.\n");
+	write_file(src, "b.md", "Release notes.\n\nFixed TC-1001 and TC-1002 in the web client.\n");
+	write_file(src, "c.md", "TC-1002: logout hangs forever.\n");
+	write_file(src, "d.md", "Unrelated text about kestrels.\n");
+	fathom_index *ix = open_ix(idx, FATHOM_OPEN_CREATE);
+	const char *paths[1] = { src };
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	CHECK_OK(fathom_index_paths(ix, paths, 1, NULL, &st));
+	CHECK_OK(fathom_commit(ix));
+
+	/* an identifier lookup: full text, the identifier's chunks and grep
+	 * meet in one pool; each hit names every source that found it */
+	fathom_results *r = search_mode(ix, "TC-1001", FATHOM_MODE_DEFAULT, NULL);
+	const fathom_route_receipt *rt = fathom_results_route(r);
+	CHECK(rt && rt->shape == FATHOM_SHAPE_IDENTIFIER && rt->mode == FATHOM_MODE_KEYWORD);
+	CHECK(rt && (rt->sources >> FATHOM_SOURCE_IDENT & 1) && (rt->sources >> FATHOM_SOURCE_GREP & 1));
+	CHECK(rt && rt->fusion == FATHOM_FUSION_RRF);
+	CHECK_EQ(fathom_results_count(r), 2);
+	const fathom_hit *a = hit_of(r, "a.md"), *b = hit_of(r, "b.md");
+	CHECK(a && fathom_hit_source(a, FATHOM_SOURCE_KEYWORD) &&
+	      fathom_hit_source(a, FATHOM_SOURCE_IDENT) && fathom_hit_source(a, FATHOM_SOURCE_GREP) &&
+	      fathom_hit_source(a, FATHOM_SOURCE_FUSED));
+	/* grep's receipt: the matching line */
+	CHECK(b && b->n_match_lines == 1 && b->match_lines[0] == 3);
+	CHECK(!hit_of(r, "c.md") && !hit_of(r, "d.md"));
+	/* the identifier's chunks counted once, whatever the sources */
+	CHECK(fathom_results_nidents(r) == 1 && fathom_results_ident(r, 0)->chunks == 2);
+	fathom_results_free(r);
+
+	/* filters bind every source: grep does not bring back a filtered
+	 * file */
+	r = search_mode(ix, "TC-1001", FATHOM_MODE_DEFAULT, "*a.md");
+	CHECK_EQ(fathom_results_count(r), 1);
+	CHECK(hit_of(r, "a.md") != NULL);
+	fathom_results_free(r);
+
+	/* a word beside the identifier is a condition grep cannot check: the
+	 * pool confirms what full text found (the same chunks), and an empty
+	 * answer stays empty, with its reason */
+	r = search_mode(ix, "TC-1002 logout", FATHOM_MODE_DEFAULT, NULL);
+	fathom_results *kw = search_mode(ix, "TC-1002 logout", FATHOM_MODE_KEYWORD, NULL);
+	CHECK_EQ(fathom_results_count(r), fathom_results_count(kw));
+	for (size_t i = 0; i < fathom_results_count(kw); i++)
+		CHECK(hit_of(r, strrchr(fathom_results_hit(kw, i)->path, '/') + 1) != NULL);
+	CHECK(hit_of(r, "c.md") && fathom_hit_source(hit_of(r, "c.md"), FATHOM_SOURCE_GREP));
+	fathom_results_free(kw);
+	fathom_results_free(r);
+	{
+		fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+		so.match = FATHOM_MATCH_ALL;
+		CHECK_OK(fathom_search(&r, ix, "TC-1001 kestrels", &so));
+		CHECK_EQ(fathom_results_count(r), 0);
+		CHECK(strstr(fathom_results_why(r), "kestrel") != NULL);
+		fathom_results_free(r);
+		/* both identifiers required: only the chunk holding both, though
+		 * grep finds each in other files */
+		CHECK_OK(fathom_search(&r, ix, "TC-1001 TC-1002", &so));
+		CHECK_EQ(fathom_results_count(r), 1);
+		CHECK(hit_of(r, "b.md") != NULL);
+		fathom_results_free(r);
+	}
+
+	/* natural language asks no pool */
+	r = search_mode(ix, "why does the login fail", FATHOM_MODE_DEFAULT, NULL);
+	rt = fathom_results_route(r);
+	CHECK(rt && rt->shape == FATHOM_SHAPE_QUESTION && rt->sources == 1u << FATHOM_SOURCE_KEYWORD);
+	for (size_t i = 0; r && i < fathom_results_count(r); i++)
+		CHECK_EQ(fathom_results_hit(r, i)->n_sources, 1);
+	fathom_results_free(r);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 static void test_refused_embedder(void)
 {
 	char *dir;
@@ -289,6 +405,7 @@ int main(void)
 {
 	RUN(test_fusion_arithmetic);
 	RUN(test_external_modes);
+	RUN(test_pool);
 	RUN(test_refused_embedder);
 	RUN(test_vectors_survive_merge);
 	RUN(test_damaged_vectors);

@@ -628,7 +628,7 @@ static void check_corpus(corpus *cp)
 			fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
 			int rc = q_parse(&t, &a, q, strlen(q), 0);
 			if (!rc)
-				rc = q_route_query(&route, &a, &t, an, q, &o, 0);
+				rc = q_route_query(&route, &a, &t, an, q, &o, 0, FATHOM_MODE_KEYWORD, 1);
 			if (!rc)
 				rc = q_identify(&plan, &a, ix, an, &t, route.ident_any);
 			CHECK_OK(rc);
@@ -638,7 +638,7 @@ static void check_corpus(corpus *cp)
 			for (size_t s = 0; !rc && s < nseg; s++) {
 				ix_segment *seg = ix_segment_at(ix, s);
 				uint8_t *bits = NULL;
-				CHECK_OK(q_ident_bitmap(&plan, &a, seg, &bits));
+				CHECK_OK(q_ident_bitmap(&plan, &a, seg, &bits, FATHOM_SOURCE_KEYWORD));
 				any |= bits != NULL;
 				for (uint32_t c = 0; c < seg_nchunks(seg); c++)
 					if ((!bits || bits[c >> 3] >> (c & 7) & 1) && gmap[s][c] != UINT32_MAX)

@@ -165,7 +165,8 @@ static void test_source_names(void)
 	CHECK_STR(fathom_source_name(FATHOM_SOURCE_VECTOR), "vector");
 	CHECK_STR(fathom_source_name(FATHOM_SOURCE_FUSED), "fused");
 	CHECK_STR(fathom_source_name(FATHOM_SOURCE_RERANK), "rerank");
-	CHECK(fathom_source_name(5) == NULL && fathom_source_name(-1) == NULL);
+	CHECK_STR(fathom_source_name(FATHOM_SOURCE_IDENT), "ident");
+	CHECK(fathom_source_name(6) == NULL && fathom_source_name(-1) == NULL);
 	CHECK(fathom_hit_source(NULL, FATHOM_SOURCE_KEYWORD) == NULL);
 }
 

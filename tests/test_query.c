@@ -728,7 +728,7 @@ static void test_route(void)
 		q_ast t;
 		q_route r;
 		CHECK_OK(q_parse(&t, &a, "\"rate limiting\"", 15, 1));
-		CHECK_OK(q_route_query(&r, &a, &t, an, "\"rate limiting\"", &o, 0));
+		CHECK_OK(q_route_query(&r, &a, &t, an, "\"rate limiting\"", &o, 0, FATHOM_MODE_KEYWORD, 1));
 		CHECK(r.top_binds == 0 && r.ident_any == 0);
 	}
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -738,7 +738,7 @@ static void test_route(void)
 		q_ast t;
 		q_route r;
 		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q), 1));
-		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0));
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0, FATHOM_MODE_KEYWORD, 1));
 		if (r.top_binds != cases[i].binds)
 			fprintf(stderr, "  route of \"%s\": binds %d\n", cases[i].q, r.top_binds);
 		CHECK_EQ(r.top_binds, cases[i].binds);
@@ -748,7 +748,7 @@ static void test_route(void)
 		CHECK_EQ(r.ident_any, !cases[i].binds && !cases[i].coord);
 		CHECK(r.k == 7 && r.fetch == 7);
 		/* a reranker reading deeper makes every source fetch deeper */
-		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 50));
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 50, FATHOM_MODE_KEYWORD, 1));
 		CHECK(r.k == 7 && r.fetch == 50);
 		fa_arena_reset(&a);
 	}
@@ -759,6 +759,78 @@ static void test_route(void)
  * children are counted once and no orphan AND node is left, so the tree
  * never has more child links than nodes (fuzz_parse's invariant; the
  * group was once counted twice: "(a b c)" gave 5 nodes and 6 links). */
+/* The router: each shape from its words, and the mix it sets. */
+static void test_router_shapes(void)
+{
+	static const struct {
+		const char *q;
+		int shape;
+	} cases[] = {
+		{ "TC-1001", FATHOM_SHAPE_IDENTIFIER },
+		{ "AuthService", FATHOM_SHAPE_IDENTIFIER },
+		{ "handle_login() timeout", FATHOM_SHAPE_IDENTIFIER },
+		{ "JIRA-123 TC-1001", FATHOM_SHAPE_IDENTIFIER },
+		{ "v2.0.1 release notes", FATHOM_SHAPE_KEYWORDS },
+		{ "where is AuthService defined", FATHOM_SHAPE_QUESTION },
+		{ "rate limiting", FATHOM_SHAPE_KEYWORDS },
+		{ "python list to string", FATHOM_SHAPE_QUESTION },
+		{ "how do I add a dependency?", FATHOM_SHAPE_QUESTION },
+		{ "Vitamin D deficiency causes rickets.", FATHOM_SHAPE_QUESTION },
+		{ "tabs vs spaces", FATHOM_SHAPE_COMPARISON },
+		{ "postgres versus mysql", FATHOM_SHAPE_COMPARISON },
+		{ "difference between lists and tuples", FATHOM_SHAPE_COMPARISON },
+		{ "compare TC-1001 and TC-1002", FATHOM_SHAPE_COMPARISON },
+		{ "vs", FATHOM_SHAPE_KEYWORDS },
+	};
+	fa_arena a;
+	fa_arena_init(&a, 64 * 1024, 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		o.match = FATHOM_MATCH_AUTO;
+		o.k = 10;
+		q_ast t;
+		q_route r;
+		CHECK_OK(q_parse(&t, &a, cases[i].q, strlen(cases[i].q), 0));
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0, FATHOM_MODE_HYBRID, 3));
+		if (r.shape != cases[i].shape)
+			fprintf(stderr, "  shape of \"%s\": %s\n", cases[i].q, fathom_shape_name(r.shape));
+		CHECK_EQ(r.shape, cases[i].shape);
+		/* the mix: a lookup is strict, no over-fetch, with the pool;
+		 * a comparison over-fetches twice as deep; the rest as asked */
+		int want_mode = cases[i].shape == FATHOM_SHAPE_IDENTIFIER ? FATHOM_MODE_STRICT
+		                                                          : FATHOM_MODE_HYBRID;
+		uint32_t want_of = cases[i].shape == FATHOM_SHAPE_IDENTIFIER   ? 1
+		                   : cases[i].shape == FATHOM_SHAPE_COMPARISON ? 6
+		                                                               : 3;
+		CHECK_EQ(r.mode, want_mode);
+		CHECK_EQ(r.overfetch, want_of);
+		CHECK_EQ(r.pool, cases[i].shape == FATHOM_SHAPE_IDENTIFIER);
+		CHECK(r.k == 10 && r.fetch == 10);
+		/* semantic stays semantic, and asks no pool; keyword stays keyword */
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0, FATHOM_MODE_SEMANTIC, 3));
+		CHECK(r.mode == FATHOM_MODE_SEMANTIC && r.pool == 0);
+		CHECK_OK(q_route_query(&r, &a, &t, an, cases[i].q, &o, 0, FATHOM_MODE_KEYWORD, 1));
+		CHECK_EQ(r.mode, FATHOM_MODE_KEYWORD);
+		fa_arena_reset(&a);
+	}
+	/* identifiers alone may add chunks; with a word beside them, confirm */
+	{
+		fathom_search_opts o = FATHOM_SEARCH_OPTS_INIT;
+		q_ast t;
+		q_route r;
+		CHECK_OK(q_parse(&t, &a, "TC-1001", 7, 0));
+		CHECK_OK(q_route_query(&r, &a, &t, an, "TC-1001", &o, 0, FATHOM_MODE_KEYWORD, 1));
+		CHECK(r.pool == 1 && r.pool_adds == 1);
+		CHECK_OK(q_parse(&t, &a, "TC-1001 zebrafish", 17, 0));
+		CHECK_OK(q_route_query(&r, &a, &t, an, "TC-1001 zebrafish", &o, 0, FATHOM_MODE_KEYWORD,
+		                       1));
+		CHECK(r.pool == 1 && r.pool_adds == 0);
+	}
+	CHECK_STR(fathom_shape_name(FATHOM_SHAPE_COMPARISON), "comparison");
+	CHECK(fathom_shape_name(4) == NULL);
+	fa_arena_free(&a);
+}
+
 static void test_parse_group_counts(void)
 {
 	static const struct {
@@ -1243,6 +1315,7 @@ int main(void)
 	RUN(test_snippets);
 	RUN(test_empty_and_none);
 	RUN(test_route);
+	RUN(test_router_shapes);
 	RUN(test_parse_group_counts);
 	RUN(test_rerank);
 	RUN(test_alloc_failures);

@@ -103,6 +103,11 @@ int api_query_vector(struct fathom_index *fx, const char *query, const fathom_se
 #define API_WORDAVG_ALPHA 0.8    /* corpus: tuned on SciFact train, CoSQA dev */
 #define API_STATIC_ALPHA 0.95     /* static: the same */
 struct q_hybrid;
+struct q_cand_list;
+/* grep for a literal, caseless, as the late-fusion pool's source
+ * (q_grep_fn; ctx the fathom_index). */
+int api_grep_literal(void *ctx, const char *literal, size_t len, uint32_t k, fa_arena *a,
+                     struct q_cand_list *out);
 int api_hybrid(struct fathom_index *fx, const char *query, const fathom_search_opts *o,
                struct q_hybrid *hy, float **qvec);
 

@@ -117,6 +117,9 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	float *qvec = NULL;
 	int rc = opts->version == FATHOM_SEARCH_OPTS_VERSION ? api_hybrid(fx, query, opts, &hy, &qvec)
 	                                                      : 0;
+	/* grep's chunks join an identifier lookup's pool */
+	hy.grep = api_grep_literal;
+	hy.grep_ctx = fx;
 	if (!rc)
 		rc = q_search_hybrid(out, fx->ix, fx->an, query, opts, &fx->work,
 		                     fx->gloss.n ? &fx->gloss : NULL, NULL,

@@ -100,7 +100,7 @@ typedef struct gchunk {
 
 typedef struct hyb {
 	fathom_index *fx;
-	fa_arena arena;           /* lines and snippets */
+	fa_arena *arena;          /* lines, snippets and receipts */
 	gchunk *v;
 	size_t n, cap;
 	uint32_t snippet_bytes;
@@ -160,7 +160,7 @@ static int emit_chunks(void *ctx, const g_file *r)
 		g->nlines = (uint32_t)(k - first);
 		g->order = x->n;
 		uint32_t nm = FA_MIN(g->nlines, 64u);
-		uint32_t *ml = fa_arena_alloc(&x->arena, nm * sizeof *ml);
+		uint32_t *ml = fa_arena_alloc(x->arena, nm * sizeof *ml);
 		if (!ml)
 			return fa_err(FATHOM_ENOMEM, "out of memory");
 		for (uint32_t i = 0; i < nm; i++)
@@ -168,7 +168,7 @@ static int emit_chunks(void *ctx, const g_file *r)
 		g->lines = ml;
 		g->n_lines = nm;
 		if (x->snippet_bytes && r->text &&
-		    (rc = hit_snippet(&x->arena, g, r, &r->lines[first], x->snippet_bytes)))
+		    (rc = hit_snippet(x->arena, g, r, &r->lines[first], x->snippet_bytes)))
 			return rc;
 		x->n++;
 	}
@@ -181,6 +181,45 @@ static int by_lines(const void *pa, const void *pb)
 	if (a->nlines != b->nlines)
 		return a->nlines > b->nlines ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* grep as a candidate list: the chunks with the most lines matching
+ * pattern first (then index order), at most k, into list; their lines,
+ * snippets and receipts in arena. */
+static int grep_cands(fathom_index *fx, const char *pattern, const fathom_grep_opts *o,
+                      uint32_t k, fa_arena *arena, q_cand_list *list)
+{
+	hyb x;
+	memset(&x, 0, sizeof x);
+	x.fx = fx;
+	x.snippet_bytes = 240;
+	x.arena = arena;
+	int rc = g_search(fx->ix, pattern, o, emit_chunks, &x, NULL,
+	                  G_KEEP_TEXT | (fx->flags & FATHOM_OPEN_CONFINE ? G_CONFINE : 0));
+	if (!rc && x.n)
+		qsort(x.v, x.n, sizeof *x.v, by_lines);
+	size_t keep = rc ? 0 : FA_MIN(x.n, (size_t)k);
+	for (size_t i = 0; i < keep && !rc; i++) {
+		gchunk *g = &x.v[i];
+		q_line_receipt *rec = fa_arena_alloc(arena, sizeof *rec);
+		if (!rec) {
+			rc = fa_err(FATHOM_ENOMEM, "out of memory");
+			break;
+		}
+		*rec = (q_line_receipt){ g->lines, g->n_lines, g->snippet, NULL };
+		if (g->has_hl) {
+			fathom_span *hl = fa_arena_alloc(arena, sizeof *hl);
+			if (!hl) {
+				rc = fa_err(FATHOM_ENOMEM, "out of memory");
+				break;
+			}
+			*hl = g->hl;
+			rec->highlight = hl;
+		}
+		rc = q_cands_add(list, arena, g->seg, g->chunk, g->nlines, rec);
+	}
+	fa_free(x.v);
+	return rc;
 }
 
 int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *pattern,
@@ -202,26 +241,11 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 		return rc;
 	char *parsed = NULL;
 	rc = fathom_grep_explain(&parsed, pattern, &o);
-	hyb x;
-	memset(&x, 0, sizeof x);
-	x.fx = fx;
-	x.snippet_bytes = 240;
-	fa_arena_init(&x.arena, 16 * 1024, 0);
+	fa_arena arena;
+	fa_arena_init(&arena, 16 * 1024, 0);
 	q_cand_list list = { &q_grep_source, NULL, 0, 0 };
 	if (!rc)
-		rc = g_search(fx->ix, pattern, &o, emit_chunks, &x, NULL,
-		              G_KEEP_TEXT | (fx->flags & FATHOM_OPEN_CONFINE ? G_CONFINE : 0));
-	if (!rc) {
-		if (x.n)
-			qsort(x.v, x.n, sizeof *x.v, by_lines);
-		size_t keep = FA_MIN(x.n, (size_t)(k ? k : 100));
-		for (size_t i = 0; i < keep && !rc; i++) {
-			gchunk *g = &x.v[i];
-			g->rec = (q_line_receipt){ g->lines, g->n_lines, g->snippet,
-			                           g->has_hl ? &g->hl : NULL };
-			rc = q_cands_add(&list, &x.arena, g->seg, g->chunk, g->nlines, &g->rec);
-		}
-	}
+		rc = grep_cands(fx, pattern, &o, k ? k : 100, &arena, &list);
 	/* the query module's fuse and explain make the hits */
 	if (!rc)
 		rc = q_results_from(out, fx->ix, &list, (uint32_t)FA_MIN(list.n, (size_t)UINT32_MAX),
@@ -231,9 +255,24 @@ int fathom_grep_chunks(fathom_results **out, fathom_index *fx, const char *patte
 		*out = NULL;
 	}
 	fathom_free(parsed);
-	fa_free(x.v);
-	fa_arena_free(&x.arena);
+	fa_arena_free(&arena);
 	return rc;
+}
+
+int api_grep_literal(void *ctx, const char *literal, size_t len, uint32_t k, fa_arena *a,
+                     q_cand_list *out)
+{
+	fathom_index *fx = ctx;
+	fathom_grep_opts o = FATHOM_GREP_OPTS_INIT;
+	o.literal = 1;
+	o.caseless = 1;
+	o.threads = 1;          /* inside a search: the caller's thread alone */
+	o.no_fresh_check = 1;   /* the index's text, as full text reads it */
+	char *pat = fa_arena_strndup(a, literal, len);
+	if (!pat)
+		return fa_err(FATHOM_ENOMEM, "grep candidates");
+	out->src = &q_grep_source;
+	return grep_cands(fx, pat, &o, k, a, out);
 }
 
 /* ---- one pattern's matches within a line ---------------------------------------------------- */

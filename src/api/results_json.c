@@ -158,6 +158,41 @@ static void put_hit(fbuf *b, const fathom_hit *h, size_t rank)
 }
 
 /* How the query was read: the receipt. */
+/* "route": the route stage's decision (fathom_route_receipt). */
+static void put_route(fbuf *b, const fathom_route_receipt *rt)
+{
+	if (!rt)
+		return;
+	put_key(b, "route", 0);
+	fbuf_puts(b, "{\"shape\":");
+	put_str(b, fathom_shape_name(rt->shape));
+	put_key(b, "mode", 0);
+	put_str(b, fathom_mode_name(rt->mode));
+	put_key(b, "mode_asked", 0);
+	put_str(b, fathom_mode_name(rt->mode_asked));
+	if (rt->fusion >= 0) {
+		put_key(b, "fusion", 0);
+		put_str(b, fathom_fusion_name(rt->fusion));
+		put_key(b, "alpha", 0);
+		put_num(b, rt->alpha);
+	}
+	fbuf_printf(b, ",\"k\":%u,\"fetch\":%u,\"sources\":[", rt->k, rt->fetch);
+	int first = 1;
+	for (int s = 0; s < 32; s++) {
+		const char *name = fathom_source_name(s);
+		if (!((rt->sources >> s) & 1) || !name)
+			continue;
+		if (!first)
+			fbuf_putc(b, ',');
+		put_str(b, name);
+		first = 0;
+	}
+	fbuf_putc(b, ']');
+	put_key(b, "embedder", 0);
+	put_str(b, rt->embedder);
+	fbuf_putc(b, '}');
+}
+
 static void put_receipt(fbuf *b, const fathom_results *r)
 {
 	fbuf_puts(b, "{\"parsed\":");
@@ -168,6 +203,7 @@ static void put_receipt(fbuf *b, const fathom_results *r)
 	}
 	put_key(b, "filters", 0);
 	put_str(b, fathom_results_filters(r));
+	put_route(b, fathom_results_route(r));
 	fbuf_puts(b, ",\"terms\":[");
 	for (size_t i = 0; i < fathom_results_nterms(r); i++) {
 		int req = 0;

@@ -335,9 +335,39 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* Every source's score and rank, then fusion's and the reranker's. */
+static void put_sources(const fathom_hit *h)
+{
+	if (h->n_sources < 2 && !(h->n_sources == 1 && h->sources[0].source != FATHOM_SOURCE_KEYWORD))
+		return;
+	printf("     found by");
+	for (uint32_t i = 0; i < h->n_sources; i++) {
+		const fathom_source_score *x = &h->sources[i];
+		const char *name = fathom_source_name(x->source);
+		printf("%s %s %.4f (#%u)", i ? "," : "", name ? name : "?", x->score, x->rank);
+	}
+	fputc('\n', stdout);
+}
+
 static void put_explain(const fathom_hit *h)
 {
-	printf("   score %.4f =", h->score);
+	const fathom_source_score *kw = fathom_hit_source(h, FATHOM_SOURCE_KEYWORD);
+	if (fathom_hit_source(h, FATHOM_SOURCE_FUSED) || fathom_hit_source(h, FATHOM_SOURCE_RERANK)) {
+		/* the score is fusion's (or the reranker's): the keyword
+		 * score's parts follow on their own line */
+		printf("   score %.4f (%s)\n", h->score,
+		       fathom_hit_source(h, FATHOM_SOURCE_RERANK) ? "reranked" : "fused");
+		put_sources(h);
+		if (!kw)
+			return;
+		printf("   keyword %.4f =", kw->score);
+	} else if (!kw) {
+		printf("   score %.4f\n", h->score);
+		put_sources(h);
+		return;
+	} else {
+		printf("   score %.4f =", h->score);
+	}
 	const char *sep = " (";
 	for (uint32_t f = 0; f < h->n_fields; f++) {
 		if (h->field_score[f] == 0)
@@ -370,10 +400,39 @@ static void put_explain(const fathom_hit *h)
 	}
 }
 
+/* The route stage's decision: the query's shape, the mode searched (and
+ * the mode asked, when the route changed it), fusion, depth, sources. */
+static void put_route(const fathom_results *r)
+{
+	const fathom_route_receipt *rt = fathom_results_route(r);
+	if (!rt)
+		return;
+	printf("route: %s -> %s", fathom_shape_name(rt->shape), fathom_mode_name(rt->mode));
+	if (rt->mode != rt->mode_asked)
+		printf(" (asked %s)", fathom_mode_name(rt->mode_asked));
+	if (rt->fusion >= 0) {
+		printf(", fusion %s", fathom_fusion_name(rt->fusion));
+		if (rt->fusion != FATHOM_FUSION_RRF)
+			printf(" alpha %.2f", rt->alpha);
+	}
+	printf(", k %u, fetch %u, sources", rt->k, rt->fetch);
+	const char *sep = " ";
+	for (int s = 0; s < 32; s++)
+		if ((rt->sources >> s) & 1) {
+			const char *name = fathom_source_name(s);
+			printf("%s%s", sep, name ? name : "?");
+			sep = "+";
+		}
+	if (*rt->embedder)
+		printf(", embedder %s", rt->embedder);
+	fputc('\n', stdout);
+}
+
 /* What the query was read as: --explain's first lines. */
 static void put_receipt(const fathom_results *r)
 {
 	printf("query: %s\n", fathom_results_parsed(r));
+	put_route(r);
 	if (*fathom_results_literal(r))
 		printf("read literally: %s\n", fathom_results_literal(r));
 	printf("terms:");

@@ -200,7 +200,7 @@ static int mark_postings(void *ctx, const char *term, size_t len, const ix_term_
 	return rc ? (ib->err = rc) : 0;
 }
 
-int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
+int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits, int source)
 {
 	uint32_t nchunks = seg_nchunks(s);
 	size_t nb = (size_t)nchunks / 8 + 1;
@@ -228,7 +228,8 @@ int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits)
 		int rc = q_ident_terms(s, x, 1, mark_postings, &ib);
 		if (ib.err || rc)
 			return ib.err ? ib.err : rc;
-		x->chunks += ib.set;
+		if (source == p->ident_counter)
+			x->chunks += ib.set;
 		if (!direct)
 			for (size_t i = 0; i < nb; i++)
 				all[i] = p->ident_any ? (uint8_t)(all[i] | one[i]) : (uint8_t)(all[i] & one[i]);

@@ -318,7 +318,7 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 			continue;
 		uint8_t *allowed = NULL;
 		if ((rc = q_filter_bitmap(filter, work, c->seg, &allowed)) ||
-		    (rc = q_ident_bitmap(plan, work, c->seg, &allowed)))
+		    (rc = q_ident_bitmap(plan, work, c->seg, &allowed, FATHOM_SOURCE_KEYWORD)))
 			return rc;
 		c->allowed = allowed;
 		rc = opts->exhaustive ? q_retrieve_exhaustive(c) : q_retrieve_pruned(c);

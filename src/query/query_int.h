@@ -154,12 +154,24 @@ typedef struct q_route {
 	                      * them earns the coordination bonus */
 	uint32_t k;          /* hits presented */
 	uint32_t fetch;      /* candidates each source retrieves (>= k) */
+	int shape;           /* enum fathom_shape */
+	int mode;            /* the mode to search (enum fathom_mode) */
+	uint32_t overfetch;  /* hybrid: each list fetches this times fetch */
+	int pool;            /* identifier and grep candidates join the pool */
+	int pool_adds;       /* they may bring chunks full text did not rank:
+	                      * the query is identifiers alone */
 } q_route;
 
+/* The query's shape from its text and parsed top level: no model, a few
+ * microseconds. */
+int q_route_shape(const char *query, uint32_t keywords, uint32_t stopwords, uint32_t *others);
+
 /* Decide for the parsed (not yet expanded) query t. rerank_depth: how many
- * candidates a reranker reads (0: none). */
+ * candidates a reranker reads (0: none). mode: the mode asked (enum
+ * fathom_mode, resolved), overfetch the hybrid over-fetch asked. */
 int q_route_query(q_route *r, fa_arena *a, const q_ast *t, text_analyzer *an, const char *query,
-                  const fathom_search_opts *o, uint32_t rerank_depth);
+                  const fathom_search_opts *o, uint32_t rerank_depth, int mode,
+                  uint32_t overfetch);
 
 /* ---- plan.c ------------------------------------------------------------------ */
 
@@ -227,6 +239,9 @@ typedef struct q_plan {
 	uint32_t nidents;
 	int ident_any;       /* a ranked (natural-language) query: a chunk needs
 	                      * one of its identifiers, not all */
+	int ident_counter;   /* the source (enum fathom_source) whose
+	                      * q_ident_bitmap calls count idents[].chunks:
+	                      * each source filters, one counts */
 	q_lookup lookups[Q_MAX_LOOKUPS];
 	uint32_t nlookups;
 	q_term *terms;
@@ -407,8 +422,10 @@ int q_ident_terms(ix_segment *s, const q_ident *x, int wholes,
 int q_ident_count(ix_index *ix, const q_ident *x, uint64_t *n);
 
 /* AND the plan's applied identifiers into *bits (allocating it when NULL):
- * only chunks holding every one (one, with ident_any) stay allowed. */
-int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits);
+ * only chunks holding every one (one, with ident_any) stay allowed. source:
+ * the caller (enum fathom_source); the chunks counted for the receipt when
+ * it is p->ident_counter. */
+int q_ident_bitmap(q_plan *p, fa_arena *a, ix_segment *s, uint8_t **bits, int source);
 
 /* ---- match.c: evaluating one candidate --------------------------------------- */
 
@@ -733,6 +750,30 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery *qv,
                      const q_cand_list *kw, q_cand_list *out);
 
+/* A snippet hook for a source that matched no words: the chunk's opening,
+ * about target bytes, line breaks as spaces. */
+int q_snippet_opening(const q_source *self, const q_cand *c, const char *text, size_t len,
+                      uint32_t target, uint32_t line0, fathom_hit *h, fathom_results *r);
+
+/* ---- pool.c: identifier and grep candidates for the late-fusion pool -------------- */
+
+/* grep for a literal (caseless) as a candidate list: chunks with the most
+ * matching lines first, at most k, with line receipts; everything in a. */
+typedef int (*q_grep_fn)(void *ctx, const char *literal, size_t len, uint32_t k, fa_arena *a,
+                         q_cand_list *out);
+
+/* The chunks holding the plan's applied identifiers (under the filter),
+ * at most fetch: those of kw (the keyword list) in its order and with its
+ * scores, then the others in index order at score 0. Empty without
+ * applied identifiers. */
+int q_ident_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *filter,
+                  const q_cand_list *kw, uint32_t fetch, q_cand_list *out);
+/* grep's chunks for each applied identifier as typed (at most
+ * Q_POOL_MAX_GREPS), their lines summed, under the filter and the
+ * identifier pre-filters, at most fetch, most lines first. */
+int q_grep_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *filter,
+                 q_grep_fn grep, void *grep_ctx, uint32_t fetch, q_cand_list *out);
+
 /* ---- fuse.c ------------------------------------------------------------------------ */
 
 #define Q_MAX_LISTS 4
@@ -844,6 +885,8 @@ struct q_hybrid {
 	uint32_t overfetch;              /* hybrid: each list fetches this times k */
 	q_vquery qv;                     /* v NULL: no query vector */
 	const char *embedder;            /* for receipts: the embedder's kind */
+	q_grep_fn grep;                  /* the late-fusion pool's grep (NULL: none) */
+	void *grep_ctx;
 };
 typedef struct q_hybrid q_hybrid;
 
@@ -864,6 +907,8 @@ int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const ch
 /* An empty result set; parsed is the query's canonical form (or NULL). */
 int q_results_new(fathom_results **out, const char *parsed);
 int q_results_set_parsed(fathom_results *r, const char *s, size_t n);
+/* The route receipt (its embedder string copied). */
+int q_results_set_route(fathom_results *r, const fathom_route_receipt *rt);
 /* Why the answer is empty, in words ("\"kubernetes\" occurs in no document"). */
 int q_results_set_why(fathom_results *r, const char *s, size_t n);
 /* What the lenient parse read literally (q_ast_format_literal). */

@@ -24,6 +24,7 @@ struct fathom_results {
 	size_t nidents;
 	fathom_expansion *exps;
 	size_t nexps;
+	fathom_route_receipt route;
 };
 
 size_t fathom_results_nexpansions(const fathom_results *r)
@@ -161,6 +162,9 @@ int q_results_new(fathom_results **out, const char *parsed)
 	fa_arena_init(&r->arena, 16 * 1024, 0);
 	r->parsed = fa_arena_strndup(&r->arena, parsed ? parsed : "", parsed ? strlen(parsed) : 0);
 	r->why = r->filters = r->literal = "";
+	r->route.shape = FATHOM_SHAPE_KEYWORDS;
+	r->route.fusion = -1;
+	r->route.embedder = "";
 	if (!r->parsed) {
 		fathom_results_free(r);
 		return fa_err(FATHOM_ENOMEM, "results");
@@ -248,6 +252,7 @@ const char *fathom_source_name(int source)
 	case FATHOM_SOURCE_VECTOR: return "vector";
 	case FATHOM_SOURCE_FUSED: return "fused";
 	case FATHOM_SOURCE_RERANK: return "rerank";
+	case FATHOM_SOURCE_IDENT: return "ident";
 	default: return NULL;
 	}
 }
@@ -268,3 +273,27 @@ void fathom_results_free(fathom_results *r)
 	fa_free(r);
 }
 
+
+const char *fathom_shape_name(int shape)
+{
+	switch (shape) {
+	case FATHOM_SHAPE_KEYWORDS: return "keywords";
+	case FATHOM_SHAPE_QUESTION: return "question";
+	case FATHOM_SHAPE_IDENTIFIER: return "identifier";
+	case FATHOM_SHAPE_COMPARISON: return "comparison";
+	default: return NULL;
+	}
+}
+
+const fathom_route_receipt *fathom_results_route(const fathom_results *r)
+{
+	return r ? &r->route : NULL;
+}
+
+int q_results_set_route(fathom_results *r, const fathom_route_receipt *rt)
+{
+	r->route = *rt;
+	r->route.embedder = fa_arena_strndup(&r->arena, rt->embedder ? rt->embedder : "",
+	                                     rt->embedder ? strlen(rt->embedder) : 0);
+	return r->route.embedder ? 0 : fa_err(FATHOM_ENOMEM, "results");
+}

@@ -183,9 +183,12 @@ typedef struct q_pass {
 	q_filter filter;
 	q_keyword kw;
 	q_vector vec;
-	q_cand_list lists[2];      /* keyword, vector */
+	q_cand_list lists[Q_MAX_LISTS]; /* keyword, vector, identifier, grep */
 	q_pool pool;
+	fathom_route_receipt receipt;
 } q_pass;
+
+enum { L_KEYWORD = 0, L_VECTOR = 1, L_IDENT = 2, L_GREP = 3 };
 
 /* Drop the pool's vector-only chunks whose cosine is below min. */
 static void drop_weak(q_pool *pool, double min)
@@ -205,16 +208,82 @@ static void drop_weak(q_pool *pool, double min)
 			pool->v[i].fused_rank = (uint32_t)i + 1;
 }
 
+/* Keep only the candidates of l that full text found (strict mode: every
+ * source only reorders what full text found; a query with words beside its
+ * identifiers: the pool only confirms). */
+static void keep_found(q_cand_list *l, const q_cand_list *kw)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		int in = 0;
+		for (size_t k = 0; k < kw->n && !in; k++)
+			in = kw->v[k].seg == l->v[i].seg && kw->v[k].chunk == l->v[i].chunk;
+		if (in)
+			l->v[w++] = l->v[i];
+	}
+	l->n = w;
+}
+
+/* The late-fusion pool's identifier and grep lists (route.pool). */
+static int pool_sources(q_pass *p, fa_arena *work, ix_index *ix, const q_hybrid *hy,
+                        uint32_t fetch)
+{
+	int rc;
+	if ((rc = q_ident_cands(work, ix, &p->plan, &p->filter, &p->lists[L_KEYWORD], fetch,
+	                        &p->lists[L_IDENT])) ||
+	    (rc = q_grep_cands(work, ix, &p->plan, &p->filter, hy ? hy->grep : NULL,
+	                       hy ? hy->grep_ctx : NULL, fetch, &p->lists[L_GREP])))
+		return rc;
+	p->receipt.sources |= 1u << FATHOM_SOURCE_IDENT;
+	if (hy && hy->grep)
+		p->receipt.sources |= 1u << FATHOM_SOURCE_GREP;
+	if (p->route.mode == FATHOM_MODE_STRICT || !p->route.pool_adds) {
+		keep_found(&p->lists[L_IDENT], &p->lists[L_KEYWORD]);
+		keep_found(&p->lists[L_GREP], &p->lists[L_KEYWORD]);
+	}
+	return 0;
+}
+
+/* fuse: one list as it is; keyword and vector lists by the fusion asked;
+ * with the pool's lists, every non-empty list by reciprocal rank. */
+static int fuse_lists(q_pass *p, fa_arena *work, const q_hybrid *hy)
+{
+	int mode = p->route.mode;
+	if (!p->route.pool || (!p->lists[L_IDENT].n && !p->lists[L_GREP].n)) {
+		if (mode == FATHOM_MODE_KEYWORD)
+			return q_fuse(&p->pool, work, &p->lists[L_KEYWORD], 1);
+		if (mode == FATHOM_MODE_SEMANTIC)
+			return q_fuse(&p->pool, work, &p->lists[L_VECTOR], 1);
+		p->receipt.fusion = hy->fusion.method;
+		p->receipt.alpha = hy->fusion.weight[0];
+		return q_fuse_by(&p->pool, work, p->lists, 2, &hy->fusion);
+	}
+	/* the pool: the lists that found something, fused by rank */
+	q_cand_list *l = fa_arena_alloc(work, Q_MAX_LISTS * sizeof *l);
+	if (!l)
+		return fa_err(FATHOM_ENOMEM, "pool");
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < Q_MAX_LISTS; i++)
+		if (p->lists[i].n && (i != L_VECTOR || mode != FATHOM_MODE_KEYWORD))
+			l[n++] = p->lists[i];
+	if (n > 1) {
+		p->receipt.fusion = FATHOM_FUSION_RRF;
+		p->receipt.alpha = 0.5;
+	}
+	return q_fuse(&p->pool, work, l, n);
+}
+
 static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, const char *query,
                     const fathom_search_opts *opts, const struct q_glossary *gloss,
                     const q_reranker *rr, const q_hybrid *hy)
 {
-	int mode = hy ? hy->mode : FATHOM_MODE_KEYWORD;
+	int asked = hy ? hy->mode : FATHOM_MODE_KEYWORD;
 	int rc;
 	/* route, on the query as written */
 	if ((rc = q_route_query(&p->route, work, &p->ast, an, query, opts,
-	                        rr && rr->score ? rr->depth : 0)))
+	                        rr && rr->score ? rr->depth : 0, asked, hy ? hy->overfetch : 1)))
 		return rc;
+	int mode = p->route.mode;
 	/* expand */
 	if (gloss) {
 		uint32_t *stack = fa_arena_alloc(work, Q_MAX_NODES * sizeof *stack);
@@ -229,40 +298,52 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	if ((rc = q_identify(&p->plan, work, ix, an, &p->ast, p->route.ident_any)) ||
 	    (rc = q_plan_build(&p->plan, work, ix, an, &p->ast, p->route.top_binds, p->route.coord)))
 		return rc;
+	/* the source that searches every segment counts the identifiers'
+	 * chunks for the receipt */
+	p->plan.ident_counter = mode == FATHOM_MODE_SEMANTIC ? FATHOM_SOURCE_VECTOR
+	                                                     : FATHOM_SOURCE_KEYWORD;
 	/* retrieve: full text (in every mode but semantic, which still
-	 * builds the plan: its identifiers pre-filter the vectors), vectors */
+	 * builds the plan: its identifiers pre-filter the vectors), vectors,
+	 * and the pool's other sources */
 	uint32_t fetch = p->route.fetch;
-	if (mode == FATHOM_MODE_HYBRID && fetch <= UINT32_MAX / hy->overfetch)
-		fetch = FA_MIN(fetch * hy->overfetch, (uint32_t)Q_MAX_K);
+	if (mode == FATHOM_MODE_HYBRID && fetch <= UINT32_MAX / p->route.overfetch)
+		fetch = FA_MIN(fetch * p->route.overfetch, (uint32_t)Q_MAX_K);
+	p->receipt = (fathom_route_receipt){ p->route.shape, asked, mode, -1, 1.0, p->route.k,
+	                                     fetch, 0, hy && hy->embedder ? hy->embedder : "" };
 	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)))
 		return rc;
 	if (mode == FATHOM_MODE_SEMANTIC) {
 		/* the keyword source's state stays empty: explain reads it */
 		if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, 0,
-		                             &p->lists[0])))
+		                             &p->lists[L_KEYWORD])))
 			return rc;
 	} else if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, fetch,
-	                                    &p->lists[0]))) {
+	                                    &p->lists[L_KEYWORD]))) {
 		return rc;
+	} else {
+		p->receipt.sources |= 1u << FATHOM_SOURCE_KEYWORD;
 	}
 	if (mode == FATHOM_MODE_SEMANTIC || mode == FATHOM_MODE_HYBRID)
 		rc = q_vector_retrieve(&p->vec, work, ix, &p->plan, &p->filter, &hy->qv, fetch,
-		                       &p->lists[1]);
+		                       &p->lists[L_VECTOR]);
 	else if (mode == FATHOM_MODE_STRICT)
-		rc = q_vector_rescore(&p->vec, work, ix, &hy->qv, &p->lists[0], &p->lists[1]);
+		rc = q_vector_rescore(&p->vec, work, ix, &hy->qv, &p->lists[L_KEYWORD],
+		                      &p->lists[L_VECTOR]);
 	if (rc)
 		return rc;
+	if (mode != FATHOM_MODE_KEYWORD && hy->qv.v)
+		p->receipt.sources |= 1u << FATHOM_SOURCE_VECTOR;
+	p->lists[L_IDENT].src = p->lists[L_KEYWORD].src;
+	p->lists[L_GREP].src = p->lists[L_KEYWORD].src;
+	if (p->route.pool && (rc = pool_sources(p, work, ix, hy, fetch)))
+		return rc;
 	/* fuse, rerank */
-	if (mode == FATHOM_MODE_KEYWORD)
-		rc = q_fuse(&p->pool, work, p->lists, 1);
-	else if (mode == FATHOM_MODE_SEMANTIC)
-		rc = q_fuse(&p->pool, work, &p->lists[1], 1);
-	else
-		rc = q_fuse_by(&p->pool, work, p->lists, 2, &hy->fusion);
-	if (rc)
+	if ((rc = fuse_lists(p, work, hy)))
 		return rc;
 	if (mode != FATHOM_MODE_KEYWORD && hy->min_similarity > 0)
 		drop_weak(&p->pool, hy->min_similarity);
+	if (rr && rr->score)
+		p->receipt.sources |= 1u << FATHOM_SOURCE_RERANK;
 	return q_rerank(&p->pool, ix, rr, query, p->route.k, work);
 }
 
@@ -340,7 +421,8 @@ int q_search_hybrid(fathom_results **out, ix_index *ix, text_analyzer *an, const
 	if ((rc = q_results_new(&r, NULL)))
 		goto cleanup;
 	q_results_set_scored(r, p[0].kw.c.scored + (use == &p[1] ? p[1].kw.c.scored : 0));
-	if ((rc = q_explain_query(r, ix, &use->plan, &use->ast, &use->filter, use->pool.n == 0)) ||
+	if ((rc = q_results_set_route(r, &use->receipt)) ||
+	    (rc = q_explain_query(r, ix, &use->plan, &use->ast, &use->filter, use->pool.n == 0)) ||
 	    (rc = q_explain_hits(r, ix, &use->pool, use->route.k, opts->snippet_bytes)))
 		goto cleanup;
 	*out = r;

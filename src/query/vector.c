@@ -67,7 +67,7 @@ static int cmp_vhit(const void *pa, const void *pb)
 	return vbetter(a, b) ? -1 : vbetter(b, a) ? 1 : 0;
 }
 
-static int vector_snippet(const q_source *self, const q_cand *c, const char *text, size_t len,
+int q_snippet_opening(const q_source *self, const q_cand *c, const char *text, size_t len,
                           uint32_t target, uint32_t line0, fathom_hit *h, fathom_results *r)
 {
 	(void)self;
@@ -92,7 +92,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 {
 	memset(vs, 0, sizeof *vs);
 	vs->src.id = FATHOM_SOURCE_VECTOR;
-	vs->src.snippet = vector_snippet;
+	vs->src.snippet = q_snippet_opening;
 	vs->src.ctx = vs;
 	memset(out, 0, sizeof *out);
 	out->src = &vs->src;
@@ -121,7 +121,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		vs->chunks_without += v.count - v.present;
 		uint8_t *allowed = NULL;
 		if ((rc = q_filter_bitmap(filter, work, s, &allowed)) ||
-		    (rc = q_ident_bitmap(plan, work, s, &allowed)))
+		    (rc = q_ident_bitmap(plan, work, s, &allowed, FATHOM_SOURCE_VECTOR)))
 			return rc;
 		for (uint32_t c = 0; c < v.count; c++) {
 			if (!(v.bits[c >> 3] & (1u << (c & 7))))
@@ -158,7 +158,7 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 {
 	memset(vs, 0, sizeof *vs);
 	vs->src.id = FATHOM_SOURCE_VECTOR;
-	vs->src.snippet = vector_snippet;
+	vs->src.snippet = q_snippet_opening;
 	vs->src.ctx = vs;
 	memset(out, 0, sizeof *out);
 	out->src = &vs->src;
