@@ -225,7 +225,13 @@ $(BUILD)/bench/hnsw_bench: bench/vec/hnsw_bench.c tests/vecmix.h $(BUILD)/libfat
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
 
-bench: all deps-bench $(BUILD)/bench/loadgen $(BUILD)/bench/hnsw_bench
+# The router's cost and the shapes it reads (bench/route/route_bench.c).
+$(BUILD)/bench/route_bench: bench/route/route_bench.c $(BUILD)/libfathom.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS)
+
+bench: all deps-bench $(BUILD)/bench/loadgen $(BUILD)/bench/hnsw_bench $(BUILD)/bench/route_bench
+	bench/route/run.sh $(BUILD)/bench/route_bench
 	bench/vec/run.sh $(BUILD)/bench/hnsw_bench
 	bench/run.sh
 	bench/grep_bench.sh
