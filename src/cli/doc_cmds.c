@@ -183,8 +183,21 @@ int cmd_stats(int argc, char **argv)
 		return 2;
 	fathom_stats s = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&s, ix);
+	/* the embedder, and the mode a search takes by default: "none" is
+	 * lexical only */
+	char *emb_set = NULL, *mode_set = NULL;
+	if (!rc && fathom_config_get(&emb_set, NULL, ix, "embedder") != 0)
+		emb_set = NULL;
+	if (!rc && fathom_config_get(&mode_set, NULL, ix, "mode") != 0)
+		mode_set = NULL;
+	const char *emb = emb_set && *emb_set ? emb_set : "none";
+	const char *mode = mode_set && *mode_set && strcmp(mode_set, "auto") != 0 ? mode_set
+	                   : strcmp(emb, "none") == 0                            ? "keyword"
+	                                                                         : "hybrid";
 	fathom_close(ix);
 	if (rc) {
+		fathom_free(emb_set);
+		fathom_free(mode_set);
 		cli_die_api(rc, "stats");
 		return 2;
 	}
@@ -207,7 +220,13 @@ int cmd_stats(int argc, char **argv)
 		       (unsigned long long)s.grep_files, (unsigned long long)s.grep_file_bytes,
 		       (unsigned long long)s.grep_only_files);
 		cli_json_cstr(stdout, s.stem_language);
+		printf(",\"embedder\":");
+		cli_json_cstr(stdout, emb);
+		printf(",\"default_mode\":");
+		cli_json_cstr(stdout, mode);
 		printf("}\n");
+		fathom_free(emb_set);
+		fathom_free(mode_set);
 		return 0;
 	}
 	printf("generation   %llu\n", (unsigned long long)s.generation);
@@ -217,6 +236,13 @@ int cmd_stats(int argc, char **argv)
 	printf("terms        %llu (summed over segments)\n", (unsigned long long)s.terms);
 	printf("segments     %u\n", s.segments);
 	printf("stemming     %s\n", s.stem_language);
+	if (strcmp(emb, "none") == 0)
+		printf("embedder     none: lexical only (keyword search; fathom config embedder corpus "
+		       "adds vectors)\n");
+	else
+		printf("embedder     %s (default mode %s)\n", emb, mode);
+	fathom_free(emb_set);
+	fathom_free(mode_set);
 	printf("raw text     %llu bytes\n", (unsigned long long)s.raw_text_bytes);
 	printf("index        %llu bytes (%.1f%% of the raw text)\n", (unsigned long long)s.bytes_total,
 	       ratio * 100);

@@ -24,6 +24,10 @@ jq -e '.[] | select(.name == "match") | .choices == ["auto","all","any"]' "$T/al
 expect_out '^10$' "$F" config --index "$IX" k
 expect_out '^"auto"$' sh -c "'$F' config --index '$IX' --json match | jq .value"
 
+# stats says what an index without an embedder is: lexical only
+expect_out '^embedder +none: lexical only' "$F" stats --index "$IX"
+[ "$("$F" stats --index "$IX" --json | jq -r '.embedder + " " + .default_mode')" = "none keyword" ] && ok || fail "stats --json embedder"
+
 # search takes the index's k; -k wins
 n() { "$F" search --index "$IX" --json "$@" walrus | jq .count; }
 [ "$(n)" = 10 ] && ok || fail "default k: $(n)"
