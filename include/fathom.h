@@ -1067,11 +1067,23 @@ typedef struct fathom_stats {
 	uint64_t grep_files;       /* live files in the trigram index */
 	uint64_t grep_file_bytes;  /* their size on disk when indexed */
 	uint64_t grep_only_files;  /* of them, indexed for grep alone */
+	/* version 2 */
+	char embedder[16];         /* "none" (lexical only), "corpus", "static",
+	                            * "remote" or "external" */
+	uint64_t vector_chunks;    /* live chunks with a vector */
+	uint32_t vector_dim;       /* their dimension (0: none) */
+	double embedder_drift;     /* the corpus model's last retraining: the
+	                            * mean absolute change of the cosine between
+	                            * two chunks, old model to new, over the pairs
+	                            * of a sample of chunks (0: ranks as before; up
+	                            * to 2); -1: never retrained */
+	uint64_t embedder_drift_pairs;      /* the pairs it averages */
+	uint64_t embedder_drift_generation; /* the commit it was measured before */
 } fathom_stats;
 
-#define FATHOM_STATS_VERSION 1
+#define FATHOM_STATS_VERSION 2
 #define FATHOM_STATS_INIT { FATHOM_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
-	0, "", 0, 0, 0, 0 }
+	0, "", 0, 0, 0, 0, "", 0, 0, -1.0, 0, 0 }
 int fathom_stats_init(fathom_stats *st, unsigned version);
 
 int fathom_stats_get(fathom_stats *out, fathom_index *ix);

@@ -312,6 +312,83 @@ static void test_pool(void)
 	free(dir);
 }
 
+/* ---- the corpus embedder: stats and the drift of a retraining ----------------------- */
+
+/* n documents of words drawn from topic groups (a fixed generator): the
+ * corpus model learns which words go together. */
+static void add_topics(fathom_index *ix, int first, int n, int mix)
+{
+	static const char *const topic[4][6] = {
+		{ "kestrel", "heron", "marsh", "nest", "feather", "wing" },
+		{ "kernel", "driver", "module", "interrupt", "register", "device" },
+		{ "protein", "cell", "gene", "mutation", "receptor", "tissue" },
+		{ "river", "valley", "glacier", "delta", "basin", "flood" },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(first + 1);
+	for (int d = first; d < first + n; d++) {
+		char body[2048], key[32];
+		size_t len = 0;
+		int t = d % 4;
+		for (int w = 0; w < 40; w++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* mix: how often a word comes from the next topic instead */
+			int tt = (int)(x % 100) < mix ? (t + 1) % 4 : t;
+			len += (size_t)snprintf(body + len, sizeof body - len, "%s ",
+			                        topic[tt][(x >> 8) % 6]);
+		}
+		snprintf(key, sizeof key, "doc%d", d);
+		fathom_doc doc = { 0 };
+		doc.id = key;
+		doc.body = body;
+		doc.body_len = len;
+		CHECK_OK(fathom_add_doc(ix, &doc, NULL));
+	}
+}
+
+static void test_corpus_drift(void)
+{
+	char *dir = test_tmpdir("drift");
+	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+	add_topics(ix, 0, 200, 5);
+	CHECK_OK(fathom_commit(ix));
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK_STR(st.embedder, "corpus");
+	CHECK_EQ(st.vector_chunks, 200);
+	CHECK(st.vector_dim > 0);
+	CHECK(st.embedder_drift == -1.0);   /* trained once, never retrained */
+	/* retrained on the same chunks: the same model (deterministic) */
+	CHECK_OK(fathom_optimize(ix));
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK(st.embedder_drift_pairs > 100 && st.embedder_drift < 1e-6);
+	/* new chunks that mix the topics: the model moves, and says so */
+	add_topics(ix, 200, 200, 45);
+	CHECK_OK(fathom_commit(ix));
+	uint64_t gen = fathom_stats_get(&st, ix) == 0 ? st.generation : 0;
+	CHECK_OK(fathom_optimize(ix));
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK(st.embedder_drift > 1e-3 && st.embedder_drift <= 2.0);
+	CHECK_EQ(st.embedder_drift_generation, gen);
+	CHECK_EQ(st.vector_chunks, 400);
+	fathom_close(ix);
+	/* an index without an embedder: lexical only */
+	char *dir2 = test_tmpdir("drift-none");
+	ix = open_ix(dir2, FATHOM_OPEN_CREATE);
+	add_topics(ix, 0, 3, 0);
+	CHECK_OK(fathom_commit(ix));
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK_STR(st.embedder, "none");
+	CHECK(st.vector_chunks == 0 && st.vector_dim == 0 && st.embedder_drift == -1.0);
+	fathom_close(ix);
+	test_rmrf(dir);
+	test_rmrf(dir2);
+	free(dir);
+	free(dir2);
+}
+
 static void test_refused_embedder(void)
 {
 	char *dir;
@@ -406,6 +483,7 @@ int main(void)
 	RUN(test_fusion_arithmetic);
 	RUN(test_external_modes);
 	RUN(test_pool);
+	RUN(test_corpus_drift);
 	RUN(test_refused_embedder);
 	RUN(test_vectors_survive_merge);
 	RUN(test_damaged_vectors);

@@ -102,6 +102,12 @@ int api_query_vector(struct fathom_index *fx, const char *query, const fathom_se
  * the caller). */
 #define API_WORDAVG_ALPHA 0.8    /* corpus: tuned on SciFact train, CoSQA dev */
 #define API_STATIC_ALPHA 0.95     /* static: the same */
+/* A retrained corpus model's drift (embed_train.c): the manifest value
+ * API_DRIFT_KEY, measured over the pairs of API_DRIFT_SAMPLE chunks. */
+#define API_DRIFT_KEY "embedder.drift"
+#define API_DRIFT_SAMPLE 256
+/* fathom_stats' vector fields (version 2). */
+int api_vector_stats(struct fathom_index *fx, fathom_stats *out);
 struct q_hybrid;
 struct q_cand_list;
 /* grep for a literal, caseless, as the late-fusion pool's source

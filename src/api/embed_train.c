@@ -5,6 +5,7 @@
  * vector is not the configured embedder's (a merge of all the segments
  * with an embed hook: ix_merge embeds the chunks it finds without one).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +74,112 @@ static int hook_embed(void *ctx, const char *const *texts, const size_t *lens, s
 	return 0;
 }
 
+/* ---- drift: how far a retrained model moved ----------------------------------------
+ *
+ * The two models' axes are unrelated (an SVD's basis turns and flips from
+ * one corpus to the next), so their vectors are never compared directly.
+ * What is compared is what search reads: the cosine between two chunks.
+ * Drift is the mean absolute change of that cosine, old model to new, over
+ * the pairs of API_DRIFT_SAMPLE chunks spread evenly over the index: 0
+ * when the new model ranks chunk against chunk as the old one did, up to 2
+ * when it turns every similarity around. */
+
+typedef struct drift_sample {
+	char **text;
+	size_t *len;
+	size_t n, seen, stride;
+} drift_sample;
+
+static int keep_sample(void *ctx, const char *t, size_t n)
+{
+	drift_sample *d = ctx;
+	if (d->seen++ % d->stride != 0 || d->n == API_DRIFT_SAMPLE)
+		return 0;
+	char *c = fa_malloc(n + 1);
+	if (!c)
+		return fa_err(FATHOM_ENOMEM, "drift sample");
+	memcpy(c, t, n);
+	c[n] = '\0';
+	d->text[d->n] = c;
+	d->len[d->n++] = n;
+	return 0;
+}
+
+/* The drift from old to new over the chunks of ix; *pairs: how many
+ * pairs it averages (0: too few chunks with a vector under both). */
+static int measure_drift(ix_index *ix, em_embedder *old, em_embedder *new_e, double *drift,
+                         uint64_t *pairs)
+{
+	*drift = 0;
+	*pairs = 0;
+	drift_sample d = { NULL, NULL, 0, 0, 1 };
+	uint64_t total = ix_total_chunks(ix);
+	d.stride = total > API_DRIFT_SAMPLE ? (size_t)(total / API_DRIFT_SAMPLE) : 1;
+	d.text = fa_calloc(API_DRIFT_SAMPLE, sizeof *d.text);
+	d.len = fa_calloc(API_DRIFT_SAMPLE, sizeof *d.len);
+	float *a = NULL, *b = NULL;
+	int rc = d.text && d.len ? each_chunk_text(ix, keep_sample, &d)
+	                         : fa_err(FATHOM_ENOMEM, "drift sample");
+	if (!rc && d.n > 1) {
+		a = fa_calloc(d.n, (size_t)old->dim * sizeof *a);
+		b = fa_calloc(d.n, (size_t)new_e->dim * sizeof *b);
+		if (!a || !b)
+			rc = fa_err(FATHOM_ENOMEM, "drift sample");
+		if (!rc)
+			rc = hook_embed(old, (const char *const *)d.text, d.len, d.n, a);
+		if (!rc)
+			rc = hook_embed(new_e, (const char *const *)d.text, d.len, d.n, b);
+	}
+	double sum = 0;
+	for (size_t i = 0; !rc && i < d.n; i++)
+		for (size_t j = i + 1; j < d.n; j++) {
+			const float *ai = a + i * old->dim, *aj = a + j * old->dim;
+			const float *bi = b + i * new_e->dim, *bj = b + j * new_e->dim;
+			float ca = em_dot(ai, aj, old->dim), cb = em_dot(bi, bj, new_e->dim);
+			/* a chunk with no known word under either model says nothing */
+			if (em_dot(ai, ai, old->dim) == 0 || em_dot(aj, aj, old->dim) == 0 ||
+			    em_dot(bi, bi, new_e->dim) == 0 || em_dot(bj, bj, new_e->dim) == 0)
+				continue;
+			sum += fabs((double)ca - (double)cb);
+			(*pairs)++;
+		}
+	if (*pairs)
+		*drift = sum / (double)*pairs;
+	for (size_t i = 0; d.text && i < d.n; i++)
+		fa_free(d.text[i]);
+	fa_free(d.text);
+	fa_free(d.len);
+	fa_free(a);
+	fa_free(b);
+	return rc;
+}
+
+/* Stage the drift of a retrained model ("DRIFT PAIRS GENERATION": the
+ * generation it was measured at), for fathom stats and optimize to state.
+ * m is taken (freed with the embedder made of it, or on an error). */
+static int stage_drift(fathom_index *fx, em_model *m)
+{
+	em_embedder *old = NULL, *new_e = NULL;
+	int rc = api_embedder(fx, &old);   /* the committed model (the handle's own) */
+	if (rc || !old)
+		return rc;
+	if ((rc = em_corpus_new(&new_e, m))) {
+		em_model_free(m);
+		return rc;
+	}
+	double drift;
+	uint64_t pairs;
+	rc = measure_drift(fx->ix, old, new_e, &drift, &pairs);
+	if (!rc) {
+		char v[96];
+		int n = snprintf(v, sizeof v, "%.6f %llu %llu", drift, (unsigned long long)pairs,
+		                 (unsigned long long)ix_generation(fx->ix));
+		rc = ix_stage_value(fx->ix, API_DRIFT_KEY, v, (size_t)n);
+	}
+	em_embedder_free(new_e);
+	return rc;
+}
+
 /* Train a corpus model on the committed snapshot and stage it. */
 static int train_corpus(fathom_index *fx)
 {
@@ -93,6 +200,16 @@ static int train_corpus(fathom_index *fx)
 		rc = em_ppmi_train(t, &m);
 	if (!rc)
 		rc = em_model_write(m, &bytes, &len);
+	/* a retraining states how far the model moved (before the new model
+	 * is staged: the old one is the committed one); m then goes with
+	 * the embedder drift made of it */
+	const unsigned char *old_model;
+	size_t old_len;
+	int retrain = ix_get_value(fx->ix, "embedder.model", &old_model, &old_len) == 0;
+	if (!rc && retrain) {
+		rc = stage_drift(fx, m);
+		m = NULL;
+	}
 	if (!rc)
 		rc = ix_stage_file(fx->ix, "embedder.model", bytes, len);
 	fa_free(bytes);
@@ -139,4 +256,43 @@ int api_commit_vectors(fathom_index *fx, int optimize)
 	if (!optimize || kind == API_EMB_NONE || kind == API_EMB_EXTERNAL)
 		return 0;
 	return reembed_all(fx);
+}
+
+int api_vector_stats(fathom_index *fx, fathom_stats *out)
+{
+	int kind, rc;
+	if ((rc = api_embedder_kind(fx, &kind)))
+		return rc;
+	static const char *const names[] = { "none", "corpus", "static", "remote", "external" };
+	snprintf(out->embedder, sizeof out->embedder, "%s",
+	         kind >= 0 && kind < (int)FA_ARRAY_LEN(names) ? names[kind] : "none");
+	for (size_t si = 0; si < ix_nsegments(fx->ix); si++) {
+		ix_segment *s = ix_segment_at(fx->ix, si);
+		ix_vecs v;
+		rc = seg_vectors(s, &v);
+		if (rc == FATHOM_ENOTFOUND) {
+			fa_err_clear();
+			continue;
+		}
+		if (rc)
+			return rc;
+		out->vector_dim = v.dim;
+		for (uint32_t c = 0; c < v.count; c++)
+			out->vector_chunks += (v.bits[c >> 3] >> (c & 7) & 1) && !seg_is_deleted(s, c);
+	}
+	const unsigned char *d;
+	size_t n;
+	if (ix_get_value(fx->ix, API_DRIFT_KEY, &d, &n) == 0 && n < 96) {
+		char v[96];
+		memcpy(v, d, n);
+		v[n] = '\0';
+		unsigned long long pairs = 0, gen = 0;
+		double drift = -1;
+		if (sscanf(v, "%lf %llu %llu", &drift, &pairs, &gen) == 3 && drift >= 0) {
+			out->embedder_drift = drift;
+			out->embedder_drift_pairs = pairs;
+			out->embedder_drift_generation = gen;
+		}
+	}
+	return 0;
 }

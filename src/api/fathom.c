@@ -468,6 +468,8 @@ int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
 	out->grep_file_bytes = sz.grep_file_bytes;
 	out->grep_only_files = sz.grep_only_files;
 	snprintf(out->stem_language, sizeof out->stem_language, "%s", ix_stem_language(fx->ix));
+	if ((rc = api_vector_stats(fx, out)))
+		return rc;
 	fa_struct_copy_out(FA_STATS, caller, out);
 	return 0;
 }

@@ -222,6 +222,11 @@ int cmd_stats(int argc, char **argv)
 		cli_json_cstr(stdout, s.stem_language);
 		printf(",\"embedder\":");
 		cli_json_cstr(stdout, emb);
+		printf(",\"vector_chunks\":%llu,\"vector_dim\":%u", (unsigned long long)s.vector_chunks,
+		       s.vector_dim);
+		if (s.embedder_drift >= 0)
+			printf(",\"embedder_drift\":%.6f,\"embedder_drift_pairs\":%llu", s.embedder_drift,
+			       (unsigned long long)s.embedder_drift_pairs);
 		printf(",\"default_mode\":");
 		cli_json_cstr(stdout, mode);
 		printf("}\n");
@@ -240,7 +245,13 @@ int cmd_stats(int argc, char **argv)
 		printf("embedder     none: lexical only (keyword search; fathom config embedder corpus "
 		       "adds vectors)\n");
 	else
-		printf("embedder     %s (default mode %s)\n", emb, mode);
+		printf("embedder     %s (default mode %s): %llu chunks with a %u-d vector\n", emb, mode,
+		       (unsigned long long)s.vector_chunks, s.vector_dim);
+	if (s.embedder_drift >= 0)
+		printf("retrained    drift %.4f (mean change of a chunk pair's cosine, %llu pairs; "
+		       "measured before commit %llu)\n",
+		       s.embedder_drift, (unsigned long long)s.embedder_drift_pairs,
+		       (unsigned long long)s.embedder_drift_generation + 1);
 	fathom_free(emb_set);
 	fathom_free(mode_set);
 	printf("raw text     %llu bytes\n", (unsigned long long)s.raw_text_bytes);

@@ -856,6 +856,12 @@ int cmd_optimize(int argc, char **argv)
 		       (unsigned long long)after.segments, after.segments == 1 ? "" : "s",
 		       (double)after.bytes_total / 1048576.0, (unsigned long long)before.segments,
 		       (double)before.bytes_total / 1048576.0);
+	/* a corpus model retrained by this optimize: how far it moved */
+	if (!a.ci.quiet && after.embedder_drift >= 0 &&
+	    after.embedder_drift_generation == before.generation)
+		printf("corpus embedder retrained: drift %.4f (mean change of the cosine between two "
+		       "chunks, old model to new, over %llu pairs)\n",
+		       after.embedder_drift, (unsigned long long)after.embedder_drift_pairs);
 	fathom_close(ix);
 	return 0;
 }
