@@ -849,7 +849,8 @@ typedef struct fathom_gloss_item {
 	                              * runs of space as one space */
 	size_t n_terms;
 	const char *status;          /* candidates: "pending", "approved", "rejected" */
-	const char *source;          /* candidates: "acronym" or "variant" */
+	const char *source;          /* candidates: "acronym", "variant" or
+	                              * "neighbour" (the corpus embedder) */
 	const char *evidence;        /* candidates: where it was first seen */
 	uint64_t count;              /* candidates: times seen */
 } fathom_gloss_item;

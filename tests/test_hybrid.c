@@ -314,6 +314,25 @@ static void test_pool(void)
 
 /* ---- the corpus embedder: stats and the drift of a retraining ----------------------- */
 
+static uint64_t next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void add_body(fathom_index *ix, int d, const char *body, size_t len)
+{
+	char key[32];
+	snprintf(key, sizeof key, "doc%d", d);
+	fathom_doc doc = { 0 };
+	doc.id = key;
+	doc.body = body;
+	doc.body_len = len;
+	CHECK_OK(fathom_add_doc(ix, &doc, NULL));
+}
+
 /* n documents of words drawn from topic groups (a fixed generator): the
  * corpus model learns which words go together. */
 static void add_topics(fathom_index *ix, int first, int n, int mix)
@@ -326,24 +345,17 @@ static void add_topics(fathom_index *ix, int first, int n, int mix)
 	};
 	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(first + 1);
 	for (int d = first; d < first + n; d++) {
-		char body[2048], key[32];
+		char body[2048];
 		size_t len = 0;
 		int t = d % 4;
 		for (int w = 0; w < 40; w++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			next_rand(&x);
 			/* mix: how often a word comes from the next topic instead */
 			int tt = (int)(x % 100) < mix ? (t + 1) % 4 : t;
 			len += (size_t)snprintf(body + len, sizeof body - len, "%s ",
 			                        topic[tt][(x >> 8) % 6]);
 		}
-		snprintf(key, sizeof key, "doc%d", d);
-		fathom_doc doc = { 0 };
-		doc.id = key;
-		doc.body = body;
-		doc.body_len = len;
-		CHECK_OK(fathom_add_doc(ix, &doc, NULL));
+		add_body(ix, d, body, len);
 	}
 }
 
@@ -387,6 +399,92 @@ static void test_corpus_drift(void)
 	test_rmrf(dir2);
 	free(dir);
 	free(dir2);
+}
+
+/* ---- glossary candidates from the corpus model's word space ------------------------ */
+
+typedef struct cand_find {
+	const char *a, *b;
+	uint32_t id;
+	const char *status;
+	int found;
+} cand_find;
+
+static int find_cand(void *ctx, const fathom_gloss_item *it)
+{
+	cand_find *f = ctx;
+	if (strcmp(it->kind, "candidate") != 0 || it->n_terms != 2 ||
+	    strcmp(it->source, "neighbour") != 0)
+		return 0;
+	if ((strcmp(it->terms[0], f->a) == 0 && strcmp(it->terms[1], f->b) == 0) ||
+	    (strcmp(it->terms[0], f->b) == 0 && strcmp(it->terms[1], f->a) == 0)) {
+		f->found++;
+		f->id = it->id;
+		f->status = it->status;
+	}
+	return 0;
+}
+
+static int has_cand(fathom_index *ix, const char *a, const char *b, cand_find *f)
+{
+	memset(f, 0, sizeof *f);
+	f->a = a;
+	f->b = b;
+	CHECK_OK(fathom_glossary_list(ix, "candidate", find_cand, f));
+	return f->found;
+}
+
+static void test_glossary_neighbours(void)
+{
+	static const char *const topic[3][5] = {
+		{ "kestrel", "heron", "marsh", "nest", "feather" },
+		{ "kernel", "driver", "module", "interrupt", "register" },
+		{ "river", "valley", "glacier", "delta", "basin" },
+	};
+	char *dir = test_tmpdir("gloss-nb");
+	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+	uint64_t x = 88172645463325252ull;
+	for (int d = 0; d < 300; d++) {
+		char body[2048];
+		size_t len = 0;
+		int t = d % 3;
+		for (int w = 0; w < 30; w++) {
+			next_rand(&x);
+			const char *word = topic[t][(x >> 8) % 5];
+			/* topic 0 spells one word two ways, a document one of them
+			 * (substitutes: same company, never together); topic 1's
+			 * documents say "bone marrow" (a collocation) */
+			if (t == 0 && w % 3 == 0)
+				word = (d / 3) % 2 ? "tumour" : "tumor";
+			if (t == 1 && w % 5 == 0)
+				word = "bone marrow";
+			len += (size_t)snprintf(body + len, sizeof body - len, "%s ", word);
+		}
+		add_body(ix, d, body, len);
+	}
+	CHECK_OK(fathom_commit(ix));
+	size_t proposed = 0;
+	CHECK_OK(fathom_glossary_propose(ix, &proposed));
+	CHECK_OK(fathom_commit(ix));
+	cand_find f;
+	/* the substitutes are proposed; words the model puts together because
+	 * they share their chunks (a topic's words, a collocation) are not */
+	CHECK(has_cand(ix, "tumor", "tumour", &f) == 1 && strcmp(f.status, "pending") == 0);
+	CHECK(has_cand(ix, "heron", "nest", &f) == 0);
+	CHECK(has_cand(ix, "kestrel", "marsh", &f) == 0);
+	CHECK(has_cand(ix, "interrupt", "register", &f) == 0);
+	CHECK(has_cand(ix, "bone", "marrow", &f) == 0);
+	/* a rejection is remembered: proposing again leaves it rejected */
+	CHECK(has_cand(ix, "tumor", "tumour", &f) == 1);
+	CHECK_OK(fathom_glossary_decide(ix, f.id, 0));
+	CHECK_OK(fathom_commit(ix));
+	CHECK_OK(fathom_glossary_propose(ix, &proposed));
+	CHECK_OK(fathom_commit(ix));
+	CHECK(has_cand(ix, "tumor", "tumour", &f) == 1 && strcmp(f.status, "rejected") == 0);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
 }
 
 static void test_refused_embedder(void)
@@ -484,6 +582,7 @@ int main(void)
 	RUN(test_external_modes);
 	RUN(test_pool);
 	RUN(test_corpus_drift);
+	RUN(test_glossary_neighbours);
 	RUN(test_refused_embedder);
 	RUN(test_vectors_survive_merge);
 	RUN(test_damaged_vectors);

@@ -106,6 +106,10 @@ int api_query_vector(struct fathom_index *fx, const char *query, const fathom_se
  * API_DRIFT_KEY, measured over the pairs of API_DRIFT_SAMPLE chunks. */
 #define API_DRIFT_KEY "embedder.drift"
 #define API_DRIFT_SAMPLE 256
+/* Propose the corpus model's mutual nearest words as glossary candidates
+ * (embed_train.c; nothing without a trained corpus embedder). */
+struct q_glossary;
+int api_gloss_neighbours(struct fathom_index *fx, struct q_glossary *g, size_t *added);
 /* fathom_stats' vector fields (version 2). */
 int api_vector_stats(struct fathom_index *fx, fathom_stats *out);
 struct q_hybrid;

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "embed/embed.h"
+#include "query/glossary.h"
 
 /* Call fn on the embedding text of every live chunk of the snapshot. */
 static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, size_t n), void *ctx)
@@ -295,4 +296,123 @@ int api_vector_stats(fathom_index *fx, fathom_stats *out)
 		}
 	}
 	return 0;
+}
+
+/* ---- glossary candidates from the corpus model's word space --------------------------- */
+
+typedef struct nb_ctx {
+	q_glossary *g;
+	size_t *added;
+	text_analyzer *an;
+	ix_index *ix;
+	uint64_t collocations;   /* pairs dropped as collocations */
+} nb_ctx;
+
+/* Chunks holding term a, b, and both (live or not: a ratio), over the
+ * segments. */
+static int cooccur(ix_index *ix, const char *a, size_t la, const char *b, size_t lb,
+                   uint64_t *na, uint64_t *nb, uint64_t *both)
+{
+	*na = *nb = *both = 0;
+	for (size_t si = 0; si < ix_nsegments(ix); si++) {
+		ix_segment *s = ix_segment_at(ix, si);
+		ix_term_info ta, tb;
+		int ra = seg_term(s, a, la, &ta), rb = seg_term(s, b, lb, &tb);
+		if ((ra && ra != FATHOM_ENOTFOUND) || (rb && rb != FATHOM_ENOTFOUND))
+			return ra && ra != FATHOM_ENOTFOUND ? ra : rb;
+		fa_err_clear();
+		if (ra || rb) {
+			*na += ra ? 0 : ta.df;
+			*nb += rb ? 0 : tb.df;
+			continue;
+		}
+		*na += ta.df;
+		*nb += tb.df;
+		ix_postings p, q;
+		int rc = ix_post_open(&p, s, &ta);
+		if (!rc)
+			rc = ix_post_open(&q, s, &tb);
+		while (!rc && p.doc != IX_END && q.doc != IX_END) {
+			if (p.doc == q.doc) {
+				(*both)++;
+				rc = ix_post_next(&p);
+				if (!rc)
+					rc = ix_post_next(&q);
+			} else if (p.doc < q.doc) {
+				rc = ix_post_next(&p);
+			} else {
+				rc = ix_post_next(&q);
+			}
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The share of the rarer word's chunks that may also hold the other: past
+ * it the pair is a collocation. */
+#define API_NB_MAX_SHARED 0.35
+
+/* A word worth a glossary group: letters only, at least 3 of them, no
+ * stop word. */
+static int nb_keep(void *ctx, const char *w, size_t n)
+{
+	(void)ctx;
+	if (n < 3 || text_is_stopword(w, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((w[i] >= 'a' && w[i] <= 'z') || (unsigned char)w[i] >= 0x80))
+			return 0;
+	return 1;
+}
+
+static int nb_pair(void *ctx, const char *a, const char *b, float cos)
+{
+	nb_ctx *c = ctx;
+	/* two forms of one word are one term already (the index stems) */
+	char sa[EM_MAX_WORD + 1];
+	size_t la = 0, lb = 0;
+	const char *st = text_stem(c->an, a, strlen(a), &la);
+	if (!st || la > EM_MAX_WORD)
+		return 0;
+	memcpy(sa, st, la);
+	st = text_stem(c->an, b, strlen(b), &lb);
+	if (!st || (la == lb && memcmp(sa, st, la) == 0))
+		return 0;
+	/* words that stand for each other rarely share a chunk; words that
+	 * make a phrase together ("bone marrow", "confidence interval") share
+	 * most of theirs: those are collocations, not aliases */
+	uint64_t na, nb, both;
+	int rc = cooccur(c->ix, sa, la, st, lb, &na, &nb, &both);
+	if (rc)
+		return rc;
+	uint64_t fewer = FA_MIN(na, nb);
+	if (fewer && (double)both > API_NB_MAX_SHARED * (double)fewer) {
+		c->collocations++;
+		return 0;
+	}
+	char ev[96];
+	snprintf(ev, sizeof ev, "the corpus embedder: mutual nearest neighbours, cosine %.2f", cos);
+	return q_gloss_propose_pair(c->g, QG_SRC_NEIGHBOUR, a, b, ev, c->added);
+}
+
+int api_gloss_neighbours(fathom_index *fx, q_glossary *g, size_t *added)
+{
+	int kind, rc;
+	if ((rc = api_embedder_kind(fx, &kind)) || kind != API_EMB_CORPUS)
+		return rc;
+	const unsigned char *d;
+	size_t n;
+	if (ix_get_value(fx->ix, "embedder.model", &d, &n) != 0) {
+		fa_err_clear();
+		return 0;   /* not trained yet */
+	}
+	em_model *m;
+	if ((rc = em_model_read(&m, d, n, "embedder.model")))
+		return rc;
+	nb_ctx c = { g, added, fx->an, fx->ix, 0 };
+	rc = em_model_neighbours(m, EM_NB_TOP, EM_NB_MIN_COS, nb_keep, NULL, nb_pair, &c);
+	em_model_free(m);
+	return rc;
 }

@@ -90,7 +90,8 @@ int fathom_glossary_protect(fathom_index *fx, const char *name, int on)
 
 static int op_propose(q_glossary *g, fathom_index *fx, void *arg)
 {
-	return q_gloss_propose(g, fx->ix, fx->an, arg);
+	int rc = q_gloss_propose(g, fx->ix, fx->an, arg);
+	return rc ? rc : api_gloss_neighbours(fx, g, arg);
 }
 
 int fathom_glossary_propose(fathom_index *fx, size_t *proposed)
@@ -124,7 +125,7 @@ int fathom_glossary_list(fathom_index *fx, const char *kind, fathom_gloss_cb cb,
 		return fa_err(FATHOM_EINVAL, "no index or no callback");
 	static const char *const kinds[] = { "group", "protected", "candidate" };
 	static const char *const status[] = { "pending", "approved", "rejected" };
-	static const char *const source[] = { "curator", "acronym", "variant" };
+	static const char *const source[] = { "curator", "acronym", "variant", "neighbour" };
 	int want = -1, pending = 0;
 	if (kind && *kind) {
 		if (strcmp(kind, "pending") == 0) {

@@ -106,7 +106,7 @@ const cli_sub cli_glossary_subs[] = {
 	{ "protect", "NAME", "never group or expand NAME" },
 	{ "unprotect", "NAME", "undo protect" },
 	{ "propose", NULL, "scan the corpus for candidates (acronym definitions,\n"
-	                   "spelling variants)" },
+	                   "spelling variants, the corpus embedder's mutual nearest words)" },
 	{ "pending", NULL, "the candidates waiting for a decision" },
 	{ "approve", "ID", "the candidate becomes a group" },
 	{ "reject", "ID", "never propose it again" },

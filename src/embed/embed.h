@@ -177,6 +177,19 @@ int em_model_index(em_model *m, const char *name);
  * CRC32C, so a retrained model is another embedder. */
 int em_corpus_new(em_embedder **out, em_model *m);
 
+/* ---- neighbours.c: word pairs for the glossary's queue ------------------------
+ *
+ * Among the model's `top` (at most EM_NB_TOP) most frequent words that keep
+ * accepts, the pairs that are each other's nearest neighbour with a cosine
+ * of at least min_cos: cb(ctx, a, b, cos) for each, a the more frequent;
+ * a non-zero return stops and is returned. */
+#define EM_NB_TOP 4000u
+#define EM_NB_MIN_COS 0.6f
+typedef int (*em_word_keep_fn)(void *ctx, const char *w, size_t len);
+typedef int (*em_pair_fn)(void *ctx, const char *a, const char *b, float cos);
+int em_model_neighbours(const em_model *m, uint32_t top, float min_cos, em_word_keep_fn keep,
+                        void *kctx, em_pair_fn cb, void *ctx);
+
 /* ---- remote.c: an OpenAI-compatible embeddings service -------------------------
  *
  * POST {"model": ..., "input": [texts]} to URL (a base ending in /v1 gets

@@ -5,7 +5,8 @@
  *
  *   u32 next id, u32 item count, then per item:
  *     u8 kind (0 group, 1 protected, 2 candidate), u8 status (0 pending,
- *     1 approved, 2 rejected), u8 source (0 curator, 1 acronym, 2 variant),
+ *     1 approved, 2 rejected), u8 source (0 curator, 1 acronym, 2 variant,
+ *     3 neighbour),
  *     u8 reserved, u32 id, u64 count, u16 evidence length + bytes,
  *     u16 term count, per term u16 length + bytes (normalised)
  *
@@ -239,7 +240,7 @@ int q_gloss_parse(q_glossary *g, const unsigned char *data, size_t len)
 		it->count = rd_n(&r, 8);
 		it->evidence = rd_str(&r, Q_GLOSS_MAX_EVIDENCE);
 		uint64_t nt = rd_n(&r, 2);
-		if (it->kind > QG_CANDIDATE || it->status > QG_REJECTED || it->source > QG_SRC_VARIANT ||
+		if (it->kind > QG_CANDIDATE || it->status > QG_REJECTED || it->source > QG_SRC_NEIGHBOUR ||
 		    nt == 0 || nt > Q_GLOSS_MAX_TERMS || it->id == 0 || it->id > g->next_id)
 			r.bad = r.bad ? r.bad : 1;
 		if (!r.bad && !(it->terms = fa_calloc(nt, sizeof *it->terms)))
@@ -609,6 +610,25 @@ static int scan_acronyms(q_glossary *g, const char *text, size_t len, const char
 	}
 	fbuf_free(&a);
 	fbuf_free(&b);
+	return rc;
+}
+
+int q_gloss_propose_pair(q_glossary *g, int source, const char *a, const char *b,
+                         const char *evidence, size_t *added)
+{
+	fbuf x, y;
+	fbuf_init(&x, 0);
+	fbuf_init(&y, 0);
+	int rc = q_gloss_norm(a, strlen(a), &x);
+	if (!rc)
+		rc = q_gloss_norm(b, strlen(b), &y);
+	if (!rc && x.len && y.len && strcmp((char *)x.data, (char *)y.data) != 0) {
+		int swap = strcmp((char *)x.data, (char *)y.data) > 0;
+		char *terms[2] = { (char *)(swap ? y.data : x.data), (char *)(swap ? x.data : y.data) };
+		rc = propose(g, source, terms, 2, evidence, added);
+	}
+	fbuf_free(&x);
+	fbuf_free(&y);
 	return rc;
 }
 

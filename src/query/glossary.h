@@ -18,7 +18,7 @@
 
 enum q_gloss_kind { QG_GROUP = 0, QG_PROTECTED, QG_CANDIDATE };
 enum q_gloss_status { QG_PENDING = 0, QG_APPROVED, QG_REJECTED };
-enum q_gloss_source { QG_SRC_CURATOR = 0, QG_SRC_ACRONYM, QG_SRC_VARIANT };
+enum q_gloss_source { QG_SRC_CURATOR = 0, QG_SRC_ACRONYM, QG_SRC_VARIANT, QG_SRC_NEIGHBOUR };
 
 typedef struct q_gitem {
 	uint8_t kind, status, source;
@@ -60,5 +60,10 @@ int q_gloss_protect(q_glossary *g, const char *name, int on);
 int q_gloss_decide(q_glossary *g, uint32_t id, int approve);
 /* Scan the corpus for candidates; *added counts the new ones. */
 int q_gloss_propose(q_glossary *g, ix_index *ix, text_analyzer *an, size_t *added);
+/* Propose the pair a, b (normalised, in byte order) from source, with its
+ * evidence: a pair already grouped, pending (counted again) or rejected
+ * (remembered) is not proposed again. */
+int q_gloss_propose_pair(q_glossary *g, int source, const char *a, const char *b,
+                         const char *evidence, size_t *added);
 
 #endif /* FATHOM_GLOSSARY_H */
