@@ -304,6 +304,10 @@ int q_keyword_retrieve(q_keyword *kw, fa_arena *work, ix_index *ix, text_analyze
 	    (rc = alloc_scratch(c, work)))
 		return rc;
 	c->work = work;
+	/* fetch 0 (semantic mode): the plan's terms are looked up for the
+	 * receipt, nothing is retrieved */
+	if (fetch == 0)
+		return 0;
 
 	size_t nseg = ix_nsegments(ix);
 	for (size_t s = 0; s < nseg; s++) {
