@@ -492,9 +492,23 @@ static int remote_add(const cli_remote *r, ingest_args *a)
 	return rc;
 }
 
+/* The long step a commit may take, said on a terminal: the corpus
+ * embedder's first training, over every chunk (as long as indexing took,
+ * about). */
+static void say_training(fathom_index *ix)
+{
+	fathom_stats st = FATHOM_STATS_INIT;
+	if (!isatty(2) || fathom_stats_get(&st, ix) != 0)
+		return;
+	if (strcmp(st.embedder, "corpus") == 0 && st.vector_chunks == 0)
+		fprintf(stderr, "%s: training the corpus embedder on the index's chunks, then "
+		                "embedding them\n", cli_prog);
+}
+
 static int commit_and_close(fathom_index *ix, int rc)
 {
 	if (!rc) {
+		say_training(ix);
 		rc = fathom_commit(ix);
 		if (rc)
 			cli_die_api(rc, "commit failed");
