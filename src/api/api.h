@@ -121,9 +121,12 @@ int api_grep_literal(void *ctx, const char *literal, size_t len, uint32_t k, fa_
 int api_hybrid(struct fathom_index *fx, const char *query, const fathom_search_opts *o,
                struct q_hybrid *hy, float **qvec);
 
-/* After a commit (embed_train.c): train the corpus embedder when it has
- * no model yet (optimize: always, retraining it) and re-embed every chunk
- * without a vector of the configured embedder (optimize), committing. */
+/* The vectors' part of a commit (embed_train.c): train the corpus
+ * embedder when it has no model yet (optimize: always, retraining it) on
+ * what the commit holds, pending documents included, and re-embed every
+ * chunk without a vector of the configured embedder (optimize),
+ * committing it all at once. fathom_commit calls it before ix_commit, so
+ * documents and the vectors they need are one commit. */
 int api_commit_vectors(struct fathom_index *fx, int optimize);
 
 struct fathom_index {

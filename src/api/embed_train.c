@@ -4,6 +4,14 @@
  * commit, and every `fathom optimize`), and re-embedding every chunk whose
  * vector is not the configured embedder's (a merge of all the segments
  * with an embed hook: ix_merge embeds the chunks it finds without one).
+ *
+ * The first commit of a corpus index is one commit: the new documents,
+ * the model trained on them and their vectors become visible together
+ * (fathom_commit calls api_commit_vectors before ix_commit; training reads
+ * the writer's view, pending documents included, and the re-embedding
+ * merge commits it all). So a crash, or a failed training (too few
+ * words), leaves the commit before, never documents without the vectors
+ * their embedder needs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,20 +21,27 @@
 #include "embed/embed.h"
 #include "query/glossary.h"
 
-/* Call fn on the embedding text of every live chunk of the snapshot. */
-static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, size_t n), void *ctx)
+/* Call fn on the embedding text of every live chunk the next commit will
+ * hold (the writer's view: ix_writer_flush first). fn NULL: count them
+ * into *n alone. */
+static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, size_t n), void *ctx,
+                           uint64_t *n)
 {
 	fbuf doc, one;
 	fbuf_init(&doc, 0);
 	fbuf_init(&one, 0);
 	int rc = 0;
-	for (size_t si = 0; si < ix_nsegments(ix) && !rc; si++) {
-		ix_segment *s = ix_segment_at(ix, si);
+	*n = 0;
+	for (size_t si = 0; si < ix_writer_nsegments(ix) && !rc; si++) {
+		ix_segment *s = ix_writer_segment_at(ix, si);
 		for (uint32_t d = 0; d < seg_ndocs(s) && !rc; d++) {
 			ix_doc_info di;
-			if (seg_doc_is_deleted(s, d))
+			if (!ix_writer_doc_live(ix, si, d))
 				continue;
 			if ((rc = seg_doc(s, d, &di)) || di.grep_only || !di.n_chunks)
+				continue;
+			*n += di.n_chunks;
+			if (!fn)
 				continue;
 			fbuf_reset(&doc);
 			if ((rc = seg_doc_text(s, d, 0, di.text_len, &doc)))
@@ -119,7 +134,8 @@ static int measure_drift(ix_index *ix, em_embedder *old, em_embedder *new_e, dou
 	d.text = fa_calloc(API_DRIFT_SAMPLE, sizeof *d.text);
 	d.len = fa_calloc(API_DRIFT_SAMPLE, sizeof *d.len);
 	float *a = NULL, *b = NULL;
-	int rc = d.text && d.len ? each_chunk_text(ix, keep_sample, &d)
+	uint64_t chunks;
+	int rc = d.text && d.len ? each_chunk_text(ix, keep_sample, &d, &chunks)
 	                         : fa_err(FATHOM_ENOMEM, "drift sample");
 	if (!rc && d.n > 1) {
 		a = fa_calloc(d.n, (size_t)old->dim * sizeof *a);
@@ -181,9 +197,10 @@ static int stage_drift(fathom_index *fx, em_model *m)
 	return rc;
 }
 
-/* Train a corpus model on the committed snapshot and stage it. */
+/* Train a corpus model on what the next commit holds and stage it. */
 static int train_corpus(fathom_index *fx)
 {
+	uint64_t n;
 	em_ppmi_opts o;
 	em_ppmi_defaults(&o);
 	em_ppmi *t = NULL;
@@ -192,11 +209,11 @@ static int train_corpus(fathom_index *fx)
 	size_t len = 0;
 	int rc = em_ppmi_new(&t, &o);
 	if (!rc)
-		rc = each_chunk_text(fx->ix, feed_count, t);
+		rc = each_chunk_text(fx->ix, feed_count, t, &n);
 	if (!rc)
 		rc = em_ppmi_vocab(t);
 	if (!rc)
-		rc = each_chunk_text(fx->ix, feed_cooc, t);
+		rc = each_chunk_text(fx->ix, feed_cooc, t, &n);
 	if (!rc)
 		rc = em_ppmi_train(t, &m);
 	if (!rc)
@@ -248,7 +265,12 @@ int api_commit_vectors(fathom_index *fx, int optimize)
 		int trained = ix_get_value(fx->ix, "embedder.model", &d, &n) == 0;
 		if (trained && !optimize)
 			return 0;
-		if (ix_total_chunks(fx->ix) == 0)
+		/* what the commit will hold, pending documents written out */
+		uint64_t chunks;
+		if ((rc = ix_writer_flush(fx->ix)) ||
+		    (rc = each_chunk_text(fx->ix, NULL, NULL, &chunks)))
+			return rc;
+		if (chunks == 0)
 			return 0;
 		if ((rc = train_corpus(fx)))
 			return rc;

@@ -496,9 +496,11 @@ int fathom_commit(fathom_index *fx)
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	/* a merge must not copy what a damaged map read as zeros */
 	int rc = ix_check_mapped(fx->ix);
+	/* the corpus embedder's first training commits the documents with it
+	 * (then ix_commit has nothing left to do) */
 	if (!rc)
-		rc = ix_commit(fx->ix);
-	return rc ? rc : ix_checked(fx->ix, api_commit_vectors(fx, 0));
+		rc = ix_checked(fx->ix, api_commit_vectors(fx, 0));
+	return rc ? rc : ix_commit(fx->ix);
 }
 
 int fathom_optimize(fathom_index *fx)

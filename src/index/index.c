@@ -264,6 +264,32 @@ void ix_wsegs_drop_fresh(ix_index *ix)
 	ix->nw = k;
 }
 
+/* ---- the writer's view -------------------------------------------------------- */
+
+int ix_writer_flush(ix_index *ix)
+{
+	if (!(ix->flags & IX_WRITE) || !ix->pend)
+		return fa_err(FATHOM_EREADONLY, "%s: opened read-only", ix->dir);
+	return ix_pending_flush(ix);
+}
+
+size_t ix_writer_nsegments(const ix_index *ix)
+{
+	return ix->pend ? ix->nw : 0;
+}
+
+ix_segment *ix_writer_segment_at(const ix_index *ix, size_t i)
+{
+	return ix->pend && i < ix->nw ? ix->w[i].seg : NULL;
+}
+
+int ix_writer_doc_live(const ix_index *ix, size_t i, uint32_t doc)
+{
+	if (!ix->pend || i >= ix->nw || doc >= ix->w[i].seg->ndocs)
+		return 0;
+	return !ix_bit_get(wseg_del_docs(&ix->w[i]), doc);
+}
+
 /* ---- deletes and lookups ------------------------------------------------------ */
 
 int ix_delete_doc(ix_index *ix, const char *key)

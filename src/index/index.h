@@ -168,6 +168,20 @@ int ix_doc_lookup(ix_index *ix, const char *key, ix_doc_state *out);
 /* Visit the keys of all live documents (committed and pending). */
 int ix_foreach_live_key(ix_index *ix, int (*cb)(void *ctx, const char *key), void *ctx);
 
+/* The writer's view: what the next commit will hold, before it is made.
+ * ix_writer_flush writes the pending documents to a fresh segment (not
+ * committed: a rollback or a crash drops it, as it would at commit); then
+ * ix_writer_nsegments and ix_writer_segment_at give every segment the
+ * writer holds, fresh ones included, and ix_writer_doc_live whether a
+ * document of one is live in the writer's (uncommitted) deletions. How a
+ * commit that must read its own new documents does it in the same commit:
+ * the corpus embedder trained at the first commit (api/embed_train.c).
+ * Writers only (FATHOM_EREADONLY otherwise). */
+int ix_writer_flush(ix_index *ix);
+size_t ix_writer_nsegments(const ix_index *ix);
+ix_segment *ix_writer_segment_at(const ix_index *ix, size_t i);
+int ix_writer_doc_live(const ix_index *ix, size_t i, uint32_t doc);
+
 /* Flush pending documents into a segment, write tombstones, merge small
  * segments, and replace the manifest. After it returns 0 the change is
  * durable; searches opened afterwards see it. */
