@@ -121,7 +121,7 @@ $(BUILD)/src/serve/mcp_schema.o: docs/openapi.json
 $(BUILD)/fathom: $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/test.h tests/vecmix.h $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
+$(BUILD)/tests/%: tests/%.c tests/test.h tests/vecmix.h tests/embed_server.h $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(BUILD)/libfathom_serve.a $(BUILD)/libfathom.a $(LDFLAGS) $(LDLIBS) $(SERVE_LIBS)
 
