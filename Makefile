@@ -51,7 +51,7 @@ DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:li
 # Debian packages the build, the tests and the demo need (the libraries'
 # are DEPS_HEADERS' packages, written there alone).
 DEPS_BUILD := gcc make pkg-config $(foreach hp,$(DEPS_HEADERS),$(lastword $(subst :, ,$(hp))))
-DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3-jsonschema groff-base zsh ripgrep
+DEPS_TEST  := clang libclang-rt-14-dev grep curl jq python3 python3-jsonschema groff-base zsh ripgrep
 DEPS_BENCH := time sqlite3 libsqlite3-dev libxapian-dev xapian-tools g++ postgresql libpq-dev linux-source-6.1 python3 ripgrep codesearch hyperfine wrk python3-hnswlib python3-faiss
 
 .PHONY: all test sanitize fuzz fuzz-smoke bench demo deps deps-bench clean check-header unit e2e replay \

@@ -16,26 +16,30 @@ if [ ! -f "$D/records.jsonl" ] || [ ! -f "$D/embeddings.bin" ]; then
 fi
 command -v python3 > /dev/null || { echo "skip: no python3"; exit 77; }
 
-# records.jsonl + embeddings.bin -> fathom JSON lines; the documents' ids
-# and vectors (unit length) for the reference.
-python3 - "$D" "$T" <<'PY' || { echo "conversion failed"; exit 2; }
+# records.jsonl + embeddings.bin -> fathom JSON lines; the query vectors
+# (documents' own, and the sum of two) with the expected ids; the
+# documents' ids and unit vectors for the reference.
+QDOCS="0 5 137 400 777"
+python3 - "$D" "$T" $QDOCS <<'PY' || { echo "conversion failed"; exit 2; }
 import json, math, struct, sys
-d, t = sys.argv[1], sys.argv[2]
+d, t, qdocs = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3:]]
 recs = [json.loads(l) for l in open(d + "/records.jsonl", encoding="utf-8")]
 raw = open(d + "/embeddings.bin", "rb").read()
-meta = json.load(open(d + "/metadata.json"))
-dim = meta["dimensions"]
+dim = json.load(open(d + "/metadata.json"))["dimensions"]
 assert len(raw) == 4 * dim * len(recs), "embeddings.bin does not hold one vector per record"
 vals = struct.unpack("<%df" % (len(raw) // 4), raw)
-with open(t + "/docs.jsonl", "w") as o, open(t + "/ref.json", "w") as r:
-    ref = []
-    for i, rec in enumerate(recs):
-        v = list(vals[i * dim:(i + 1) * dim])
+vec = [list(vals[i * dim:(i + 1) * dim]) for i in range(len(recs))]
+with open(t + "/docs.jsonl", "w") as o:
+    for rec, v in zip(recs, vec):
         o.write(json.dumps({"id": rec["id"], "title": rec["title"], "body": rec["content"],
                             "path": rec["path"], "vector": v}) + "\n")
-        n = math.sqrt(sum(x * x for x in v))
-        ref.append([rec["id"], [x / n for x in v]])
-    json.dump({"dim": dim, "docs": ref}, r)
+for i in qdocs:
+    json.dump(vec[i], open("%s/q%d.json" % (t, i), "w"))
+    open("%s/id%d" % (t, i), "w").write(recs[i]["id"])
+json.dump([a + b for a, b in zip(vec[10], vec[600])], open(t + "/qmix.json", "w"))
+norm = [math.sqrt(sum(x * x for x in v)) for v in vec]
+unit = [[x / n for x in v] for v, n in zip(vec, norm)]
+json.dump({"dim": dim, "docs": [[r["id"], u] for r, u in zip(recs, unit)]}, open(t + "/ref.json", "w"))
 PY
 IX=$T/ix
 # One chunk per document where the chunker allows (every chunk of a
@@ -50,60 +54,51 @@ expect_rc 0 "$F" verify --index "$IX"
 expect_out '^embedder += external$' "$F" config --index "$IX"
 grep -aq 'external v1 dim=384' "$IX/MANIFEST" && ok || fail "the manifest lacks 'external v1 dim=384'"
 
-# qvec I: document I's vector as a JSON array
-qvec() { python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["docs"][int(sys.argv[2])][1]))' "$T/ref.json" "$1"; }
-
-# check_knn NAME VECFILE: fathom's semantic top 10 documents (first chunk of
-# each) against the brute-force cosine over every document: each rank's
-# document has the reference's cosine at that rank (ties may swap), and
-# fathom's score is that cosine.
-check_knn() {
-	local name=$1 vf=$2
-	"$F" search --index "$IX" --mode semantic --vector "$(cat "$vf")" -k 60 --json x > "$T/knn.json" 2> "$T/knn.err" ||
-		{ fail "$name: semantic search failed: $(cat "$T/knn.err")"; return; }
-	if python3 - "$T/ref.json" "$vf" "$T/knn.json" > "$T/knn.out" 2>&1 <<'PY'; then ok; else fail "$name: $(cat "$T/knn.out")"; fi
+# Documents' own vectors: the document first, at cosine 1.
+for i in $QDOCS; do
+	"$F" search --index "$IX" --mode semantic --vector "$(cat "$T/q$i.json")" -k 1 --json x > "$T/one.json" 2>&1
+	if jq -e --arg id "$(cat "$T/id$i")" '.results[0].id == $id and (.results[0].score - 1 | fabs) < 1e-4' \
+		"$T/one.json" > /dev/null; then ok
+	else fail "document $i is not its own nearest at cosine 1: $(head -c 300 "$T/one.json")"; fi
+done
+# The nearest neighbours of those vectors, and of one no document has (two
+# documents' sum, not normalised): fathom's semantic top 10 documents (the
+# first chunk of each) against a brute-force cosine over every document.
+# Each rank's document has the reference's cosine at that rank (ties may
+# swap), and fathom's score is that cosine.
+knn=()
+for q in $QDOCS mix; do
+	if "$F" search --index "$IX" --mode semantic --vector "$(cat "$T/q$q.json")" -k 60 --json x \
+		> "$T/knn$q.json" 2> "$T/knn.err"; then knn+=("$q"); ok
+	else fail "query $q: semantic search failed: $(cat "$T/knn.err")"; fi
+done
+if python3 - "$T" "${knn[@]}" > "$T/knn.out" 2>&1 <<'PY'; then ok; else fail "$(cat "$T/knn.out")"; fi
 import json, math, sys
-ref = json.load(open(sys.argv[1]))
-q = json.load(open(sys.argv[2]))
-n = math.sqrt(sum(x * x for x in q))
-q = [x / n for x in q]
-cos = {i: sum(a * b for a, b in zip(q, v)) for i, v in ref["docs"]}
-want = sorted(cos.items(), key=lambda kv: -kv[1])[:10]
-got = []
-for h in json.load(open(sys.argv[3]))["results"]:
-    if all(h["id"] != g[0] for g in got):
-        got.append((h["id"], h["score"]))
-got = got[:10]
+t = sys.argv[1]
+ref = json.load(open(t + "/ref.json"))
 bad = []
-if len(got) < 10:
-    bad.append("only %d documents" % len(got))
-for r, ((gid, gs), (wid, ws)) in enumerate(zip(got, want), 1):
-    if abs(cos[gid] - ws) > 1e-5:
-        bad.append("rank %d: %s (cosine %.6f), brute force %s (%.6f)" % (r, gid, cos[gid], wid, ws))
-    if abs(gs - cos[gid]) > 1e-4:
-        bad.append("rank %d: %s scored %.6f, its cosine is %.6f" % (r, gid, gs, cos[gid]))
+for name in sys.argv[2:]:
+    q = json.load(open("%s/q%s.json" % (t, name)))
+    n = math.sqrt(sum(x * x for x in q))
+    q = [x / n for x in q]
+    cos = {i: sum(a * b for a, b in zip(q, v)) for i, v in ref["docs"]}
+    want = sorted(cos.items(), key=lambda kv: -kv[1])[:10]
+    got = []
+    for h in json.load(open("%s/knn%s.json" % (t, name)))["results"]:
+        if all(h["id"] != g[0] for g in got):
+            got.append((h["id"], h["score"]))
+    got = got[:10]
+    if len(got) < 10:
+        bad.append("query %s: only %d documents" % (name, len(got)))
+    for r, ((gid, gs), (wid, ws)) in enumerate(zip(got, want), 1):
+        if abs(cos[gid] - ws) > 1e-5:
+            bad.append("query %s, rank %d: %s (cosine %.6f), brute force %s (%.6f)" % (name, r, gid, cos[gid], wid, ws))
+        if abs(gs - cos[gid]) > 1e-4:
+            bad.append("query %s, rank %d: %s scored %.6f, its cosine is %.6f" % (name, r, gid, gs, cos[gid]))
 if bad:
-    print("; ".join(bad[:4]))
+    print("nearest neighbours: " + "; ".join(bad[:6]))
     sys.exit(1)
 PY
-}
-
-# Documents' own vectors: the document first, at cosine 1, then its neighbours.
-for i in 0 5 137 400 777; do
-	qvec "$i" > "$T/q$i.json"
-	id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["docs"][int(sys.argv[2])][0])' "$T/ref.json" "$i")
-	"$F" search --index "$IX" --mode semantic --vector "$(cat "$T/q$i.json")" -k 1 --json x > "$T/one.json" 2>&1
-	if jq -e --arg id "$id" '.results[0].id == $id and (.results[0].score - 1 | fabs) < 1e-4' "$T/one.json" > /dev/null; then ok
-	else fail "document $i ($id) is not its own nearest at cosine 1: $(head -c 300 "$T/one.json")"; fi
-	check_knn "document $i" "$T/q$i.json"
-done
-# A vector no document has (two documents' mean, not normalised): the same
-# neighbours as brute force.
-python3 -c '
-import json,sys
-d = json.load(open(sys.argv[1]))["docs"]
-print(json.dumps([a + b for a, b in zip(d[10][1], d[600][1])]))' "$T/ref.json" > "$T/qmix.json"
-check_knn "mean of documents 10 and 600" "$T/qmix.json"
 
 # Hybrid: the words and the vector both count; the document its own vector
 # names is found by both lists.

@@ -16,7 +16,7 @@
 #             of such documents
 #   static    add --embedder static:GloVe (skipped without ../shared)
 source "$(dirname "$0")/lib.sh"
-N=${CRASH_RUNS:-30}
+N=${CRASH_RUNS:-25}
 [ "${FATHOM_SANITIZE:-0}" = 1 ] && N=${CRASH_RUNS:-10}
 GLOVE=$(cd "$(dirname "$0")/../.." && pwd)/../shared/data/glove50d10k/glove.6B.50d.10k.txt
 
