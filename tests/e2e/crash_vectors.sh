@@ -16,7 +16,7 @@
 #             of such documents
 #   static    add --embedder static:GloVe (skipped without ../shared)
 source "$(dirname "$0")/lib.sh"
-N=${CRASH_RUNS:-25}
+N=${CRASH_RUNS:-20}
 [ "${FATHOM_SANITIZE:-0}" = 1 ] && N=${CRASH_RUNS:-10}
 GLOVE=$(cd "$(dirname "$0")/../.." && pwd)/../shared/data/glove50d10k/glove.6B.50d.10k.txt
 
@@ -127,9 +127,11 @@ for run in $(seq 1 "$N"); do
 	IX=$T/ix_run
 	rm -rf "$IX"
 	[ -d "$T/ix_$s.0" ] && cp -a "$T/ix_$s.0" "$IX"
-	# from 15% to 110% of a full run: through ingest, training, the merge
-	# and the commit, and now and then after the end
-	delay_us=$(( full_ms[$s] * 150 + (RANDOM * 32768 + RANDOM) % (full_ms[$s] * 950 + 1) ))
+	# from 10% to 130% of a full run, each scenario's kills spread over
+	# it in strata (round k of R takes a random moment in the k-th R-th):
+	# through ingest, training, the merge, the commit, and after the end
+	rounds=$(( (N + ${#scen[@]} - 1) / ${#scen[@]} )); k=$(( (run - 1) / ${#scen[@]} ))
+	delay_us=$(( full_ms[$s] * (100 + k * 1200 / rounds + RANDOM % (1200 / rounds)) ))
 	args "$s" "$IX"
 	"$F" "${A[@]}" > /dev/null 2>&1 &
 	pid=$!
