@@ -18,6 +18,12 @@
  * folder (no segment left behind), the same search answers, verify
  * passes. A failed first add leaves no index. Skips (77) when the fathom
  * binary is not built.
+ *
+ * Through the library, with a flush budget so small that every document
+ * goes to a segment file of its own while the add runs: a failure midway
+ * leaves those files until fathom_rollback removes them, or
+ * fathom_close; the committed state is the one before either way (the
+ * files a kill leaves, the next writer removes: e2e/crash_vectors.sh).
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -26,9 +32,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "api/api.h"
 #include "embed_server.h"
 #include "fathom.h"
-#include "index/index.h"
+#include "index/index_int.h"
 #include "test.h"
 
 extern char **environ;
@@ -346,6 +353,91 @@ static void test_key_env(void)
 	CHECK_EQ(fathom("verify", "--index", ix, NULL), 0);
 }
 
+/* The files of folder d, "LOCK" aside. */
+static int nfiles(const char *d)
+{
+	DIR *dd = opendir(d);
+	struct dirent *e;
+	int n = 0;
+	while (dd && (e = readdir(dd)) != NULL)
+		n += e->d_name[0] != '.' && strcmp(e->d_name, "LOCK") != 0;
+	if (dd)
+		closedir(dd);
+	return n;
+}
+
+static fathom_index *lib_open(const char *d)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	fathom_index *fx = NULL;
+	oo.flags = FATHOM_OPEN_CREATE;
+	if (fathom_open(&fx, d, &oo) != 0) {
+		fprintf(stderr, "  cannot open %s: %s\n", d, fathom_errmsg());
+		exit(2);
+	}
+	ix_set_flush_budget(fx->ix, 1);   /* a segment file per document */
+	return fx;
+}
+
+static void lib_same(fathom_index *fx, const fathom_stats *want, int files, const char *d)
+{
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, fx));
+	CHECK_EQ(st.generation, want->generation);
+	CHECK_EQ(st.docs, want->docs);
+	CHECK_EQ(st.vector_chunks, want->vector_chunks);
+	CHECK_EQ(nfiles(d), files);
+	CHECK_OK(fathom_verify(fx));
+}
+
+static void test_library_flushed(void)
+{
+	char *d = test_tmpdir("remote-lib");
+	fathom_index *fx = lib_open(d);
+	server_mode(M_OK, 0);
+	CHECK_OK(fathom_config_set(fx, "embedder", "remote"));
+	CHECK_OK(fathom_config_set(fx, "embedder.url", url));
+	CHECK_OK(fathom_add_jsonl(fx, docs1, NULL, NULL));
+	CHECK_OK(fathom_commit(fx));
+	fathom_stats before = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&before, fx));
+	CHECK_EQ(before.docs, NDOCS / 2);
+	CHECK_EQ(before.vector_chunks, NDOCS / 2);
+	int files = nfiles(d);
+
+	/* failing after 8 requests: segments were written, the rollback
+	 * removes them */
+	server_mode(M_FAIL_AFTER, 8);
+	CHECK_EQ(fathom_add_jsonl(fx, docs2, NULL, NULL), FATHOM_EIO);
+	CHECK(has(fathom_errmsg(), url));
+	CHECK(nfiles(d) > files);
+	CHECK_OK(fathom_rollback(fx));
+	lib_same(fx, &before, files, d);
+
+	/* again, another failure, and the handle closed with the failed add
+	 * pending: closing removes them */
+	server_mode(M_DIM_AFTER, 8);
+	CHECK_EQ(fathom_add_jsonl(fx, docs2, NULL, NULL), FATHOM_ECORRUPT);
+	CHECK(nfiles(d) > files);
+	fathom_close(fx);
+	fx = lib_open(d);
+	lib_same(fx, &before, files, d);
+
+	/* and with the service well, every chunk of every flushed segment
+	 * has its vector */
+	server_mode(M_OK, 0);
+	CHECK_OK(fathom_add_jsonl(fx, docs2, NULL, NULL));
+	CHECK_OK(fathom_commit(fx));
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, fx));
+	CHECK_EQ(st.docs, NDOCS);
+	CHECK_EQ(st.vector_chunks, NDOCS);
+	CHECK_OK(fathom_verify(fx));
+	fathom_close(fx);
+	test_rmrf(d);
+	free(d);
+}
+
 static void remove_tree(void)
 {
 	DIR *d = opendir(ix);
@@ -412,6 +504,7 @@ int main(void)
 	RUN(test_midway);
 	RUN(test_wrong_dim);
 	RUN(test_key_env);
+	RUN(test_library_flushed);
 	server_mode(M_OK, 0);
 	MHD_stop_daemon(S.d);
 	remove_tree();
