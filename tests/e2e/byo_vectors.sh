@@ -53,6 +53,10 @@ expect_rc 0 "$F" verify --index "$IX"
 # the manifest names the external embedder and its dimension
 expect_out '^embedder += external$' "$F" config --index "$IX"
 grep -aq 'external v1 dim=384' "$IX/MANIFEST" && ok || fail "the manifest lacks 'external v1 dim=384'"
+# every chunk carries its document's vector
+expect_rc 0 "$F" stats --index "$IX" --json
+jq -e '.embedder == "external" and .vector_dim == 384 and .vector_chunks == .chunks and .chunks >= 778' \
+	"$T/.out" > /dev/null && ok || fail "stats: $(cat "$T/.out")"
 
 # Documents' own vectors: the document first, at cosine 1.
 for i in $QDOCS; do

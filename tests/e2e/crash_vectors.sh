@@ -150,7 +150,11 @@ for run in $(seq 1 "$N"); do
 		if ! "$F" verify --index "$IX" > "$T/v" 2>&1; then
 			fail "$what: verify failed: $(cat "$T/v")"; continue
 		fi
-		gen=$("$F" stats --index "$IX" | awk '$1 == "generation" { print $2 }')
+		"$F" stats --index "$IX" --json > "$T/st" 2>&1
+		gen=$(jq -r .generation "$T/st")
+		# every chunk of the commit has its vector
+		jq -e '.chunks > 0 and .vector_chunks == .chunks' "$T/st" > /dev/null && ok ||
+			fail "$what: chunks without vectors: $(cat "$T/st")"
 		ids "$IX" > "$T/ids_now"
 		answer "$IX" "$s" > "$T/ans_now"
 		if [ "$s" = optimize ]; then
