@@ -7,7 +7,8 @@
  * indexes missing or twice, entries out of order, values that are not
  * numbers, replies past the bound; and, for ingest through `fathom add`
  * (test_remote_cli.c), answers that turn bad after the first requests
- * (M_FAIL_AFTER: 500s; M_DIM_AFTER: another dimension). It counts
+ * (M_FAIL_AFTER: 500s; M_DIM_AFTER: another dimension), and replies
+ * that take delay_ms each. It counts
  * requests and texts, keeps the last Authorization header, path, model
  * and input, and the most requests it serves at once. Included by one
  * test file each (static functions); offline: nothing but the loopback.
@@ -54,6 +55,7 @@ static struct srv {
 	char auth[256];          /* the last Authorization header ("" none) */
 	char path[256], model[64];
 	char input[256];         /* the last request's first text (its start) */
+	int delay_ms;            /* every reply waits this long (any mode) */
 	double t[16];            /* when the first requests came */
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -232,6 +234,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (mode == M_SLOW)
 		for (int i = 0; i < 300 && __atomic_load_n(&S.gen, __ATOMIC_RELAXED) == gen; i++)
 			sleep_ms(10);
+	int delay = __atomic_load_n(&S.delay_ms, __ATOMIC_RELAXED);
+	if (delay > 0)
+		sleep_ms(delay);
 
 	enum MHD_Result ok;
 	if (mode == M_FAIL_AFTER && nreq >= fail_first) {

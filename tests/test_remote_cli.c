@@ -12,6 +12,9 @@
  *               one): the add fails naming the URL, exit 2
  *   midway      the service answers some requests, then 500 for ever
  *   wrong dim   the service answers some requests, then another dimension
+ *   kill -9     the add killed at moments spread over its run, while the
+ *               service embeds: the commit before or the new one, every
+ *               chunk with its vector; the add run again completes
  *
  * After each failure the index is exactly as before the add: the same
  * stats (generation, documents, chunks, bytes), the same files in its
@@ -28,6 +31,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,8 +56,39 @@ static void slurp(const char *path, char *buf, size_t cap)
 		fclose(f);
 }
 
-/* Run fathom with the arguments (NULL-terminated): its exit status (128 +
- * the signal when one killed it); stdout into out, stderr into err. */
+/* Start fathom with argv (argv[0] is bin), stdout to out_path, stderr to
+ * err_path. */
+static pid_t spawn_fathom(const char *const *argv)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	pid_t pid;
+	int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		fprintf(stderr, "  cannot run %s\n", bin);
+		exit(2);
+	}
+	return pid;
+}
+
+/* Wait for it: its exit status (128 + the signal when one killed it);
+ * stdout into out, stderr into err. */
+static int wait_fathom(pid_t pid)
+{
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid) {
+		fprintf(stderr, "  waitpid: %s\n", strerror(errno));
+		exit(2);
+	}
+	slurp(out_path, out, sizeof out);
+	slurp(err_path, err, sizeof err);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run fathom with the arguments (NULL-terminated), as wait_fathom. */
 static int fathom(const char *a0, ...)
 {
 	const char *argv[32];
@@ -65,20 +100,7 @@ static int fathom(const char *a0, ...)
 		argv[n++] = a;
 	va_end(ap);
 	argv[n] = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	pid_t pid;
-	int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), st = 0;
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0 || waitpid(pid, &st, 0) != pid) {
-		fprintf(stderr, "  cannot run %s\n", bin);
-		exit(2);
-	}
-	slurp(out_path, out, sizeof out);
-	slurp(err_path, err, sizeof err);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return wait_fathom(spawn_fathom(argv));
 }
 
 static int has(const char *text, const char *part)
@@ -201,13 +223,18 @@ static void same_state(const state *a, const char *what)
 	CHECK(strcmp(a->search, b.search) == 0);
 }
 
-static long long stat_num(const char *key)
+static long long stat_num_of(const char *d, const char *key)
 {
-	CHECK_EQ(fathom("stats", "--index", ix, "--json", NULL), 0);
+	CHECK_EQ(fathom("stats", "--index", d, "--json", NULL), 0);
 	json_t *j = json_loads(out, 0, NULL);
 	long long v = j ? json_integer_value(json_object_get(j, key)) : -1;
 	json_decref(j);
 	return v;
+}
+
+static long long stat_num(const char *key)
+{
+	return stat_num_of(ix, key);
 }
 
 /* ---- the cases --------------------------------------------------------------------- */
@@ -353,6 +380,97 @@ static void test_key_env(void)
 	CHECK_EQ(fathom("verify", "--index", ix, NULL), 0);
 }
 
+/* A flat folder: copied, removed. */
+static void copy_dir(const char *from, const char *to)
+{
+	mkdir(to, 0755);
+	DIR *d = opendir(from);
+	struct dirent *e;
+	static char data[1 << 16];
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char a[600], b[600];
+		snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+		snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+		FILE *in = fopen(a, "rb"), *o = fopen(b, "wb");
+		size_t n;
+		while (in && o && (n = fread(data, 1, sizeof data, in)) > 0)
+			CHECK(fwrite(data, 1, n, o) == n);
+		CHECK(in && o);
+		if (in)
+			fclose(in);
+		if (o)
+			fclose(o);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void rm_dir(const char *d)
+{
+	DIR *dd = opendir(d);
+	struct dirent *e;
+	while (dd && (e = readdir(dd)) != NULL) {
+		char p[600];
+		snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+		if (e->d_name[0] != '.')
+			unlink(p);
+	}
+	if (dd)
+		closedir(dd);
+	rmdir(d);
+}
+
+/* kill -9 `fathom add` while the service embeds its documents (each reply
+ * a few ms late, so that the run lasts): the index left has the documents
+ * of the commit before or of the new one, every chunk with its vector,
+ * passes verify and answers a semantic query; the add run again
+ * completes. The kills are spread in strata from 10% to 130% of a run. */
+#define KILLS 8
+static void test_kill_during_add(void)
+{
+	char docs3[300], kx[300];
+	snprintf(docs3, sizeof docs3, "%s/docs3.jsonl", dir);
+	snprintf(kx, sizeof kx, "%s/killed", dir);
+	write_docs(docs3, NDOCS, 2 * NDOCS);
+	server_mode(M_OK, 0);
+	__atomic_store_n(&S.delay_ms, 3, __ATOMIC_RELAXED);
+	copy_dir(ix, kx);
+	double t0 = now_s();
+	CHECK_EQ(fathom("add", "-q", "--index", kx, "--jsonl", docs3, NULL), 0);
+	double full = now_s() - t0;
+	CHECK_EQ(stat_num_of(kx, "documents"), 2 * NDOCS);
+	rm_dir(kx);
+	srand((unsigned)getpid());
+	int seen[2] = { 0, 0 };
+	for (int run = 0; run < KILLS; run++) {
+		copy_dir(ix, kx);
+		const char *argv[] = { bin, "add", "-q", "--index", kx, "--jsonl", docs3, NULL };
+		pid_t pid = spawn_fathom(argv);
+		double at = full * (0.1 + 1.2 * (run + rand() / (RAND_MAX + 1.0)) / KILLS);
+		sleep_ms((int)(at * 1000));
+		kill(pid, SIGKILL);
+		wait_fathom(pid);
+		CHECK_EQ(fathom("verify", "--index", kx, NULL), 0);
+		long long docs = stat_num_of(kx, "documents");
+		if (docs != NDOCS && docs != 2 * NDOCS)
+			fprintf(stderr, "  kill %d at %.0f ms: %lld documents\n", run, at * 1000, docs);
+		CHECK(docs == NDOCS || docs == 2 * NDOCS);
+		seen[docs == 2 * NDOCS]++;
+		CHECK_EQ(stat_num_of(kx, "vector_chunks"), stat_num_of(kx, "chunks"));
+		CHECK_EQ(fathom("search", "--index", kx, "--mode", "semantic", "-k", "3", QUERY, NULL), 0);
+		CHECK_EQ(fathom("add", "-q", "--index", kx, "--jsonl", docs3, NULL), 0);
+		CHECK_EQ(stat_num_of(kx, "documents"), 2 * NDOCS);
+		CHECK_EQ(stat_num_of(kx, "vector_chunks"), stat_num_of(kx, "chunks"));
+		rm_dir(kx);
+	}
+	__atomic_store_n(&S.delay_ms, 0, __ATOMIC_RELAXED);
+	unlink(docs3);
+	printf("  %d kills during a remote add (a run %.0f ms): %d left the old commit, %d the new\n",
+	       KILLS, full * 1000, seen[0], seen[1]);
+}
+
 /* The files of folder d, "LOCK" aside. */
 static int nfiles(const char *d)
 {
@@ -440,17 +558,7 @@ static void test_library_flushed(void)
 
 static void remove_tree(void)
 {
-	DIR *d = opendir(ix);
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		char p[600];
-		snprintf(p, sizeof p, "%s/%s", ix, e->d_name);
-		if (e->d_name[0] != '.')
-			unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(ix);
+	rm_dir(ix);
 	unlink(docs1);
 	unlink(docs2);
 	unlink(out_path);
@@ -504,6 +612,7 @@ int main(void)
 	RUN(test_midway);
 	RUN(test_wrong_dim);
 	RUN(test_key_env);
+	RUN(test_kill_during_add);
 	RUN(test_library_flushed);
 	server_mode(M_OK, 0);
 	MHD_stop_daemon(S.d);
