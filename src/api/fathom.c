@@ -509,13 +509,15 @@ int fathom_optimize(fathom_index *fx)
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	int rc = ix_check_mapped(fx->ix);
-	if (rc || (rc = ix_commit(fx->ix)) != 0)
-		return rc;
 	int kind;
-	if ((rc = api_embedder_kind(fx, &kind)))
+	if (rc || (rc = api_embedder_kind(fx, &kind)))
 		return rc;
-	if (kind != API_EMB_NONE && kind != API_EMB_EXTERNAL)
-		return ix_checked(fx->ix, api_commit_vectors(fx, 1));
+	/* (re)training and re-embedding commit what is pending with them, in
+	 * one commit; then the merge has nothing left to do. Without them
+	 * (no embedder, or no chunk to train on) the merge commits. */
+	if (kind != API_EMB_NONE && kind != API_EMB_EXTERNAL &&
+	    (rc = ix_checked(fx->ix, api_commit_vectors(fx, 1))) != 0)
+		return rc;
 	return ix_checked(fx->ix, ix_optimize(fx->ix));
 }
 
