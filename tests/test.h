@@ -60,6 +60,21 @@ static inline void test_rmrf(const char *dir)
 		fprintf(stderr, "  could not remove %s\n", dir);
 }
 
+#ifdef FATHOM_H
+/* Open the index at dir with flags (FATHOM_OPEN_*), or stop the test. */
+static inline fathom_index *test_open(const char *dir, unsigned flags)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	fathom_index *fx = NULL;
+	oo.flags = flags;
+	if (fathom_open(&fx, dir, &oo) != 0) {
+		fprintf(stderr, "  cannot open %s: %s\n", dir, fathom_errmsg());
+		exit(2);
+	}
+	return fx;
+}
+#endif
+
 /* Write a file (creating parent folders not included). */
 static inline void test_write(const char *path, const char *text)
 {

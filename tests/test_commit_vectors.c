@@ -11,18 +11,6 @@
 #include "fathom.h"
 #include "test.h"
 
-static fathom_index *open_create(const char *dir)
-{
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	fathom_index *fx = NULL;
-	oo.flags = FATHOM_OPEN_CREATE;
-	if (fathom_open(&fx, dir, &oo) != 0) {
-		fprintf(stderr, "  cannot open %s: %s\n", dir, fathom_errmsg());
-		exit(2);
-	}
-	return fx;
-}
-
 /* n documents of four topics, 40 words each, from document first on. */
 static void add_docs(fathom_index *fx, int first, int n)
 {
@@ -48,105 +36,95 @@ static void add_docs(fathom_index *fx, int first, int n)
 	}
 }
 
-static fathom_stats stats(fathom_index *fx)
+/* The index is at generation gen with docs documents, each chunk with a
+ * vector when vectors is set (none otherwise); the embedder named. */
+static void expect(fathom_index *fx, uint64_t gen, uint64_t docs, int vectors,
+                   const char *embedder)
 {
 	fathom_stats st = FATHOM_STATS_INIT;
 	CHECK_OK(fathom_stats_get(&st, fx));
-	return st;
+	CHECK_EQ(st.generation, gen);
+	CHECK_EQ(st.docs, docs);
+	CHECK_EQ(st.vector_chunks, vectors ? st.chunks : 0);
+	CHECK_STR(st.embedder, embedder);
+	CHECK_OK(fathom_verify(fx));
+}
+
+/* A new index with the corpus embedder and n documents pending. */
+static fathom_index *corpus_index(const char *tag, char **dir, int n)
+{
+	*dir = test_tmpdir(tag);
+	fathom_index *fx = test_open(*dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
+	add_docs(fx, 0, n);
+	return fx;
+}
+
+static void done(fathom_index *fx, char *dir)
+{
+	fathom_close(fx);
+	test_rmrf(dir);
+	free(dir);
 }
 
 static void test_first_commit(void)
 {
-	char *dir = test_tmpdir("cv-first");
-	fathom_index *fx = open_create(dir);
-	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
-	add_docs(fx, 0, 120);
+	char *dir;
+	fathom_index *fx = corpus_index("cv-first", &dir, 120);
 	CHECK_OK(fathom_commit(fx));
-	fathom_stats st = stats(fx);
-	CHECK_EQ(st.generation, 1);   /* one commit: documents, model, vectors */
-	CHECK_EQ(st.docs, 120);
-	CHECK_EQ(st.vector_chunks, st.chunks);
-	CHECK(st.vector_dim > 0);
-	CHECK_STR(st.embedder, "corpus");
+	expect(fx, 1, 120, 1, "corpus");   /* one commit: documents, model, vectors */
 	/* more documents: embedded at ingest, one commit */
 	add_docs(fx, 120, 40);
 	CHECK_OK(fathom_commit(fx));
-	st = stats(fx);
-	CHECK_EQ(st.generation, 2);
-	CHECK_EQ(st.vector_chunks, st.chunks);
-	CHECK_EQ(st.docs, 160);
+	expect(fx, 2, 160, 1, "corpus");
 	/* optimize with documents pending: retrained, re-embedded, merged,
 	 * the pending ones with them, in one commit */
 	add_docs(fx, 160, 20);
 	CHECK_OK(fathom_delete_doc(fx, "doc3"));
 	CHECK_OK(fathom_optimize(fx));
-	st = stats(fx);
-	CHECK_EQ(st.generation, 3);
-	CHECK_EQ(st.docs, 179);
+	expect(fx, 3, 179, 1, "corpus");
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, fx));
 	CHECK_EQ(st.segments, 1);
 	CHECK_EQ(st.deleted_chunks, 0);
-	CHECK_EQ(st.vector_chunks, st.chunks);
-	CHECK_OK(fathom_verify(fx));
-	fathom_close(fx);
-	test_rmrf(dir);
-	free(dir);
+	done(fx, dir);
 }
 
-/* fathom_optimize as the first commit of a corpus index. */
+/* fathom_optimize as the first commit of a corpus index; without an
+ * embedder, the merge alone commits what is pending. */
 static void test_optimize_first(void)
 {
-	char *dir = test_tmpdir("cv-opt");
-	fathom_index *fx = open_create(dir);
-	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
-	add_docs(fx, 0, 80);
+	char *dir;
+	fathom_index *fx = corpus_index("cv-opt", &dir, 80);
 	CHECK_OK(fathom_optimize(fx));
-	fathom_stats st = stats(fx);
-	CHECK_EQ(st.generation, 1);
-	CHECK_EQ(st.docs, 80);
-	CHECK_EQ(st.vector_chunks, st.chunks);
-	/* no embedder: optimize is the merge alone, pending work included */
+	expect(fx, 1, 80, 1, "corpus");
 	CHECK_OK(fathom_config_set(fx, "embedder", "none"));
 	CHECK_OK(fathom_delete_doc(fx, "doc1"));
 	CHECK_OK(fathom_optimize(fx));
-	st = stats(fx);
-	CHECK_EQ(st.generation, 2);
-	CHECK_EQ(st.docs, 79);
-	CHECK_STR(st.embedder, "none");
-	fathom_close(fx);
-	test_rmrf(dir);
-	free(dir);
+	expect(fx, 2, 79, 1, "none");
+	done(fx, dir);
 }
 
 /* Too few words to train: the commit fails and commits nothing; a
- * rollback leaves the index as it was. */
+ * rollback leaves the index as it was, reopened too. */
 static void test_training_fails(void)
 {
 	char *dir = test_tmpdir("cv-fail");
-	fathom_index *fx = open_create(dir);
+	fathom_index *fx = test_open(dir, FATHOM_OPEN_CREATE);
 	fathom_doc a = { "a", "A", "hello world", 11, NULL, NULL, 0, NULL, 0, NULL };
 	CHECK_OK(fathom_add_doc(fx, &a, NULL));
 	CHECK_OK(fathom_commit(fx));
-	CHECK_EQ(stats(fx).generation, 1);
 	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
 	fathom_doc b = { "b", "B", "second note", 11, NULL, NULL, 0, NULL, 0, NULL };
 	CHECK_OK(fathom_add_doc(fx, &b, NULL));
 	CHECK_EQ(fathom_commit(fx), FATHOM_EINVAL);
 	CHECK(strstr(fathom_errmsg(), "training the corpus embedder") != NULL);
 	CHECK_OK(fathom_rollback(fx));
-	fathom_stats st = stats(fx);
-	CHECK_EQ(st.generation, 1);
-	CHECK_EQ(st.docs, 1);
-	CHECK_STR(st.embedder, "none");
+	expect(fx, 1, 1, 0, "none");
 	fathom_close(fx);
-	/* reopened: the same */
-	fx = open_create(dir);
-	st = stats(fx);
-	CHECK_EQ(st.generation, 1);
-	CHECK_EQ(st.docs, 1);
-	CHECK_OK(fathom_verify(fx));
-	fathom_close(fx);
-	test_rmrf(dir);
-	free(dir);
+	fx = test_open(dir, FATHOM_OPEN_CREATE);
+	expect(fx, 1, 1, 0, "none");
+	done(fx, dir);
 }
 
 /* A lexical index given the corpus embedder: the next commit trains on
@@ -154,25 +132,17 @@ static void test_training_fails(void)
 static void test_embedder_later(void)
 {
 	char *dir = test_tmpdir("cv-later");
-	fathom_index *fx = open_create(dir);
+	fathom_index *fx = test_open(dir, FATHOM_OPEN_CREATE);
 	add_docs(fx, 0, 100);
 	CHECK_OK(fathom_commit(fx));
 	add_docs(fx, 100, 30);
 	CHECK_OK(fathom_commit(fx));
-	fathom_stats st = stats(fx);
-	CHECK_EQ(st.generation, 2);
-	CHECK_EQ(st.vector_chunks, 0);
+	expect(fx, 2, 130, 0, "none");
 	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
 	add_docs(fx, 130, 10);
 	CHECK_OK(fathom_commit(fx));
-	st = stats(fx);
-	CHECK_EQ(st.generation, 3);
-	CHECK_EQ(st.docs, 140);
-	CHECK_EQ(st.vector_chunks, st.chunks);
-	CHECK_OK(fathom_verify(fx));
-	fathom_close(fx);
-	test_rmrf(dir);
-	free(dir);
+	expect(fx, 3, 140, 1, "corpus");
+	done(fx, dir);
 }
 
 int main(void)

@@ -486,13 +486,7 @@ static int nfiles(const char *d)
 
 static fathom_index *lib_open(const char *d)
 {
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	fathom_index *fx = NULL;
-	oo.flags = FATHOM_OPEN_CREATE;
-	if (fathom_open(&fx, d, &oo) != 0) {
-		fprintf(stderr, "  cannot open %s: %s\n", d, fathom_errmsg());
-		exit(2);
-	}
+	fathom_index *fx = test_open(d, FATHOM_OPEN_CREATE);
 	ix_set_flush_budget(fx->ix, 1);   /* a segment file per document */
 	return fx;
 }
