@@ -13,6 +13,9 @@
  *   dist.c      distance kernels (float32 and int8 dot products, SIMD
  *               with plain references) and int8 quantisation
  *   safetensors.c  the safetensors container (Model2Vec's matrix)
+ *   wordpiece.c BERT's WordPiece tokenizer (tokenizer.json or vocab.txt)
+ *   model2vec.c Model2Vec static models: a text as the mean of its
+ *               tokens' rows (the `static` embedder over a model folder)
  *
  * Internal to the library; the public embedder interface comes with the
  * embedders themselves.
@@ -99,7 +102,10 @@ typedef struct em_wordavg_model {
 int em_wordavg_new(em_embedder **out, const em_wordavg_model *m, const char *kind,
                    const char *ident, void (*owner_free)(void *), void *owner);
 
-/* The `static` embedder: the vectors of a word vector file (vecfile.c,
+/* The `static` embedder. path is a Model2Vec model (a folder holding
+ * model.safetensors and tokenizer.json, or a .safetensors file with
+ * tokenizer.json beside it: model2vec.c, em_m2v_open), or else a word
+ * vector file: the vectors of a word vector file (vecfile.c,
  * format EM_VEC_AUTO), rows normalised, words weighted by SIF with p(w)
  * estimated from the file's order (files list words most frequent first:
  * Zipf's law, p proportional to 1 / (rank + 2.7)). Its ident names the
@@ -351,5 +357,78 @@ const em_tensor *em_st_find(const em_st *st, const char *tensor);
  * BF16 exactly, F64 rounded; FATHOM_EINVAL for an integer dtype,
  * FATHOM_ESYNTAX for a value that is not finite. */
 int em_st_floats(const em_st *st, const em_tensor *t, float *out);
+
+/* ---- wordpiece.c: BERT's WordPiece tokenizer ------------------------------
+ *
+ * Read from a Hugging Face tokenizer.json whose model is WordPiece (its
+ * vocab, unk_token, continuing_subword_prefix, max_input_chars_per_word),
+ * normalizer BertNormalizer or null and pre_tokenizer BertPreTokenizer;
+ * other tokenizers are FATHOM_EINVAL naming the file and the type. Or from
+ * a vocab.txt (a token a line, ids from 0, unknown token "[UNK]", prefix
+ * "##", at most 100 characters a word; lowercased with accents stripped
+ * unless a token other than the [SPECIAL] ones has a capital letter).
+ * Encoding gives what HF's encode(text, add_special_tokens=False) gives:
+ * no [CLS] or [SEP]; the caller adds them (em_wordpiece_id(wp, "[CLS]")).
+ * Texts need not be valid UTF-8 (a stray byte reads as U+FFFD, which the
+ * normalizer drops). A tokenizer is read-only once open: any number of
+ * threads may encode with it at once. */
+#define EM_WP_MAX_FILE ((size_t)64 << 20) /* bytes of tokenizer.json or vocab.txt */
+#define EM_WP_MAX_VOCAB (1u << 21)     /* tokens, and the largest id + 1 */
+#define EM_WP_MAX_TOKEN 256u           /* bytes a token */
+#define EM_WP_MAX_PREFIX 16u           /* bytes of continuing_subword_prefix */
+#define EM_WP_MAX_WORD_CHARS 256u      /* characters a word can have and be
+                                          split (max_input_chars_per_word is
+                                          capped here; longer: unknown) */
+
+typedef struct em_wordpiece em_wordpiece;
+
+/* Read a tokenizer.json or vocab.txt (by its first non-blank byte: '{' is
+ * JSON). Errors name the file: FATHOM_ESYNTAX for what does not parse, a
+ * token given twice, an unknown token missing from the vocabulary;
+ * FATHOM_EINVAL for a tokenizer of another kind; FATHOM_ETOOBIG past the
+ * limits above. */
+int em_wordpiece_open(em_wordpiece **out, const char *path);
+/* The same from len bytes in memory; name is for messages. */
+int em_wordpiece_parse(em_wordpiece **out, const char *data, size_t len, const char *name);
+void em_wordpiece_free(em_wordpiece *wp);
+/* The ids of len bytes of text: the first min(*n, max) are written to ids
+ * (ids may be NULL when max is 0), *n is the text's count of tokens, so
+ * *n > max says the text was cut. 0, or FATHOM_EINVAL for a NULL text. */
+int em_wordpiece_encode(const em_wordpiece *wp, const char *text, size_t len, uint32_t *ids,
+                        size_t max, size_t *n);
+/* The vocabulary's size: its largest id + 1 (ids may leave gaps). */
+uint32_t em_wordpiece_size(const em_wordpiece *wp);
+/* The unknown token's id. */
+uint32_t em_wordpiece_unk(const em_wordpiece *wp);
+/* A token's id ("[CLS]", "##ing"), or -1. */
+int64_t em_wordpiece_id(const em_wordpiece *wp, const char *tok, size_t len);
+
+/* ---- model2vec.c: Model2Vec static models -----------------------------------
+ *
+ * A Model2Vec model (Tulkens & van Dongen, 2024: a sentence transformer
+ * distilled into one vector a token) is a folder with model.safetensors,
+ * one 2-D float tensor [vocab, dim] (named "embeddings" when there are
+ * several; F32, F16, BF16 or F64), and tokenizer.json (WordPiece only:
+ * Unigram and BPE models are refused, naming the type). An optional
+ * "weights" tensor [vocab] weighs each token's row, and an optional
+ * integer "mapping" tensor [vocab] sends each token to its row (the
+ * vocabulary-quantised models). A text's vector, as model2vec's encode:
+ * its tokens without [UNK], the first EM_M2V_MAX_TOKENS of them, the mean
+ * of their (weighted) rows, scaled to unit length; no token left: the zero
+ * vector. The ident names the folder's base name, both files' sizes and
+ * CRC32C, the vocabulary and the dimension. */
+#define EM_M2V_MAX_TOKENS 512u        /* tokens of a text (model2vec's max_length) */
+#define EM_M2V_MAX_ROWS (1u << 22)    /* rows of the matrix */
+
+/* Whether path names a Model2Vec model rather than a word vector file: a
+ * folder, or a name ending in ".safetensors". */
+int em_m2v_is_model(const char *path);
+/* Open the model at path (a folder, or its .safetensors file with
+ * tokenizer.json in the same folder). Errors name the file: a missing
+ * tokenizer.json or model.safetensors (FATHOM_ENOTFOUND), a tokenizer that
+ * is not WordPiece (FATHOM_EINVAL), no 2-D float tensor, a vocabulary
+ * whose size is not the tensor's rows, weights or a mapping of another
+ * length, a mapping to a row past the end (FATHOM_ESYNTAX). */
+int em_m2v_open(em_embedder **out, const char *path);
 
 #endif /* FATHOM_EMBED_H */

@@ -1,0 +1,484 @@
+/*
+ * wordpiece.c — BERT's WordPiece tokenizer, as Hugging Face's tokenizers
+ * library runs it from a tokenizer.json (model "WordPiece", normalizer
+ * "BertNormalizer" or none, pre_tokenizer "BertPreTokenizer"), or from a
+ * plain vocab.txt (one token a line, the line number its id).
+ *
+ * A text goes through, character by character (utf8proc):
+ *   clean_text        NUL, U+FFFD and control characters (Cc, Cf, Co, Cs,
+ *                     Cn, but not tab, newline and CR) dropped; whitespace
+ *                     (tab, newline, CR and Unicode's White_Space) to ' '
+ *   handle_chinese    a CJK ideograph gets a space either side
+ *   strip_accents     NFD, then nonspacing marks (Mn) dropped; on when the
+ *                     setting is null and lowercase is on, as in BERT
+ *   lowercase         Unicode's lowercase of each character (U+0130 to
+ *                     "i" + U+0307, the one full mapping of more than one
+ *                     character that is not context-dependent)
+ *   pre-tokenizer     words split at whitespace (dropped) and punctuation
+ *                     (ASCII punctuation and Unicode's P* categories, each
+ *                     a word of its own)
+ *   WordPiece         each word longest-match-first against the vocabulary,
+ *                     pieces after the first prefixed "##"; a word of more
+ *                     than max_input_chars_per_word characters, or with a
+ *                     part no piece matches, is the unknown token
+ * which gives the ids of HF's encode(text, add_special_tokens=False).
+ * Added tokens ("[CLS]" written in the text) are not matched as such: they
+ * read as the punctuation and word they are made of.
+ *
+ * Limits are in embed.h (EM_WP_*). The vocabulary lives in a fa_strmap
+ * (token to id); the encoder keeps no state in the tokenizer, so several
+ * threads may encode at once.
+ */
+#include <jansson.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "embed/embed.h"
+#include "fathom.h"
+#include "util/util.h"
+
+struct em_wordpiece {
+	fa_strmap vocab;             /* token bytes -> id */
+	uint32_t size;               /* the largest id + 1 */
+	uint32_t unk;                /* the unknown token's id */
+	uint32_t max_word;           /* max_input_chars_per_word */
+	uint32_t max_piece;          /* characters in the longest token */
+	char prefix[EM_WP_MAX_PREFIX + 1];
+	size_t prefix_len;
+	int clean_text, chinese, strip_accents, lowercase;
+};
+
+/* ---- characters ---------------------------------------------------------- */
+
+static int is_ws(utf8proc_int32_t c)
+{
+	switch (c) {
+	case 0x09: case 0x0a: case 0x0b: case 0x0c: case 0x0d: case 0x20: case 0x85: case 0xa0:
+	case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f: case 0x3000:
+		return 1;
+	default:
+		return c >= 0x2000 && c <= 0x200a;
+	}
+}
+
+static int is_control(utf8proc_int32_t c)
+{
+	if (c == '\t' || c == '\n' || c == '\r')
+		return 0;
+	switch (utf8proc_category(c)) {
+	case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CS:
+	case UTF8PROC_CATEGORY_CO: case UTF8PROC_CATEGORY_CN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_chinese(utf8proc_int32_t c)
+{
+	return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) ||
+	       (c >= 0x20000 && c <= 0x2a6df) || (c >= 0x2a700 && c <= 0x2b73f) ||
+	       (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b920 && c <= 0x2ceaf) ||
+	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
+}
+
+static int is_punct(utf8proc_int32_t c)
+{
+	if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+	    (c >= 123 && c <= 126))
+		return 1;
+	utf8proc_category_t k = utf8proc_category(c);
+	return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+}
+
+/* ---- encoding -------------------------------------------------------------- */
+
+/* The word being gathered: its bytes, where each character starts, and how
+ * many characters it has (counted past what is kept, to know it is too
+ * long). */
+typedef struct enc {
+	const em_wordpiece *wp;
+	uint32_t *ids;
+	size_t max, n;
+	char w[EM_WP_MAX_WORD_CHARS * 4 + 4];
+	uint16_t at[EM_WP_MAX_WORD_CHARS + 1];
+	size_t wlen;
+	uint32_t chars;
+	char key[EM_WP_MAX_PREFIX + EM_WP_MAX_WORD_CHARS * 4 + 4];
+} enc;
+
+static void put_id(enc *e, uint32_t id)
+{
+	if (e->n < e->max)
+		e->ids[e->n] = id;
+	e->n++;
+}
+
+static void flush_word(enc *e)
+{
+	const em_wordpiece *wp = e->wp;
+	uint32_t nc = e->chars;
+	if (nc == 0)
+		return;
+	if (nc > wp->max_word) {
+		put_id(e, wp->unk);
+		goto done;
+	}
+	e->at[nc] = (uint16_t)e->wlen;
+	size_t first = e->n;
+	uint32_t start = 0;
+	while (start < nc) {
+		uint32_t end = nc;
+		if (end - start > wp->max_piece)
+			end = start + wp->max_piece;
+		const fa_strmap_slot *hit = NULL;
+		size_t pre = start ? wp->prefix_len : 0;
+		memcpy(e->key, wp->prefix, pre);
+		for (; end > start; end--) {
+			size_t bl = (size_t)e->at[end] - e->at[start];
+			memcpy(e->key + pre, e->w + e->at[start], bl);
+			if ((hit = fa_strmap_find(&wp->vocab, e->key, pre + bl)))
+				break;
+		}
+		if (!hit) {
+			e->n = first;       /* the whole word is unknown */
+			put_id(e, wp->unk);
+			goto done;
+		}
+		put_id(e, (uint32_t)hit->value);
+		start = end;
+	}
+done:
+	e->wlen = 0;
+	e->chars = 0;
+}
+
+static void push_char(enc *e, utf8proc_int32_t c)
+{
+	if (is_ws(c)) {
+		flush_word(e);
+		return;
+	}
+	int punct = is_punct(c);
+	if (punct)
+		flush_word(e);
+	if (e->chars < e->wp->max_word) {
+		e->at[e->chars] = (uint16_t)e->wlen;
+		e->wlen += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)e->w + e->wlen);
+	}
+	e->chars++;   /* past the limit only counted: the word is unknown */
+	if (punct)
+		flush_word(e);
+}
+
+/* One character of the text through the normalizer, then to the words. */
+static void normalize_char(enc *e, utf8proc_int32_t c)
+{
+	const em_wordpiece *wp = e->wp;
+	if (wp->clean_text) {
+		if (c == 0 || c == 0xfffd || is_control(c))
+			return;
+		if (is_ws(c))
+			c = ' ';
+	}
+	int cjk = wp->chinese && is_chinese(c);
+	if (cjk)
+		push_char(e, ' ');
+	utf8proc_int32_t d[8];
+	utf8proc_ssize_t nd = 1;
+	d[0] = c;
+	if (wp->strip_accents) {
+		int bc = 0;
+		nd = utf8proc_decompose_char(c, d, 8, UTF8PROC_DECOMPOSE, &bc);
+		if (nd < 1 || nd > 8) {
+			d[0] = c;
+			nd = 1;
+		}
+	}
+	for (utf8proc_ssize_t i = 0; i < nd; i++) {
+		utf8proc_int32_t x = d[i];
+		if (wp->strip_accents && utf8proc_category(x) == UTF8PROC_CATEGORY_MN)
+			continue;
+		if (wp->lowercase) {
+			if (x == 0x130) {      /* İ: "i" and a combining dot above */
+				push_char(e, 'i');
+				x = 0x307;
+			} else {
+				x = utf8proc_tolower(x);
+			}
+		}
+		push_char(e, x);
+	}
+	if (cjk)
+		push_char(e, ' ');
+}
+
+int em_wordpiece_encode(const em_wordpiece *wp, const char *text, size_t len, uint32_t *ids,
+                        size_t max, size_t *n)
+{
+	*n = 0;
+	if (!text && len)
+		return fa_err(FATHOM_EINVAL, "wordpiece: no text");
+	enc st, *e = &st;
+	e->wp = wp;
+	e->ids = ids;
+	e->max = max;
+	e->n = 0;
+	e->wlen = 0;
+	e->chars = 0;
+	const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)text;
+	size_t i = 0;
+	while (i < len) {
+		utf8proc_int32_t c;
+		utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(len - i), &c);
+		if (k < 1) {      /* a byte that is not UTF-8 reads as U+FFFD */
+			c = 0xfffd;
+			k = 1;
+		}
+		i += (size_t)k;
+		normalize_char(e, c);
+	}
+	flush_word(e);
+	*n = e->n;
+	return 0;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static void wp_init(em_wordpiece *wp)
+{
+	fa_strmap_init(&wp->vocab);
+	wp->unk = UINT32_MAX;
+	wp->max_word = 100;
+	memcpy(wp->prefix, "##", 3);
+	wp->prefix_len = 2;
+	wp->clean_text = wp->chinese = wp->strip_accents = wp->lowercase = 1;
+}
+
+void em_wordpiece_free(em_wordpiece *wp)
+{
+	if (!wp)
+		return;
+	fa_strmap_free(&wp->vocab);
+	fa_free(wp);
+}
+
+/* Add a token; FATHOM_ESYNTAX naming name for one that is empty, too long
+ * or given twice, or an id out of range. */
+static int add_token(em_wordpiece *wp, const char *tok, size_t len, uint64_t id, const char *name)
+{
+	if (len == 0 || len > EM_WP_MAX_TOKEN)
+		return fa_err(FATHOM_ESYNTAX, "%s: token %llu: empty or longer than %u bytes", name,
+		              (unsigned long long)id, EM_WP_MAX_TOKEN);
+	if (id >= EM_WP_MAX_VOCAB)
+		return fa_err(FATHOM_ETOOBIG, "%s: token id %llu (at most %u tokens)", name,
+		              (unsigned long long)id, EM_WP_MAX_VOCAB);
+	int is_new;
+	fa_strmap_slot *s = fa_strmap_upsert(&wp->vocab, tok, len, &is_new);
+	if (!s)
+		return fa_err(FATHOM_ENOMEM, "%s: vocabulary", name);
+	if (!is_new)
+		return fa_err(FATHOM_ESYNTAX, "%s: token \"%.*s\" given twice", name,
+		              (int)(len < 64 ? len : 64), tok);
+	s->value = id;
+	if (id + 1 > wp->size)
+		wp->size = (uint32_t)id + 1;
+	/* the longest piece in characters bounds the longest-match search */
+	uint32_t chars = 0;
+	for (size_t i = 0; i < len; i++)
+		chars += ((unsigned char)tok[i] & 0xc0) != 0x80;
+	if (chars > wp->max_piece)
+		wp->max_piece = chars;
+	return 0;
+}
+
+static int set_unk(em_wordpiece *wp, const char *unk, const char *name)
+{
+	const fa_strmap_slot *s = fa_strmap_find(&wp->vocab, unk, strlen(unk));
+	if (!s)
+		return fa_err(FATHOM_ESYNTAX, "%s: the unknown token \"%.64s\" is not in the vocabulary",
+		              name, unk);
+	wp->unk = (uint32_t)s->value;
+	return 0;
+}
+
+/* vocab.txt: a token a line, ids from 0; a vocabulary with no capital
+ * letter outside its [SPECIAL] tokens is uncased (lowercased and accents
+ * stripped, as bert-base-uncased), else cased. */
+static int parse_vocab_txt(em_wordpiece *wp, const char *data, size_t len, const char *name)
+{
+	size_t i = 0;
+	uint64_t id = 0;
+	int cased = 0;
+	while (i < len) {
+		const char *nl = memchr(data + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - data) : len, l = e - i;
+		while (l && (data[i + l - 1] == '\r' || data[i + l - 1] == ' ' || data[i + l - 1] == '\t'))
+			l--;
+		if (memchr(data + i, '\0', l))
+			return fa_err(FATHOM_ESYNTAX, "%s: line %llu: a NUL byte", name,
+			              (unsigned long long)id + 1);
+		int rc = add_token(wp, data + i, l, id, name);
+		if (rc)
+			return rc;
+		if (!(l > 2 && data[i] == '[' && data[i + l - 1] == ']'))
+			for (size_t k = 0; k < l; k++)
+				cased |= data[i + k] >= 'A' && data[i + k] <= 'Z';
+		id++;
+		i = e + 1;
+	}
+	wp->lowercase = wp->strip_accents = !cased;
+	return set_unk(wp, "[UNK]", name);
+}
+
+static int json_flag(json_t *o, const char *key, int def)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+static int parse_normalizer(em_wordpiece *wp, json_t *n, const char *name)
+{
+	if (!n || json_is_null(n)) {
+		wp->clean_text = wp->chinese = wp->strip_accents = wp->lowercase = 0;
+		return 0;
+	}
+	const char *type = json_string_value(json_object_get(n, "type"));
+	if (!type || strcmp(type, "BertNormalizer") != 0)
+		return fa_err(FATHOM_EINVAL, "%s: normalizer \"%.64s\" is not supported (only "
+		              "BertNormalizer or none)", name, type ? type : "?");
+	wp->clean_text = json_flag(n, "clean_text", 1);
+	wp->chinese = json_flag(n, "handle_chinese_chars", 1);
+	wp->lowercase = json_flag(n, "lowercase", 1);
+	wp->strip_accents = json_flag(n, "strip_accents", wp->lowercase);
+	return 0;
+}
+
+static int parse_json(em_wordpiece *wp, const char *data, size_t len, const char *name)
+{
+	json_error_t je;
+	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return fa_err(FATHOM_ESYNTAX, "%s: %s at line %d", name, je.text, je.line);
+	int rc = 0;
+	json_t *model = json_object_get(root, "model");
+	const char *type = json_string_value(json_object_get(model, "type"));
+	if (!json_is_object(model)) {
+		rc = fa_err(FATHOM_ESYNTAX, "%s: no tokenizer model", name);
+		goto done;
+	}
+	if (!type || strcmp(type, "WordPiece") != 0) {
+		rc = fa_err(FATHOM_EINVAL, "%s: a %.32s tokenizer; only WordPiece tokenizers are "
+		            "supported (not Unigram, BPE or WordLevel)", name, type ? type : "untyped");
+		goto done;
+	}
+	json_t *pre = json_object_get(root, "pre_tokenizer");
+	const char *pt = json_string_value(json_object_get(pre, "type"));
+	if (!pt || strcmp(pt, "BertPreTokenizer") != 0) {
+		rc = fa_err(FATHOM_EINVAL, "%s: pre_tokenizer \"%.64s\" is not supported (only "
+		            "BertPreTokenizer)", name, pt ? pt : "none");
+		goto done;
+	}
+	if ((rc = parse_normalizer(wp, json_object_get(root, "normalizer"), name)))
+		goto done;
+	json_t *v = json_object_get(model, "max_input_chars_per_word");
+	if (v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1) {
+			rc = fa_err(FATHOM_ESYNTAX, "%s: max_input_chars_per_word is not a count", name);
+			goto done;
+		}
+		json_int_t m = json_integer_value(v);
+		/* longer words are unknown either way; past the limit they are
+		 * unknown a little sooner than HF would say */
+		wp->max_word = m > (json_int_t)EM_WP_MAX_WORD_CHARS ? EM_WP_MAX_WORD_CHARS : (uint32_t)m;
+	}
+	v = json_object_get(model, "continuing_subword_prefix");
+	if (v && !json_is_null(v)) {
+		const char *pfx = json_string_value(v);
+		size_t pl = pfx ? strlen(pfx) : SIZE_MAX;
+		if (pl > EM_WP_MAX_PREFIX) {
+			rc = fa_err(FATHOM_ESYNTAX, "%s: continuing_subword_prefix is not a string of at "
+			            "most %u bytes", name, EM_WP_MAX_PREFIX);
+			goto done;
+		}
+		memcpy(wp->prefix, pfx, pl + 1);
+		wp->prefix_len = pl;
+	}
+	json_t *vocab = json_object_get(model, "vocab");
+	if (!json_is_object(vocab) || json_object_size(vocab) == 0) {
+		rc = fa_err(FATHOM_ESYNTAX, "%s: no vocabulary (model.vocab)", name);
+		goto done;
+	}
+	if (json_object_size(vocab) > EM_WP_MAX_VOCAB) {
+		rc = fa_err(FATHOM_ETOOBIG, "%s: more than %u tokens", name, EM_WP_MAX_VOCAB);
+		goto done;
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach(vocab, key, val) {
+		if (!json_is_integer(val) || json_integer_value(val) < 0) {
+			rc = fa_err(FATHOM_ESYNTAX, "%s: token \"%.64s\": an id that is not a count", name,
+			             key);
+			goto done;
+		}
+		if ((rc = add_token(wp, key, strlen(key), (uint64_t)json_integer_value(val), name)))
+			goto done;
+	}
+	v = json_object_get(model, "unk_token");
+	const char *unk = json_string_value(v);
+	rc = set_unk(wp, unk ? unk : "[UNK]", name);
+done:
+	json_decref(root);
+	return rc;
+}
+
+int em_wordpiece_parse(em_wordpiece **out, const char *data, size_t len, const char *name)
+{
+	*out = NULL;
+	if (len > EM_WP_MAX_FILE)
+		return fa_err(FATHOM_ETOOBIG, "%s: more than %zu bytes", name, EM_WP_MAX_FILE);
+	em_wordpiece *wp = fa_calloc(1, sizeof *wp);
+	if (!wp)
+		return fa_err(FATHOM_ENOMEM, "%s: tokenizer", name);
+	wp_init(wp);
+	size_t i = 0;
+	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+		i++;
+	int rc = i < len && data[i] == '{' ? parse_json(wp, data, len, name)
+	                                   : parse_vocab_txt(wp, data, len, name);
+	if (rc) {
+		em_wordpiece_free(wp);
+		return rc;
+	}
+	*out = wp;
+	return 0;
+}
+
+int em_wordpiece_open(em_wordpiece **out, const char *path)
+{
+	*out = NULL;
+	char *data;
+	size_t len;
+	int rc = fa_read_file(&data, &len, path, EM_WP_MAX_FILE);
+	if (rc)
+		return fa_err_wrap(rc, "tokenizer %s", path);
+	rc = em_wordpiece_parse(out, data, len, path);
+	fa_free(data);
+	return rc;
+}
+
+uint32_t em_wordpiece_size(const em_wordpiece *wp)
+{
+	return wp->size;
+}
+
+uint32_t em_wordpiece_unk(const em_wordpiece *wp)
+{
+	return wp->unk;
+}
+
+int64_t em_wordpiece_id(const em_wordpiece *wp, const char *tok, size_t len)
+{
+	const fa_strmap_slot *s = fa_strmap_find(&wp->vocab, tok, len);
+	return s ? (int64_t)s->value : -1;
+}
