@@ -130,6 +130,8 @@ static void static_model_free(void *p)
 int em_static_open(em_embedder **out, const char *path)
 {
 	*out = NULL;
+	if (em_m2v_is_model(path))
+		return em_m2v_open(out, path);
 	char *data;
 	size_t len;
 	int rc = fa_read_file(&data, &len, path, EM_MAX_FILE);

@@ -1,0 +1,509 @@
+/*
+ * test_model2vec.c — Model2Vec models as the `static` embedder
+ * (src/embed/model2vec.c) on tiny models written here: a text's vector is
+ * the normalised mean of its tokens' rows, computed by hand; F16 rows,
+ * per-token weights and a row mapping; a text of unknown tokens is the
+ * zero vector; the ident; the errors, each naming the file; and the whole
+ * way through the public API (an index whose embedder is static:DIR,
+ * semantic search) and the CLI (fathom add --embedder static:DIR, when
+ * FATHOM_BIN names the built binary, as tests/run.sh sets it).
+ */
+#include <math.h>
+#include <sys/stat.h>
+
+#include "embed/embed.h"
+#include "fathom.h"
+#include "test.h"
+
+enum { DIM = 4 };
+
+/* the vocabulary, ids 0.. */
+static const char *const VOCAB[] = {
+	"[PAD]", "[UNK]", "kestrel", "heron", "marsh", "cliff", "##s", "nest", "wade", "in",
+	"on", "bird", "fish", "hover",
+};
+#define NV (sizeof VOCAB / sizeof VOCAB[0])
+
+/* rows: small integers and halves, exact in F16 too */
+static const float ROWS[NV][DIM] = {
+	{ 0, 0, 0, 0 },      /* [PAD] */
+	{ 9, 9, 9, 9 },      /* [UNK]: never used */
+	{ 1, 0, 0, 0 },      /* kestrel */
+	{ 0, 1, 0, 0 },      /* heron */
+	{ 0, 1, 1, 0 },      /* marsh */
+	{ 1, 0, 1, 0 },      /* cliff */
+	{ 0, 0, 0, 0.5f },   /* ##s */
+	{ 2, 0, 0, 1 },      /* nest */
+	{ 0, 2, 0, 0 },      /* wade */
+	{ 0, 0, 0.5f, 0.5f },/* in */
+	{ 0.5f, 0, 0.5f, 0 },/* on */
+	{ 1, 1, 0, 0 },      /* bird */
+	{ 0, 1, 0, 1 },      /* fish */
+	{ 1, 0, 0, 1 },      /* hover */
+};
+
+static void write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char p[1024];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "wb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fwrite(data, 1, len, f) == len);
+	fclose(f);
+}
+
+static void write_tokenizer(const char *dir, const char *model_type, size_t nv)
+{
+	char buf[4096];
+	size_t o = (size_t)snprintf(buf, sizeof buf,
+	                            "{\"version\":\"1.0\",\"added_tokens\":[],"
+	                            "\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,"
+	                            "\"handle_chinese_chars\":true,\"strip_accents\":null,"
+	                            "\"lowercase\":true},"
+	                            "\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+	                            "\"model\":{\"type\":\"%s\",\"unk_token\":\"[UNK]\","
+	                            "\"continuing_subword_prefix\":\"##\","
+	                            "\"max_input_chars_per_word\":100,\"vocab\":{",
+	                            model_type);
+	for (size_t i = 0; i < nv; i++)
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\"%s\":%zu", i ? "," : "", VOCAB[i], i);
+	o += (size_t)snprintf(buf + o, sizeof buf - o, "}}}");
+	write_file(dir, "tokenizer.json", buf, o);
+}
+
+/* a float as IEEE half (the values here are exact in it) */
+static uint16_t to_half(float f)
+{
+	if (f == 0)
+		return 0;
+	int e;
+	float m = frexpf(fabsf(f), &e);  /* f = m 2^e, m in [0.5, 1) */
+	uint16_t h = (uint16_t)(((e - 1 + 15) << 10) | (uint16_t)((m * 2 - 1) * 1024));
+	return f < 0 ? (uint16_t)(h | 0x8000) : h;
+}
+
+/* model.safetensors: "embeddings" [rows, DIM] (F32 or F16), and extra
+ * tensors given as JSON header entries with their data appended */
+static void write_model(const char *dir, size_t rows, int f16, const char *extra_json,
+                        const void *extra, size_t extra_len, const char *emb_name)
+{
+	unsigned char data[8192];
+	size_t dl = 0;
+	for (size_t i = 0; i < rows; i++)
+		for (int k = 0; k < DIM; k++) {
+			float v = ROWS[i % NV][k];
+			if (f16) {
+				uint16_t h = to_half(v);
+				data[dl++] = (unsigned char)h;
+				data[dl++] = (unsigned char)(h >> 8);
+			} else {
+				memcpy(data + dl, &v, 4);
+				dl += 4;
+			}
+		}
+	char hdr[2048];
+	int hl = snprintf(hdr, sizeof hdr,
+	                  "{\"__metadata__\":{\"format\":\"pt\"},\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu,%d],"
+	                  "\"data_offsets\":[0,%zu]}%s%s}",
+	                  emb_name, f16 ? "F16" : "F32", rows, DIM, dl, extra_json ? "," : "",
+	                  extra_json ? extra_json : "");
+	if (extra_len)
+		memcpy(data + dl, extra, extra_len);
+	dl += extra_len;
+	unsigned char *file = malloc(8 + (size_t)hl + dl);
+	for (int i = 0; i < 8; i++)
+		file[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+	memcpy(file + 8, hdr, (size_t)hl);
+	memcpy(file + 8 + hl, data, dl);
+	write_file(dir, "model.safetensors", file, 8 + (size_t)hl + dl);
+	free(file);
+}
+
+static char *make_model(int f16)
+{
+	char *dir = test_tmpdir("m2v");
+	write_tokenizer(dir, "WordPiece", NV);
+	write_model(dir, NV, f16, NULL, NULL, 0, "embeddings");
+	return dir;
+}
+
+/* the normalised weighted mean of rows ids (weights w, or 1) */
+static void expected(const int *ids, size_t n, const float *w, float *out)
+{
+	double s[DIM] = { 0 }, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < DIM; k++)
+			s[k] += (w ? w[ids[i]] : 1.0) * ROWS[ids[i]][k] / (double)n;
+	for (int k = 0; k < DIM; k++)
+		ss += s[k] * s[k];
+	for (int k = 0; k < DIM; k++)
+		out[k] = ss > 0 ? (float)(s[k] / sqrt(ss)) : 0.0f;
+}
+
+static int close_to(const float *a, const float *b)
+{
+	for (int k = 0; k < DIM; k++)
+		if (fabsf(a[k] - b[k]) > 1e-6f)
+			return 0;
+	return 1;
+}
+
+static void check_embed(em_embedder *e, const char *text, const int *ids, size_t n,
+                        const float *w)
+{
+	float got[DIM], want[DIM];
+	size_t len = strlen(text);
+	const char *t = text;
+	CHECK_OK(em_embed(e, &t, &len, 1, got));
+	expected(ids, n, w, want);
+	if (!close_to(got, want))
+		fprintf(stderr, "  \"%s\": got %g %g %g %g, want %g %g %g %g\n", text, got[0], got[1],
+		        got[2], got[3], want[0], want[1], want[2], want[3]);
+	CHECK(close_to(got, want));
+}
+
+static void test_embed(void)
+{
+	for (int f16 = 0; f16 < 2; f16++) {
+		char *dir = make_model(f16);
+		em_embedder *e = NULL;
+		CHECK_OK(em_static_open(&e, dir));
+		if (!e)
+			continue;
+		CHECK_EQ(e->dim, DIM);
+		CHECK_STR(e->ops->kind, "static");
+		CHECK(strstr(e->ident, "model2vec=") != NULL);
+		CHECK(strstr(e->ident, " dim=4") != NULL);
+		CHECK(strstr(e->ident, " vocab=14") != NULL);
+		/* kestrel nest ##s: rows 2, 7, 6 */
+		check_embed(e, "Kestrel nests", (const int[]){ 2, 7, 6 }, 3, NULL);
+		/* unknown words are left out of the mean, not averaged in */
+		check_embed(e, "heron zebra wade, in MARSH!", (const int[]){ 3, 8, 9, 4 }, 4, NULL);
+		/* repeated tokens count each time */
+		check_embed(e, "bird bird fish", (const int[]){ 11, 11, 12 }, 3, NULL);
+		/* nothing known: the zero vector */
+		float z[DIM] = { 1, 1, 1, 1 };
+		const char *t = "zebra quagga";
+		size_t len = strlen(t);
+		CHECK_OK(em_embed(e, &t, &len, 1, z));
+		CHECK(z[0] == 0 && z[1] == 0 && z[2] == 0 && z[3] == 0);
+		/* a batch: each row its own */
+		const char *texts[3] = { "heron", "", "cliff" };
+		size_t lens[3] = { 5, 0, 5 };
+		float out[3 * DIM];
+		CHECK_OK(em_embed(e, texts, lens, 3, out));
+		CHECK(out[1] == 1.0f && out[4] == 0 && out[7] == 0);
+		CHECK(fabsf(out[8] - (float)M_SQRT1_2) < 1e-6f && fabsf(out[10] - (float)M_SQRT1_2) < 1e-6f);
+		/* the .safetensors file names the same model */
+		char p[1024];
+		snprintf(p, sizeof p, "%s/model.safetensors", dir);
+		em_embedder *e2 = NULL;
+		CHECK_OK(em_static_open(&e2, p));
+		if (e2) {
+			CHECK_STR(e2->ident, e->ident);
+			em_embedder_free(e2);
+		}
+		em_embedder_free(e);
+		test_rmrf(dir);
+		free(dir);
+	}
+}
+
+/* more than EM_M2V_MAX_TOKENS tokens: the first 512 known ones count,
+ * after the unknown ones are dropped */
+static void test_long_text(void)
+{
+	char *dir = make_model(0);
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	if (e) {
+		/* 600 unknown words, then 512 "heron", then 100 "kestrel" */
+		size_t cap = 600 * 6 + 512 * 6 + 100 * 8 + 1, o = 0;
+		char *t = malloc(cap);
+		for (int i = 0; i < 600; i++)
+			o += (size_t)snprintf(t + o, cap - o, "zebra ");
+		for (int i = 0; i < 512; i++)
+			o += (size_t)snprintf(t + o, cap - o, "heron ");
+		for (int i = 0; i < 100; i++)
+			o += (size_t)snprintf(t + o, cap - o, "kestrel ");
+		float got[DIM];
+		const char *tt = t;
+		CHECK_OK(em_embed(e, &tt, &o, 1, got));
+		CHECK(got[0] == 0 && got[1] == 1.0f);
+		free(t);
+		em_embedder_free(e);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void test_weights_and_mapping(void)
+{
+	char *dir = test_tmpdir("m2v");
+	write_tokenizer(dir, "WordPiece", NV);
+	float w[NV];
+	for (size_t i = 0; i < NV; i++)
+		w[i] = (float)(i % 3) + 0.5f;
+	char extra[256];
+	size_t off = NV * DIM * 4;
+	snprintf(extra, sizeof extra,
+	         "\"weights\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}", NV, off,
+	         off + sizeof w);
+	write_model(dir, NV, 0, extra, w, sizeof w, "embeddings");
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	if (e) {
+		check_embed(e, "kestrel nests", (const int[]){ 2, 7, 6 }, 3, w);
+		check_embed(e, "heron marsh wade", (const int[]){ 3, 4, 8 }, 3, w);
+		em_embedder_free(e);
+	}
+	/* a mapping: token i's row is i % 4 (rows 0..3 of ROWS) */
+	int32_t map[NV];
+	for (size_t i = 0; i < NV; i++)
+		map[i] = (int32_t)(i % 4);
+	off = 4 * DIM * 4;
+	snprintf(extra, sizeof extra,
+	         "\"mapping\":{\"dtype\":\"I32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}", NV, off,
+	         off + sizeof map);
+	write_model(dir, 4, 0, extra, map, sizeof map, "embeddings");
+	CHECK_OK(em_static_open(&e, dir));
+	if (e) {
+		/* nest (7) -> row 3 (heron's), kestrel (2) -> row 2 */
+		check_embed(e, "kestrel nest", (const int[]){ 2, 3 }, 2, NULL);
+		em_embedder_free(e);
+	}
+	/* a mapping past the rows */
+	map[5] = 4;
+	write_model(dir, 4, 0, extra, map, sizeof map, "embeddings");
+	CHECK_EQ(em_static_open(&e, dir), FATHOM_ESYNTAX);
+	CHECK(strstr(fathom_errmsg(), "mapping") && strstr(fathom_errmsg(), "model.safetensors"));
+	test_rmrf(dir);
+	free(dir);
+}
+
+static void expect_error(const char *path, int code, const char *file, const char *words)
+{
+	em_embedder *e = (em_embedder *)1;
+	int rc = em_static_open(&e, path);
+	CHECK_EQ(rc, code);
+	CHECK(e == NULL);
+	const char *m = fathom_errmsg();
+	if (!strstr(m, file) || !strstr(m, words))
+		fprintf(stderr, "  message \"%s\" lacks \"%s\" or \"%s\"\n", m, file, words);
+	CHECK(strstr(m, file) != NULL);
+	CHECK(strstr(m, words) != NULL);
+}
+
+static void test_errors(void)
+{
+	char *dir = test_tmpdir("m2v");
+	char p[1024];
+	/* no tokenizer.json */
+	write_model(dir, NV, 0, NULL, NULL, 0, "embeddings");
+	expect_error(dir, FATHOM_ENOTFOUND, "tokenizer.json", "no tokenizer.json");
+	/* no model.safetensors */
+	snprintf(p, sizeof p, "%s/model.safetensors", dir);
+	remove(p);
+	write_tokenizer(dir, "WordPiece", NV);
+	expect_error(dir, FATHOM_ENOTFOUND, "model.safetensors", "model.safetensors");
+	/* a Unigram tokenizer: refused by name */
+	write_model(dir, NV, 0, NULL, NULL, 0, "embeddings");
+	write_tokenizer(dir, "Unigram", NV);
+	expect_error(dir, FATHOM_EINVAL, "tokenizer.json", "Unigram");
+	write_tokenizer(dir, "BPE", NV);
+	expect_error(dir, FATHOM_EINVAL, "tokenizer.json", "BPE");
+	/* vocabulary of 13 tokens, 14 rows */
+	write_tokenizer(dir, "WordPiece", NV - 1);
+	expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "14 rows");
+	write_tokenizer(dir, "WordPiece", NV);
+	/* not 2-D */
+	{
+		unsigned char b[8 + 256 + 64] = { 0 };
+		int hl = snprintf((char *)b + 8, 256,
+		                  "{\"embeddings\":{\"dtype\":\"F32\",\"shape\":[2,2,2],"
+		                  "\"data_offsets\":[0,32]}}");
+		b[0] = (unsigned char)hl;
+		write_file(dir, "model.safetensors", b, 8 + (size_t)hl + 32);
+		expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "3 dimensions");
+		/* integers */
+		hl = snprintf((char *)b + 8, 256,
+		              "{\"embeddings\":{\"dtype\":\"I8\",\"shape\":[14,2],\"data_offsets\":[0,28]}}");
+		b[0] = (unsigned char)hl;
+		write_file(dir, "model.safetensors", b, 8 + (size_t)hl + 28);
+		expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "floats");
+		/* no tensor at all */
+		hl = snprintf((char *)b + 8, 256, "{\"__metadata__\":{}}");
+		b[0] = (unsigned char)hl;
+		write_file(dir, "model.safetensors", b, 8 + (size_t)hl);
+		expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "no 2-D tensor");
+	}
+	/* one 2-D tensor under another name is the matrix */
+	write_model(dir, NV, 0, NULL, NULL, 0, "emb");
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	em_embedder_free(e);
+	/* weights of the wrong length */
+	float w[3] = { 1, 1, 1 };
+	char extra[256];
+	snprintf(extra, sizeof extra,
+	         "\"weights\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[%zu,%zu]}",
+	         NV * DIM * 4, NV * DIM * 4 + sizeof w);
+	write_model(dir, NV, 0, extra, w, sizeof w, "embeddings");
+	expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "weights");
+	/* a damaged file: the safetensors reader's error, naming it */
+	write_file(dir, "model.safetensors", "\x05\0\0\0\0\0\0\0{\"a\":", 13);
+	expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "header");
+	/* a .safetensors file alone in its folder */
+	char *lone = test_tmpdir("m2v-lone");
+	write_model(lone, NV, 0, NULL, NULL, 0, "embeddings");
+	snprintf(p, sizeof p, "%s/model.safetensors", lone);
+	expect_error(p, FATHOM_ENOTFOUND, "tokenizer.json", "no tokenizer.json");
+	test_rmrf(lone);
+	free(lone);
+	/* a word vector file is still read as one */
+	write_file(dir, "glove.txt", "heron 0 1 0 0\nkestrel 1 0 0 0\n", 30);
+	snprintf(p, sizeof p, "%s/glove.txt", dir);
+	CHECK_OK(em_static_open(&e, p));
+	if (e) {
+		CHECK(strstr(e->ident, "model2vec") == NULL);
+		em_embedder_free(e);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
+static const char DOCS[] =
+	"{\"id\":\"k\",\"title\":\"Raptors\",\"body\":\"kestrel nests on cliffs\"}\n"
+	"{\"id\":\"h\",\"title\":\"Waders\",\"body\":\"heron wades in marsh\"}\n"
+	"{\"id\":\"f\",\"title\":\"Water\",\"body\":\"fish in marsh\"}\n";
+
+/* the top hit of a semantic search, "" when none, "error" on an error */
+static void top_semantic(fathom_index *ix, const char *q, char *id, size_t cap, size_t *n)
+{
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_SEMANTIC;
+	fathom_results *r = NULL;
+	*n = 0;
+	snprintf(id, cap, "error");
+	if (fathom_search(&r, ix, q, &so) != 0) {
+		fprintf(stderr, "  search %s: %s\n", q, fathom_errmsg());
+		return;
+	}
+	*n = fathom_results_count(r);
+	snprintf(id, cap, "%s", *n ? fathom_results_hit(r, 0)->doc_id : "");
+	fathom_results_free(r);
+}
+
+static void test_index_and_search(void)
+{
+	char *model = make_model(0);
+	char *dir = test_tmpdir("m2v-ix");
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	fathom_index *ix = NULL;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	if (!ix)
+		goto done;
+	CHECK_OK(fathom_config_set(ix, "embedder.file", model));
+	CHECK_OK(fathom_config_set(ix, "embedder", "static"));
+	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+	CHECK_OK(fathom_add_jsonl_mem(ix, DOCS, strlen(DOCS), "docs", NULL, &st));
+	CHECK_OK(fathom_commit(ix));
+	/* the index's embedder is the model */
+	fathom_embedder *fe = NULL;
+	CHECK_OK(fathom_embedder_open(&fe, ix));
+	if (fe) {
+		CHECK_EQ(fathom_embedder_dim(fe), DIM);
+		CHECK(strstr(fathom_embedder_ident(fe), "model2vec=") != NULL);
+		float v[DIM];
+		const char *t = "hovering bird";   /* hover ##ing? no: "hovering" unknown; bird */
+		size_t len = strlen(t);
+		CHECK_OK(fathom_embed(fe, &t, &len, 1, v));
+		CHECK(fabsf(v[0] - (float)M_SQRT1_2) < 1e-6f && fabsf(v[1] - (float)M_SQRT1_2) < 1e-6f);
+		fathom_embedder_free(fe);
+	}
+	/* semantic search: words the documents do not share, by their rows */
+	char id[64];
+	size_t n;
+	top_semantic(ix, "wade", id, sizeof id, &n);   /* (0,1,0,0): h, then f */
+	CHECK_STR(id, "h");
+	CHECK_EQ(n, 3);
+	top_semantic(ix, "hover", id, sizeof id, &n);  /* (1,0,0,1): k */
+	CHECK_STR(id, "k");
+	fathom_close(ix);
+done:
+	test_rmrf(dir);
+	test_rmrf(model);
+	free(dir);
+	free(model);
+}
+
+/* fathom add --embedder static:DIR, then fathom search --mode semantic */
+static void test_cli(void)
+{
+	const char *bin = getenv("FATHOM_BIN");
+	struct stat sb;
+	if (!bin || stat(bin, &sb) != 0) {
+		printf("  (test_cli: FATHOM_BIN not set or absent; run through tests/run.sh)\n");
+		return;
+	}
+	char *model = make_model(1);
+	char *dir = test_tmpdir("m2v-cli");
+	write_file(dir, "docs.jsonl", DOCS, strlen(DOCS));
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+	         "'%s' add --index '%s/ix' --embedder 'static:%s' --jsonl '%s/docs.jsonl' -q && "
+	         "'%s' search --index '%s/ix' --mode semantic --json hover > '%s/out.json'",
+	         bin, dir, model, dir, bin, dir, dir);
+	CHECK_EQ(system(cmd), 0);
+	char p[1024];
+	snprintf(p, sizeof p, "%s/out.json", dir);
+	FILE *f = fopen(p, "rb");
+	char out[8192] = "";
+	if (f) {
+		size_t got = fread(out, 1, sizeof out - 1, f);
+		out[got] = 0;
+		fclose(f);
+	}
+	/* k first: its id comes before any other hit's */
+	const char *k = strstr(out, "\"k\""), *h = strstr(out, "\"h\"");
+	if (!k || (h && h < k))
+		fprintf(stderr, "  output: %.500s\n", out);
+	CHECK(k != NULL);
+	CHECK(!h || k < h);
+	/* a Unigram model is refused, naming the file */
+	write_tokenizer(model, "Unigram", NV);
+	snprintf(cmd, sizeof cmd,
+	         "'%s' add --index '%s/ix2' --embedder 'static:%s' --jsonl '%s/docs.jsonl' -q "
+	         "2> '%s/err.txt'",
+	         bin, dir, model, dir, dir);
+	CHECK(system(cmd) != 0);
+	snprintf(p, sizeof p, "%s/err.txt", dir);
+	f = fopen(p, "rb");
+	out[0] = 0;
+	if (f) {
+		size_t got = fread(out, 1, sizeof out - 1, f);
+		out[got] = 0;
+		fclose(f);
+	}
+	if (!strstr(out, "Unigram") || !strstr(out, "tokenizer.json"))
+		fprintf(stderr, "  stderr: %.500s\n", out);
+	CHECK(strstr(out, "Unigram") && strstr(out, "tokenizer.json"));
+	test_rmrf(dir);
+	test_rmrf(model);
+	free(dir);
+	free(model);
+}
+
+int main(void)
+{
+	RUN(test_embed);
+	RUN(test_long_text);
+	RUN(test_weights_and_mapping);
+	RUN(test_errors);
+	RUN(test_index_and_search);
+	RUN(test_cli);
+	return TEST_DONE();
+}
