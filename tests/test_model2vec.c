@@ -440,6 +440,20 @@ done:
 	free(model);
 }
 
+/* dir/name's first cap - 1 bytes, NUL-terminated ("" when absent) */
+static void read_small(const char *dir, const char *name, char *out, size_t cap)
+{
+	char p[1024];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "rb");
+	out[0] = 0;
+	if (f) {
+		size_t got = fread(out, 1, cap - 1, f);
+		out[got] = 0;
+		fclose(f);
+	}
+}
+
 /* fathom add --embedder static:DIR, then fathom search --mode semantic */
 static void test_cli(void)
 {
@@ -458,15 +472,8 @@ static void test_cli(void)
 	         "'%s' search --index '%s/ix' --mode semantic --json hover > '%s/out.json'",
 	         bin, dir, model, dir, bin, dir, dir);
 	CHECK_EQ(system(cmd), 0);
-	char p[1024];
-	snprintf(p, sizeof p, "%s/out.json", dir);
-	FILE *f = fopen(p, "rb");
-	char out[8192] = "";
-	if (f) {
-		size_t got = fread(out, 1, sizeof out - 1, f);
-		out[got] = 0;
-		fclose(f);
-	}
+	char out[8192];
+	read_small(dir, "out.json", out, sizeof out);
 	/* k first: its id comes before any other hit's */
 	const char *k = strstr(out, "\"k\""), *h = strstr(out, "\"h\"");
 	if (!k || (h && h < k))
@@ -480,14 +487,7 @@ static void test_cli(void)
 	         "2> '%s/err.txt'",
 	         bin, dir, model, dir, dir);
 	CHECK(system(cmd) != 0);
-	snprintf(p, sizeof p, "%s/err.txt", dir);
-	f = fopen(p, "rb");
-	out[0] = 0;
-	if (f) {
-		size_t got = fread(out, 1, sizeof out - 1, f);
-		out[got] = 0;
-		fclose(f);
-	}
+	read_small(dir, "err.txt", out, sizeof out);
 	if (!strstr(out, "Unigram") || !strstr(out, "tokenizer.json"))
 		fprintf(stderr, "  stderr: %.500s\n", out);
 	CHECK(strstr(out, "Unigram") && strstr(out, "tokenizer.json"));

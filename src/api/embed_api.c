@@ -78,8 +78,8 @@ static int open_configured(fathom_index *fx, int kind, em_embedder **out)
 	case API_EMB_STATIC: {
 		const char *file = setting_text(s, API_S_EMBED_FILE, "");
 		if (!*file)
-			return fa_err(FATHOM_EINVAL, "embedder static needs a vector file: fathom config "
-			                             "embedder.file PATH");
+			return fa_err(FATHOM_EINVAL, "embedder static needs a vector file or a Model2Vec "
+			                             "model folder: fathom config embedder.file PATH");
 		return em_static_open(out, file);
 	}
 	case API_EMB_REMOTE: {

@@ -75,7 +75,8 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	                     "corpus (trained on the index's own text), static (embedder.file),\n"
 	                     "remote (embedder.url), external (vectors come with the documents)" },
 	[API_S_EMBED_FILE] = { "embedder.file", FATHOM_SETTING_STRING, "", 0, 4095, NULL,
-	                       "static: word vectors (GloVe, word2vec text or binary, fastText .vec)" },
+	                       "static: word vectors (GloVe, word2vec text or binary, fastText .vec),\n"
+	                       "or a Model2Vec model folder (model.safetensors, tokenizer.json)" },
 	[API_S_EMBED_URL] = { "embedder.url", FATHOM_SETTING_STRING, "", 0, 4095, NULL,
 	                      "remote: an OpenAI-compatible embeddings URL (.../v1)" },
 	[API_S_EMBED_MODEL] = { "embedder.model", FATHOM_SETTING_STRING, "", 0, 255, NULL,

@@ -173,7 +173,8 @@ enum { OPT_META = 2000, OPT_MAXSIZE, OPT_CTARGET, OPT_COVERLAP, OPT_CMAX, OPT_NO
 #define ROW_EMBEDDER                                                                       \
 	{ "embedder", 0, required_argument, OPT_EMBEDDER, "SPEC",                               \
 	  "embed the chunks too, and keep it as the index's setting:\n"                         \
-	  "none, corpus, static:FILE (word vectors), remote:URL\n"                              \
+	  "none, corpus, static:PATH (word vectors, a Model2Vec\n"                             \
+	  "folder), remote:URL\n"                                                                \
 	  "(an OpenAI-compatible .../v1); fathom config embedder", NULL }
 #define ROW_VERBOSE                                                                        \
 	{ "verbose", 'v', no_argument, 0, NULL, "list every skipped path with the reason", NULL }
@@ -661,7 +662,7 @@ static int set_embedder(fathom_index *ix, const char *spec)
 	size_t kl = colon ? (size_t)(colon - spec) : strlen(spec);
 	char kind[16];
 	if (kl == 0 || kl >= sizeof kind)
-		return cli_usage_error("--embedder wants none, corpus, static:FILE or remote:URL"), 2;
+		return cli_usage_error("--embedder wants none, corpus, static:PATH or remote:URL"), 2;
 	memcpy(kind, spec, kl);
 	kind[kl] = '\0';
 	const char *arg = colon ? colon + 1 : "";
@@ -669,7 +670,7 @@ static int set_embedder(fathom_index *ix, const char *spec)
 	if (strcmp(kind, "static") == 0) {
 		char real[PATH_MAX];
 		if (!*arg)
-			return cli_usage_error("--embedder static:FILE needs the vector file"), 2;
+			return cli_usage_error("--embedder static:PATH needs a vector file or model folder"), 2;
 		/* the setting outlives this folder: keep the absolute path */
 		rc = fathom_config_set(ix, "embedder.file", realpath(arg, real) ? real : arg);
 	} else if (strcmp(kind, "remote") == 0) {

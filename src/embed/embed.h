@@ -430,5 +430,11 @@ int em_m2v_is_model(const char *path);
  * whose size is not the tensor's rows, weights or a mapping of another
  * length, a mapping to a row past the end (FATHOM_ESYNTAX). */
 int em_m2v_open(em_embedder **out, const char *path);
+/* The same from the two files' bytes (tokenizer.json's tok_len, the
+ * safetensors' len; nothing kept of either), named tok_name and name in
+ * messages; model names the model in the ident. For em_m2v_open and the
+ * fuzz target. */
+int em_m2v_new(em_embedder **out, const char *tok, size_t tok_len, const char *tok_name,
+               const unsigned char *data, size_t len, const char *name, const char *model);
 
 #endif /* FATHOM_EMBED_H */

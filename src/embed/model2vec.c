@@ -257,6 +257,37 @@ done:
 	return rc;
 }
 
+int em_m2v_new(em_embedder **out, const char *tok, size_t tok_len, const char *tok_name,
+               const unsigned char *data, size_t len, const char *name, const char *model)
+{
+	*out = NULL;
+	m2v *m = fa_calloc(1, sizeof *m);
+	if (!m)
+		return fa_err(FATHOM_ENOMEM, "model2vec");
+	int rc = em_wordpiece_parse(&m->wp, tok, tok_len, tok_name);
+	if (rc || (rc = load_tensors(m, data, len, name, tok_name)))
+		goto fail;
+	em_embedder *e = fa_calloc(1, sizeof *e);
+	if (!e) {
+		rc = fa_err(FATHOM_ENOMEM, "model2vec");
+		goto fail;
+	}
+	static const em_embedder_ops ops = { "static", m2v_embed, m2v_free };
+	e->ops = &ops;
+	e->dim = m->dim;
+	e->impl = m;
+	snprintf(e->ident, sizeof e->ident,
+	         "static v1 model2vec=%.200s bytes=%zu crc=%08x tokenizer_bytes=%zu "
+	         "tokenizer_crc=%08x vocab=%u dim=%u",
+	         model, len, fa_crc32c(0, data, len), tok_len, fa_crc32c(0, tok, tok_len), m->vocab,
+	         m->dim);
+	*out = e;
+	return 0;
+fail:
+	m2v_free_model(m);
+	return rc;
+}
+
 int em_m2v_open(em_embedder **out, const char *path)
 {
 	*out = NULL;
@@ -288,49 +319,21 @@ int em_m2v_open(em_embedder **out, const char *path)
 	if (stat(tok_path, &sb) != 0)
 		return fa_err(FATHOM_ENOTFOUND, "%s: no tokenizer.json beside the model (%s)", path,
 		              tok_path);
-	m2v *m = fa_calloc(1, sizeof *m);
-	if (!m)
-		return fa_err(FATHOM_ENOMEM, "model2vec");
 	char *tok = NULL, *data = NULL;
 	size_t tok_len = 0, len = 0;
 	int rc = fa_read_file(&tok, &tok_len, tok_path, EM_WP_MAX_FILE);
 	if (rc) {
 		rc = fa_err_wrap(rc, "model2vec tokenizer %s", tok_path);
-		goto fail;
+		goto done;
 	}
-	if ((rc = em_wordpiece_parse(&m->wp, tok, tok_len, tok_path)))
-		goto fail;
 	rc = fa_read_file(&data, &len, st_path, EM_MAX_FILE);
 	if (rc) {
 		rc = fa_err_wrap(rc, "model2vec model %s", st_path);
-		goto fail;
+		goto done;
 	}
-	if ((rc = load_tensors(m, (const unsigned char *)data, len, st_path, tok_path)))
-		goto fail;
-	char ident[EM_IDENT_MAX];
-	snprintf(ident, sizeof ident,
-	         "static v1 model2vec=%s bytes=%zu crc=%08x tokenizer_bytes=%zu tokenizer_crc=%08x "
-	         "vocab=%u dim=%u",
-	         base, len, fa_crc32c(0, data, len), tok_len, fa_crc32c(0, tok, tok_len), m->vocab,
-	         m->dim);
+	rc = em_m2v_new(out, tok, tok_len, tok_path, (const unsigned char *)data, len, st_path, base);
+done:
 	fa_free(tok);
 	fa_free(data);
-	tok = data = NULL;
-	em_embedder *e = fa_calloc(1, sizeof *e);
-	if (!e) {
-		rc = fa_err(FATHOM_ENOMEM, "model2vec");
-		goto fail;
-	}
-	static const em_embedder_ops ops = { "static", m2v_embed, m2v_free };
-	e->ops = &ops;
-	e->dim = m->dim;
-	e->impl = m;
-	snprintf(e->ident, sizeof e->ident, "%s", ident);
-	*out = e;
-	return 0;
-fail:
-	fa_free(tok);
-	fa_free(data);
-	m2v_free_model(m);
 	return rc;
 }
