@@ -127,6 +127,32 @@ static void test_tiny(void)
 	}
 }
 
+/* added tokens found in the raw text before anything else */
+static void test_added(void)
+{
+	const char *j =
+		"{\"added_tokens\":["
+		"{\"id\":1,\"content\":\"[CLS]\",\"single_word\":false,\"normalized\":false},"
+		"{\"id\":21,\"content\":\"<w>\",\"single_word\":true,\"normalized\":false},"
+		"{\"id\":22,\"content\":\"[CLS]x\",\"normalized\":false},"
+		"{\"id\":23,\"content\":\"hello\",\"normalized\":true}],"
+		"\"normalizer\":" BERT_NORM ",\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+		"\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\",\"vocab\":{"
+		"\"[UNK]\":0,\"[CLS]\":1,\"hello\":2,\"world\":3,\"[\":4,\"cl\":5,\"##s\":6,\"]\":7,"
+		"\"<\":8,\"w\":9,\">\":10,\"a\":11,\"x\":12}}}";
+	em_wordpiece *wp = NULL;
+	CHECK_OK(em_wordpiece_parse(&wp, j, strlen(j), "added.json"));
+	if (!wp)
+		return;
+	CHECK_EQ(em_wordpiece_size(wp), 24);   /* the added ids count */
+	expect(wp, "hello[CLS]world", (const int[]){ 2, 1, 3, -1 });
+	expect(wp, "[cls] [CLS]x", (const int[]){ 4, 5, 6, 7, 22, -1 });  /* exact bytes; longest */
+	expect(wp, "a <w> a<w>", (const int[]){ 11, 21, 11, 8, 9, 10, -1 }); /* single_word */
+	expect(wp, "<w>,x", (const int[]){ 21, 0, 12, -1 });   /* "," not in the vocabulary */
+	expect(wp, "HELLO", (const int[]){ 2, -1 });   /* a normalized added token: the vocabulary's */
+	em_wordpiece_free(wp);
+}
+
 static void test_vocab_txt(void)
 {
 	const char *v = "[PAD]\n[UNK]\nhello\n##s\nworld\r\n!\n";
@@ -269,6 +295,13 @@ static void test_bert_reference(void)
 		p = s + sizeof sep - 1;
 		o = nl + 1;
 	}
+	/* special tokens written in the text, as HF's encode finds them */
+	const char *sp = "[CLS] Hello [MASK]x[SEP]";
+	size_t n = 0;
+	CHECK_OK(em_wordpiece_encode(wp, sp, strlen(sp), ids, 4096, &n));
+	CHECK_EQ(n, 5);
+	CHECK(n == 5 && ids[0] == 101 && ids[1] == 7592 && ids[2] == 103 && ids[3] == 1060 &&
+	      ids[4] == 102);
 	free(ids);
 	CHECK_EQ(cases, 46);
 	CHECK_EQ(matched, 46);
@@ -282,6 +315,7 @@ done:
 int main(void)
 {
 	RUN(test_tiny);
+	RUN(test_added);
 	RUN(test_vocab_txt);
 	RUN(test_refused);
 	FILE *f = fopen(SHARED "tokenizer-tests/bert-uncased.inp", "rb");

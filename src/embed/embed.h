@@ -368,7 +368,9 @@ int em_st_floats(const em_st *st, const em_tensor *t, float *out);
  * "##", at most 100 characters a word; lowercased with accents stripped
  * unless a token other than the [SPECIAL] ones has a capital letter).
  * Encoding gives what HF's encode(text, add_special_tokens=False) gives:
- * no [CLS] or [SEP]; the caller adds them (em_wordpiece_id(wp, "[CLS]")).
+ * no [CLS] or [SEP] around the text, the caller adds them
+ * (em_wordpiece_id(wp, "[CLS]")); added tokens written in the text
+ * ("[MASK]") are their ids, as in HF (those marked normalized excepted).
  * Texts need not be valid UTF-8 (a stray byte reads as U+FFFD, which the
  * normalizer drops). A tokenizer is read-only once open: any number of
  * threads may encode with it at once. */
@@ -376,6 +378,7 @@ int em_st_floats(const em_st *st, const em_tensor *t, float *out);
 #define EM_WP_MAX_VOCAB (1u << 21)     /* tokens, and the largest id + 1 */
 #define EM_WP_MAX_TOKEN 256u           /* bytes a token */
 #define EM_WP_MAX_PREFIX 16u           /* bytes of continuing_subword_prefix */
+#define EM_WP_MAX_ADDED 1024u          /* added_tokens */
 #define EM_WP_MAX_WORD_CHARS 256u      /* characters a word can have and be
                                           split (max_input_chars_per_word is
                                           capped here; longer: unknown) */

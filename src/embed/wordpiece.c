@@ -22,14 +22,20 @@
  *                     than max_input_chars_per_word characters, or with a
  *                     part no piece matches, is the unknown token
  * which gives the ids of HF's encode(text, add_special_tokens=False).
- * Added tokens ("[CLS]" written in the text) are not matched as such: they
- * read as the punctuation and word they are made of.
+ * Before all this, the tokenizer.json's added tokens that are not
+ * normalized ("[CLS]", "[MASK]" ...) are found in the raw text, leftmost
+ * then longest, and are their own ids (a single_word one only where the
+ * characters either side are not letters, digits or '_'); the text between them
+ * goes through the steps above. Added tokens marked normalized are not
+ * matched (BERT's are all not normalized); lstrip and rstrip change
+ * nothing here, since whitespace is never a token.
  *
  * Limits are in embed.h (EM_WP_*). The vocabulary lives in a fa_strmap
  * (token to id); the encoder keeps no state in the tokenizer, so several
  * threads may encode at once.
  */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
@@ -46,6 +52,16 @@ struct em_wordpiece {
 	char prefix[EM_WP_MAX_PREFIX + 1];
 	size_t prefix_len;
 	int clean_text, chinese, strip_accents, lowercase;
+	/* added tokens matched in the raw text, by first byte then longest */
+	struct added {
+		char *s;             /* into added_pool */
+		uint32_t len, id;
+		int single_word;
+		int32_t last;            /* its last character */
+	} *added;
+	uint32_t nadded;
+	uint32_t added_at[257];      /* added[added_at[b] .. added_at[b + 1]) start with b */
+	char *added_pool;
 };
 
 /* ---- characters ---------------------------------------------------------- */
@@ -213,6 +229,37 @@ static void normalize_char(enc *e, utf8proc_int32_t c)
 		push_char(e, ' ');
 }
 
+/* letters, digits and '_': what a single_word added token may not touch */
+static int word_char(utf8proc_int32_t c)
+{
+	if (c == '_')
+		return 1;
+	utf8proc_category_t k = utf8proc_category(c);
+	return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO) ||
+	       (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO);
+}
+
+/* The longest added token at p + i, or NULL; prev is the character before. */
+static const struct added *match_added(const em_wordpiece *wp, const utf8proc_uint8_t *p,
+                                       size_t i, size_t len, utf8proc_int32_t prev)
+{
+	for (uint32_t k = wp->added_at[p[i]]; k < wp->added_at[p[i] + 1]; k++) {
+		const struct added *a = &wp->added[k];
+		if (a->len > len - i || memcmp(p + i, a->s, a->len) != 0)
+			continue;
+		if (a->single_word) {
+			utf8proc_int32_t next = 0;
+			if (i + a->len < len &&
+			    utf8proc_iterate(p + i + a->len, (utf8proc_ssize_t)(len - i - a->len), &next) < 1)
+				next = 0;
+			if ((prev && word_char(prev)) || (next && word_char(next)))
+				continue;
+		}
+		return a;
+	}
+	return NULL;
+}
+
 int em_wordpiece_encode(const em_wordpiece *wp, const char *text, size_t len, uint32_t *ids,
                         size_t max, size_t *n)
 {
@@ -228,7 +275,16 @@ int em_wordpiece_encode(const em_wordpiece *wp, const char *text, size_t len, ui
 	e->chars = 0;
 	const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)text;
 	size_t i = 0;
+	utf8proc_int32_t prev = 0;
 	while (i < len) {
+		const struct added *a = wp->nadded ? match_added(wp, p, i, len, prev) : NULL;
+		if (a) {
+			flush_word(e);
+			put_id(e, a->id);
+			i += a->len;
+			prev = a->last;
+			continue;
+		}
 		utf8proc_int32_t c;
 		utf8proc_ssize_t k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(len - i), &c);
 		if (k < 1) {      /* a byte that is not UTF-8 reads as U+FFFD */
@@ -236,6 +292,7 @@ int em_wordpiece_encode(const em_wordpiece *wp, const char *text, size_t len, ui
 			k = 1;
 		}
 		i += (size_t)k;
+		prev = c;
 		normalize_char(e, c);
 	}
 	flush_word(e);
@@ -260,6 +317,8 @@ void em_wordpiece_free(em_wordpiece *wp)
 	if (!wp)
 		return;
 	fa_strmap_free(&wp->vocab);
+	fa_free(wp->added);
+	fa_free(wp->added_pool);
 	fa_free(wp);
 }
 
@@ -354,6 +413,70 @@ static int parse_normalizer(em_wordpiece *wp, json_t *n, const char *name)
 	return 0;
 }
 
+static int by_first_then_longest(const void *x, const void *y)
+{
+	const struct added *a = x, *b = y;
+	int fa = (unsigned char)a->s[0], fb = (unsigned char)b->s[0];
+	if (fa != fb)
+		return fa - fb;
+	if (a->len != b->len)
+		return a->len > b->len ? -1 : 1;
+	return memcmp(a->s, b->s, a->len);
+}
+
+/* added_tokens: [{"id": N, "content": "...", "single_word": bool,
+ * "normalized": bool, ...}]; the normalized ones are left out. */
+static int parse_added(em_wordpiece *wp, json_t *arr, const char *name)
+{
+	if (!arr || json_is_null(arr))
+		return 0;
+	if (!json_is_array(arr))
+		return fa_err(FATHOM_ESYNTAX, "%s: added_tokens is not a list", name);
+	size_t n = json_array_size(arr), pool = 0;
+	if (n > EM_WP_MAX_ADDED)
+		return fa_err(FATHOM_ETOOBIG, "%s: more than %u added tokens", name, EM_WP_MAX_ADDED);
+	wp->added = fa_calloc(n ? n : 1, sizeof *wp->added);
+	wp->added_pool = fa_malloc(n * (EM_WP_MAX_TOKEN + 1) + 1);
+	if (!wp->added || !wp->added_pool)
+		return fa_err(FATHOM_ENOMEM, "%s: added tokens", name);
+	for (size_t i = 0; i < n; i++) {
+		json_t *t = json_array_get(arr, i), *id = json_object_get(t, "id");
+		const char *c = json_string_value(json_object_get(t, "content"));
+		size_t cl = c ? strlen(c) : 0;
+		if (!c || cl == 0 || cl > EM_WP_MAX_TOKEN || !json_is_integer(id) ||
+		    json_integer_value(id) < 0 || json_integer_value(id) >= (json_int_t)EM_WP_MAX_VOCAB)
+			return fa_err(FATHOM_ESYNTAX, "%s: added token %zu: not a content of 1 to %u bytes "
+			              "and an id under %u", name, i, EM_WP_MAX_TOKEN, EM_WP_MAX_VOCAB);
+		uint32_t idv = (uint32_t)json_integer_value(id);
+		if (idv + 1 > wp->size)
+			wp->size = idv + 1;
+		if (json_flag(t, "normalized", 0))
+			continue;
+		struct added *a = &wp->added[wp->nadded++];
+		a->s = wp->added_pool + pool;
+		memcpy(a->s, c, cl + 1);
+		pool += cl + 1;
+		a->len = (uint32_t)cl;
+		a->id = idv;
+		a->single_word = json_flag(t, "single_word", 0);
+		/* its last character (0 where not UTF-8) */
+		const utf8proc_uint8_t *u = (const utf8proc_uint8_t *)c;
+		size_t b = cl - 1;
+		while (b > 0 && (u[b] & 0xc0) == 0x80)
+			b--;
+		if (utf8proc_iterate(u + b, (utf8proc_ssize_t)(cl - b), &a->last) < 1)
+			a->last = 0;
+	}
+	qsort(wp->added, wp->nadded, sizeof *wp->added, by_first_then_longest);
+	uint32_t k = 0;
+	for (unsigned b = 0; b < 257; b++) {
+		while (k < wp->nadded && (unsigned char)wp->added[k].s[0] < b)
+			k++;
+		wp->added_at[b] = k;
+	}
+	return 0;
+}
+
 static int parse_json(em_wordpiece *wp, const char *data, size_t len, const char *name)
 {
 	json_error_t je;
@@ -426,7 +549,9 @@ static int parse_json(em_wordpiece *wp, const char *data, size_t len, const char
 	}
 	v = json_object_get(model, "unk_token");
 	const char *unk = json_string_value(v);
-	rc = set_unk(wp, unk ? unk : "[UNK]", name);
+	if ((rc = set_unk(wp, unk ? unk : "[UNK]", name)))
+		goto done;
+	rc = parse_added(wp, json_object_get(root, "added_tokens"), name);
 done:
 	json_decref(root);
 	return rc;
