@@ -211,7 +211,22 @@ static void test_embed(void)
 	}
 }
 
-/* more than EM_M2V_MAX_TOKENS tokens: the first 512 known ones count,
+/* a text of n copies of each word in words (NULL-terminated), in order */
+static char *repeat(const char *const *words, const int *n, size_t *len)
+{
+	size_t cap = 1, o = 0;
+	for (int k = 0; words[k]; k++)
+		cap += (strlen(words[k]) + 1) * (size_t)n[k];
+	char *t = malloc(cap);
+	for (int k = 0; words[k]; k++)
+		for (int i = 0; i < n[k]; i++)
+			o += (size_t)snprintf(t + o, cap - o, "%s ", words[k]);
+	*len = o;
+	return t;
+}
+
+/* model2vec's bounds: the text cut to 512 times the median token length
+ * (4 characters here: 2048), then the first 512 known tokens, counted
  * after the unknown ones are dropped */
 static void test_long_text(void)
 {
@@ -219,20 +234,60 @@ static void test_long_text(void)
 	em_embedder *e = NULL;
 	CHECK_OK(em_static_open(&e, dir));
 	if (e) {
-		/* 600 unknown words, then 512 "heron", then 100 "kestrel" */
-		size_t cap = 600 * 6 + 512 * 6 + 100 * 8 + 1, o = 0;
-		char *t = malloc(cap);
-		for (int i = 0; i < 600; i++)
-			o += (size_t)snprintf(t + o, cap - o, "zebra ");
+		/* 20 unknown, 500 "in", 12 "heron" (the 512th known token), then
+		 * "kestrel" past the cap: 1772 characters */
+		size_t len;
+		char *t = repeat((const char *const[]){ "zebra", "in", "heron", "kestrel", NULL },
+		                 (const int[]){ 20, 500, 12, 10 }, &len);
+		int ids[512];
 		for (int i = 0; i < 512; i++)
-			o += (size_t)snprintf(t + o, cap - o, "heron ");
-		for (int i = 0; i < 100; i++)
-			o += (size_t)snprintf(t + o, cap - o, "kestrel ");
-		float got[DIM];
-		const char *tt = t;
-		CHECK_OK(em_embed(e, &tt, &o, 1, got));
-		CHECK(got[0] == 0 && got[1] == 1.0f);
+			ids[i] = i < 500 ? 9 : 3;
+		check_embed(e, t, ids, 512, NULL);
 		free(t);
+		/* "heron" ends before character 2048, "kestrel" starts at 2046 */
+		t = repeat((const char *const[]){ "zebra", "heron", "kestrel", NULL },
+		           (const int[]){ 340, 1, 5 }, &len);
+		check_embed(e, t, (const int[]){ 3 }, 1, NULL);
+		free(t);
+		em_embedder_free(e);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
+/* int8 rows (twice ROWS: integers) give what the float rows give */
+static void test_int8(void)
+{
+	char *dir = test_tmpdir("m2v");
+	write_tokenizer(dir, "WordPiece", NV);
+	int8_t q[NV * DIM];
+	for (size_t i = 0; i < NV; i++)
+		for (int k = 0; k < DIM; k++)
+			q[i * DIM + k] = (int8_t)(ROWS[i][k] * 2);
+	char hdr[256];
+	int hl = snprintf(hdr, sizeof hdr,
+	                  "{\"embeddings\":{\"dtype\":\"I8\",\"shape\":[%zu,%d],\"data_offsets\":[0,%zu]}}",
+	                  NV, DIM, sizeof q);
+	unsigned char *f = malloc(8 + (size_t)hl + sizeof q);
+	memset(f, 0, 8);
+	f[0] = (unsigned char)hl;
+	memcpy(f + 8, hdr, (size_t)hl);
+	memcpy(f + 8 + hl, q, sizeof q);
+	/* in the sentence-transformers layout, for once */
+	char sub[1024];
+	snprintf(sub, sizeof sub, "%s/0_StaticEmbedding", dir);
+	CHECK(mkdir(sub, 0755) == 0);
+	write_file(sub, "model.safetensors", f, 8 + (size_t)hl + sizeof q);
+	char p[1024], p2[1100];
+	snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+	snprintf(p2, sizeof p2, "%s/tokenizer.json", sub);
+	CHECK(rename(p, p2) == 0);
+	free(f);
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	if (e) {
+		check_embed(e, "Kestrel nests", (const int[]){ 2, 7, 6 }, 3, NULL);
+		check_embed(e, "heron wades in marsh", (const int[]){ 3, 8, 6, 9, 4 }, 5, NULL);
 		em_embedder_free(e);
 	}
 	test_rmrf(dir);
@@ -327,9 +382,9 @@ static void test_errors(void)
 		b[0] = (unsigned char)hl;
 		write_file(dir, "model.safetensors", b, 8 + (size_t)hl + 32);
 		expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "3 dimensions");
-		/* integers */
+		/* integers other than I8 */
 		hl = snprintf((char *)b + 8, 256,
-		              "{\"embeddings\":{\"dtype\":\"I8\",\"shape\":[14,2],\"data_offsets\":[0,28]}}");
+		              "{\"embeddings\":{\"dtype\":\"I16\",\"shape\":[14,1],\"data_offsets\":[0,28]}}");
 		b[0] = (unsigned char)hl;
 		write_file(dir, "model.safetensors", b, 8 + (size_t)hl + 28);
 		expect_error(dir, FATHOM_ESYNTAX, "model.safetensors", "floats");
@@ -501,6 +556,7 @@ int main(void)
 {
 	RUN(test_embed);
 	RUN(test_long_text);
+	RUN(test_int8);
 	RUN(test_weights_and_mapping);
 	RUN(test_errors);
 	RUN(test_index_and_search);

@@ -162,13 +162,24 @@ static void test_vocab_txt(void)
 		return;
 	CHECK_EQ(em_wordpiece_size(wp), 6);
 	CHECK_EQ(em_wordpiece_unk(wp), 1);
+	/* lengths 5 5 5 3 5 1: sorted 1 3 5 5 5 5, median 5 */
+	CHECK_EQ(em_wordpiece_median_chars(wp), 5);
 	expect(wp, "Hellos, WORLD!", (const int[]){ 2, 3, 1, 4, 5, -1 });
 	em_wordpiece_free(wp);
 	/* a cased vocabulary is not lowercased */
 	const char *c = "[UNK]\nHello\nhello\n";
 	CHECK_OK(em_wordpiece_parse(&wp, c, strlen(c), "cased.txt"));
 	if (wp) {
+		/* lengths 5 5 5 */
+		CHECK_EQ(em_wordpiece_median_chars(wp), 5);
 		expect(wp, "Hello hello HELLO", (const int[]){ 1, 2, 0, -1 });
+		em_wordpiece_free(wp);
+	}
+	/* 1 2 3 5: (2 + 3) / 2 rounded down */
+	const char *m = "[UNK]\na\nbb\nccc\n";
+	CHECK_OK(em_wordpiece_parse(&wp, m, strlen(m), "m.txt"));
+	if (wp) {
+		CHECK_EQ(em_wordpiece_median_chars(wp), 2);
 		em_wordpiece_free(wp);
 	}
 }

@@ -405,19 +405,26 @@ uint32_t em_wordpiece_size(const em_wordpiece *wp);
 uint32_t em_wordpiece_unk(const em_wordpiece *wp);
 /* A token's id ("[CLS]", "##ing"), or -1. */
 int64_t em_wordpiece_id(const em_wordpiece *wp, const char *tok, size_t len);
+/* The median length in characters of the tokens (the vocabulary's and the
+ * added ones not in it; rounded down), which model2vec cuts texts by. */
+uint32_t em_wordpiece_median_chars(const em_wordpiece *wp);
 
 /* ---- model2vec.c: Model2Vec static models -----------------------------------
  *
  * A Model2Vec model (Tulkens & van Dongen, 2024: a sentence transformer
  * distilled into one vector a token) is a folder with model.safetensors,
- * one 2-D float tensor [vocab, dim] (named "embeddings" when there are
- * several; F32, F16, BF16 or F64), and tokenizer.json (WordPiece only:
+ * one 2-D tensor [vocab, dim] (named "embeddings" or "embedding.weight"
+ * when there are several; F32, F16, BF16, F64 or I8), and tokenizer.json (WordPiece only:
  * Unigram and BPE models are refused, naming the type). An optional
  * "weights" tensor [vocab] weighs each token's row, and an optional
  * integer "mapping" tensor [vocab] sends each token to its row (the
- * vocabulary-quantised models). A text's vector, as model2vec's encode:
- * its tokens without [UNK], the first EM_M2V_MAX_TOKENS of them, the mean
- * of their (weighted) rows, scaled to unit length; no token left: the zero
+ * vocabulary-quantised models). I8 matrices (model2vec's int8
+ * quantisation, one scale for the whole matrix, which it does not keep)
+ * are read as their integers: the scale cancels out in the unit mean. A
+ * text's vector, as model2vec's encode(max_length=512): the text cut to
+ * EM_M2V_MAX_TOKENS times the median token length in characters, its
+ * tokens without [UNK], the first EM_M2V_MAX_TOKENS of them, the mean of
+ * their (weighted) rows, scaled to unit length; no token left: the zero
  * vector. The ident names the folder's base name, both files' sizes and
  * CRC32C, the vocabulary and the dimension. */
 #define EM_M2V_MAX_TOKENS 512u        /* tokens of a text (model2vec's max_length) */
@@ -427,7 +434,8 @@ int64_t em_wordpiece_id(const em_wordpiece *wp, const char *tok, size_t len);
  * folder, or a name ending in ".safetensors". */
 int em_m2v_is_model(const char *path);
 /* Open the model at path (a folder, or its .safetensors file with
- * tokenizer.json in the same folder). Errors name the file: a missing
+ * tokenizer.json in the same folder; a sentence-transformers folder whose
+ * 0_StaticEmbedding/ holds them too). Errors name the file: a missing
  * tokenizer.json or model.safetensors (FATHOM_ENOTFOUND), a tokenizer that
  * is not WordPiece (FATHOM_EINVAL), no 2-D float tensor, a vocabulary
  * whose size is not the tensor's rows, weights or a mapping of another

@@ -8,8 +8,11 @@
  * the transformer it came from. The model is a folder:
  *
  *   model.safetensors   "embeddings" [vocab, dim] floats (F32, F16, BF16,
- *                       F64; a file of one 2-D tensor may name it
- *                       otherwise); optionally "weights" [vocab] floats,
+ *                       F64) or I8 (model2vec's int8 quantisation: one
+ *                       scale for the matrix, not kept, which the unit
+ *                       mean cancels); "embedding.weight" in the
+ *                       sentence-transformers layout, and a file of one
+ *                       2-D tensor may name it otherwise; optionally "weights" [vocab] floats,
  *                       each token's weight, and "mapping" [vocab]
  *                       integers, each token's row (vocabulary-quantised
  *                       models share rows)
@@ -18,8 +21,13 @@
  *   config.json         not read (its "normalize" is always on here: the
  *                       index holds unit vectors)
  *
- * A text's vector is what model2vec's StaticModel.encode gives: the ids of
- * the text without special tokens and without the unknown token, the
+ * or the same files in the folder's 0_StaticEmbedding/ (a sentence
+ * transformers model whose first module is a StaticEmbedding).
+ *
+ * A text's vector is what model2vec's StaticModel.encode gives: the text
+ * cut to EM_M2V_MAX_TOKENS times the vocabulary's median token length in
+ * characters (a cheap bound before tokenizing), the ids of the text
+ * without special tokens and without the unknown token, the
  * first EM_M2V_MAX_TOKENS of them, the mean of their rows (each times its
  * weight when the model has weights), scaled to unit length; a text with
  * no token left is the zero vector, as the word-vector embedders give a
@@ -40,6 +48,7 @@ typedef struct m2v {
 	float *v;                    /* rows * dim */
 	float *weight;               /* vocab weights, or NULL */
 	uint32_t *map;               /* vocab rows, or NULL: id i is row i */
+	size_t max_chars;            /* characters of a text read */
 } m2v;
 
 static void m2v_free_model(m2v *m)
@@ -80,8 +89,15 @@ static int m2v_embed(em_embedder *e, const char *const *texts, const size_t *len
 	for (size_t i = 0; i < n; i++) {
 		float *row = out + i * m->dim;
 		memset(row, 0, (size_t)m->dim * sizeof *row);
+		/* the first max_chars characters */
+		size_t len = 0, chars = 0;
+		while (len < lens[i]) {
+			if (((unsigned char)texts[i][len] & 0xc0) != 0x80 && chars++ == m->max_chars)
+				break;
+			len++;
+		}
 		size_t nt;
-		int rc = em_wordpiece_encode(m->wp, texts[i], lens[i], buf, EM_M2V_MAX_TOKENS, &nt);
+		int rc = em_wordpiece_encode(m->wp, texts[i], len, buf, EM_M2V_MAX_TOKENS, &nt);
 		if (rc)
 			return rc;
 		if (nt <= EM_M2V_MAX_TOKENS) {
@@ -93,7 +109,7 @@ static int m2v_embed(em_embedder *e, const char *const *texts, const size_t *len
 			if (!all)
 				return fa_err(FATHOM_ENOMEM, "model2vec: %zu tokens", nt);
 			size_t nt2;
-			rc = em_wordpiece_encode(m->wp, texts[i], lens[i], all, nt, &nt2);
+			rc = em_wordpiece_encode(m->wp, texts[i], len, all, nt, &nt2);
 			if (!rc)
 				add_rows(m, all, nt2 < nt ? nt2 : nt, row);
 			fa_free(all);
@@ -128,13 +144,17 @@ static int is_float(int dt)
 	return dt == EM_ST_F32 || dt == EM_ST_F16 || dt == EM_ST_BF16 || dt == EM_ST_F64;
 }
 
-/* The matrix: "embeddings", else the file's one 2-D float tensor. */
+/* The matrix: "embeddings" (model2vec's), "embedding.weight" (a
+ * sentence-transformers StaticEmbedding's), else the file's one 2-D
+ * tensor of floats or I8. */
 static int pick_matrix(const em_st *st, const char *name, const em_tensor **out)
 {
 	const em_tensor *t = em_st_find(st, "embeddings");
+	if (!t)
+		t = em_st_find(st, "embedding.weight");
 	if (!t) {
 		for (uint32_t i = 0; i < st->n; i++) {
-			if (st->t[i].ndim != 2 || !is_float(st->t[i].dtype))
+			if (st->t[i].ndim != 2 || !(is_float(st->t[i].dtype) || st->t[i].dtype == EM_ST_I8))
 				continue;
 			if (t)
 				return fa_err(FATHOM_ESYNTAX, "%s: several 2-D tensors and none named "
@@ -148,9 +168,9 @@ static int pick_matrix(const em_st *st, const char *name, const em_tensor **out)
 	if (t->ndim != 2)
 		return fa_err(FATHOM_ESYNTAX, "%s: tensor \"%s\" has %u dimensions, not 2 "
 		              "([vocabulary, dimension])", name, t->name, t->ndim);
-	if (!is_float(t->dtype))
+	if (!is_float(t->dtype) && t->dtype != EM_ST_I8)
 		return fa_err(FATHOM_ESYNTAX, "%s: tensor \"%s\" does not hold floats (F32, F16, BF16 "
-		              "or F64)", name, t->name);
+		              "or F64) or I8", name, t->name);
 	if (t->shape[0] == 0 || t->shape[0] > EM_M2V_MAX_ROWS)
 		return fa_err(t->shape[0] ? FATHOM_ETOOBIG : FATHOM_ESYNTAX,
 		              "%s: tensor \"%s\" has %llu rows (1 to %u)", name, t->name,
@@ -235,7 +255,11 @@ static int load_tensors(m2v *m, const unsigned char *data, size_t len, const cha
 		rc = fa_err(FATHOM_ENOMEM, "%s: the matrix", name);
 		goto done;
 	}
-	if ((rc = em_st_floats(st, t, m->v))) {
+	if (t->dtype == EM_ST_I8) {
+		const unsigned char *p = st->data + t->off;
+		for (uint64_t i = 0; i < t->count; i++)
+			m->v[i] = (float)(int8_t)p[i];
+	} else if ((rc = em_st_floats(st, t, m->v))) {
 		rc = fa_err_wrap(rc, "%s", name);
 		goto done;
 	}
@@ -250,8 +274,9 @@ static int load_tensors(m2v *m, const unsigned char *data, size_t len, const cha
 			goto done;
 		}
 	}
-	if (mt)
-		rc = read_mapping(st, mt, m, name);
+	if (mt && (rc = read_mapping(st, mt, m, name)))
+		goto done;
+	m->max_chars = (size_t)EM_M2V_MAX_TOKENS * em_wordpiece_median_chars(m->wp);
 done:
 	em_st_free(st);
 	return rc;
@@ -302,13 +327,26 @@ int em_m2v_open(em_embedder **out, const char *path)
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		snprintf(st_path, sizeof st_path, "%.*s/model.safetensors", (int)pl, path);
 		dir_end = path + pl;
+		if (stat(st_path, &sb) != 0) {
+			/* a sentence-transformers folder: 0_StaticEmbedding/ */
+			snprintf(st_path, sizeof st_path, "%.*s/0_StaticEmbedding/model.safetensors",
+			         (int)pl, path);
+			if (stat(st_path, &sb) == 0) {
+				snprintf(tok_path, sizeof tok_path, "%.*s/0_StaticEmbedding/tokenizer.json",
+				         (int)pl, path);
+				goto names_done;
+			}
+			snprintf(st_path, sizeof st_path, "%.*s/model.safetensors", (int)pl, path);
+		}
 	} else {
 		snprintf(st_path, sizeof st_path, "%.*s", (int)pl, path);
 		const char *slash = memrchr(path, '/', pl);
 		dir_end = slash ? slash : path;
 	}
+	snprintf(tok_path, sizeof tok_path, "%.*s%stokenizer.json", (int)(dir_end - path), path,
+	         dir_end > path ? "/" : "");
+names_done:;
 	int dl = (int)(dir_end - path);
-	snprintf(tok_path, sizeof tok_path, "%.*s%stokenizer.json", dl, path, dl ? "/" : "");
 	/* the model's name: its folder's */
 	const char *b = dl ? memrchr(path, '/', (size_t)dl) : NULL;
 	b = b ? b + 1 : path;

@@ -49,6 +49,7 @@ struct em_wordpiece {
 	uint32_t unk;                /* the unknown token's id */
 	uint32_t max_word;           /* max_input_chars_per_word */
 	uint32_t max_piece;          /* characters in the longest token */
+	uint32_t nlen[EM_WP_MAX_TOKEN + 1]; /* tokens of each length in characters */
 	char prefix[EM_WP_MAX_PREFIX + 1];
 	size_t prefix_len;
 	int clean_text, chinese, strip_accents, lowercase;
@@ -348,6 +349,7 @@ static int add_token(em_wordpiece *wp, const char *tok, size_t len, uint64_t id,
 		chars += ((unsigned char)tok[i] & 0xc0) != 0x80;
 	if (chars > wp->max_piece)
 		wp->max_piece = chars;
+	wp->nlen[chars]++;
 	return 0;
 }
 
@@ -450,6 +452,12 @@ static int parse_added(em_wordpiece *wp, json_t *arr, const char *name)
 		uint32_t idv = (uint32_t)json_integer_value(id);
 		if (idv + 1 > wp->size)
 			wp->size = idv + 1;
+		if (!fa_strmap_find(&wp->vocab, c, cl)) {   /* a token of its own */
+			uint32_t chars = 0;
+			for (size_t k = 0; k < cl; k++)
+				chars += ((unsigned char)c[k] & 0xc0) != 0x80;
+			wp->nlen[chars]++;
+		}
 		if (json_flag(t, "normalized", 0))
 			continue;
 		struct added *a = &wp->added[wp->nadded++];
@@ -606,4 +614,30 @@ int64_t em_wordpiece_id(const em_wordpiece *wp, const char *tok, size_t len)
 {
 	const fa_strmap_slot *s = fa_strmap_find(&wp->vocab, tok, len);
 	return s ? (int64_t)s->value : -1;
+}
+
+uint32_t em_wordpiece_median_chars(const em_wordpiece *wp)
+{
+	uint64_t n = 0;
+	for (uint32_t l = 0; l <= EM_WP_MAX_TOKEN; l++)
+		n += wp->nlen[l];
+	if (n == 0)
+		return 0;
+	/* the lengths at sorted places (n - 1) / 2 and n / 2, averaged and
+	 * rounded down: numpy's median, as int() takes it */
+	uint64_t lo = (n - 1) / 2, hi = n / 2, seen = 0;
+	uint32_t a = 0, b = 0;
+	int got_a = 0;
+	for (uint32_t l = 0; l <= EM_WP_MAX_TOKEN; l++) {
+		seen += wp->nlen[l];
+		if (!got_a && seen > lo) {
+			a = l;
+			got_a = 1;
+		}
+		if (seen > hi) {
+			b = l;
+			break;
+		}
+	}
+	return (a + b) / 2;
 }
