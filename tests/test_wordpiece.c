@@ -9,6 +9,8 @@
  * all-MiniLM-L6-v2's tokenizer.json, which must all match exactly. The
  * reference part is skipped when ../shared is absent.
  */
+#include <jansson.h>
+
 #include "test.h"
 #include "embed/embed.h"
 #include "fathom.h"
@@ -93,6 +95,11 @@ static void test_tiny(void)
 	expect(wp, "a\xc2\xa0" "abc", (const int[]){ 14, 17, -1 }); /* no-break space splits */
 	expect(wp, "$'s", (const int[]){ 18, 19, 20, -1 });       /* ASCII symbols are punctuation */
 	expect(wp, "a\xe2\x80\x94" "a", (const int[]){ 14, 0, 14, -1 }); /* em dash: Pd */
+	/* HF's older Unicode tables: U+2E43 (Po since Unicode 10) is a letter
+	 * there, U+166D (now So) punctuation, U+1734 (now Mc) a nonspacing mark */
+	expect(wp, "a\xe2\xb9\x83" "b", (const int[]){ 0, -1 });
+	expect(wp, "a\xe1\x99\xad" "b", (const int[]){ 14, 0, 0, -1 });
+	expect(wp, "a\xe1\x9c\xb4" "b", (const int[]){ 14, 15, -1 });
 	/* truncated output: the count is the text's */
 	uint32_t ids[2];
 	size_t n = 0;
@@ -252,7 +259,53 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-static int reference_matched = -1;
+static int reference_matched = -1, hf_matched = -1, hf_cases = 0;
+
+/* tests/data/wordpiece-hf/random.jsonl: 1000 random texts and the ids HF
+ * tokenizers gives them (gen.js beside it says how they were made) */
+static void test_hf_random(void)
+{
+	em_wordpiece *wp = NULL;
+	CHECK_OK(em_wordpiece_open(&wp, SHARED "all-MiniLM-L6-v2/tokenizer.json"));
+	FILE *f = fopen("tests/data/wordpiece-hf/random.jsonl", "rb");
+	CHECK(f != NULL);
+	if (!wp || !f)
+		goto done;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t l;
+	int ok = 0, shown = 0;
+	uint32_t ids[1024];
+	while ((l = getline(&line, &cap, f)) > 0) {
+		json_error_t je;
+		json_t *o = json_loadb(line, (size_t)l, JSON_ALLOW_NUL, &je);
+		json_t *text = json_object_get(o, "text"), *want = json_object_get(o, "ids");
+		CHECK(json_is_string(text) && json_is_array(want));
+		if (!json_is_string(text) || !json_is_array(want)) {
+			json_decref(o);
+			continue;
+		}
+		const char *t = json_string_value(text);
+		size_t tl = json_string_length(text), n = 0;
+		CHECK_OK(em_wordpiece_encode(wp, t, tl, ids, 1024, &n));
+		int same = n == json_array_size(want);
+		for (size_t i = 0; same && i < n; i++)
+			same = ids[i] == (uint32_t)json_integer_value(json_array_get(want, i));
+		if (!same && shown++ < 5)
+			fprintf(stderr, "  differs from HF: \"%.80s\"\n", t);
+		ok += same;
+		hf_cases++;
+		json_decref(o);
+	}
+	free(line);
+	CHECK_EQ(hf_cases, 1000);
+	CHECK_EQ(ok, hf_cases);
+	hf_matched = ok;
+done:
+	if (f)
+		fclose(f);
+	em_wordpiece_free(wp);
+}
 
 static void test_bert_reference(void)
 {
@@ -337,6 +390,8 @@ int main(void)
 	}
 	fclose(f);
 	RUN(test_bert_reference);
-	printf("bert-base-uncased reference: %d/46 match\n", reference_matched);
+	RUN(test_hf_random);
+	printf("bert-base-uncased reference: %d/46 match; HF tokenizers on random texts: %d/%d\n",
+	       reference_matched, hf_matched, hf_cases);
 	return TEST_DONE();
 }
