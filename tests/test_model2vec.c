@@ -11,6 +11,8 @@
 #include <math.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "embed/embed.h"
 #include "fathom.h"
 #include "test.h"
@@ -429,6 +431,150 @@ static void test_errors(void)
 	free(dir);
 }
 
+/* ---- against model2vec's encode, with a real tokenizer --------------------------
+ *
+ * tests/data/wordpiece-hf/m2v.jsonl holds what model2vec's encode gives
+ * (computed from HF tokenizers' ids by m2v.js beside it) for a model of
+ * all-MiniLM-L6-v2's tokenizer.json and 8 columns given by a formula, on
+ * random.jsonl's texts and long texts made of them. */
+#define HF_TOK "../shared/data/models/all-MiniLM-L6-v2/tokenizer.json"
+#define HF_DIR "tests/data/wordpiece-hf/"
+
+static float hf_row(uint64_t i, uint64_t k)
+{
+	return (float)((double)((i * 2654435761u + k * 40503u) % 2003) / 1001.0 - 1.0);
+}
+
+/* a file's lines (at most max), each malloc'd; the count */
+static size_t read_lines(const char *path, char **lines, size_t max)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+	ssize_t l;
+	while (f && n < max && (l = getline(&line, &cap, f)) > 0) {
+		lines[n++] = line;
+		line = NULL;
+		cap = 0;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static double hf_max_err = -1;
+
+static void test_hf_reference(void)
+{
+	FILE *tf = fopen(HF_TOK, "rb");
+	if (!tf) {
+		printf("  (test_hf_reference: " HF_TOK " absent, skipped)\n");
+		return;
+	}
+	char *dir = test_tmpdir("m2v-hf");
+	/* tokenizer.json copied, the matrix and weights by the formulas */
+	fseek(tf, 0, SEEK_END);
+	long tl = ftell(tf);
+	fseek(tf, 0, SEEK_SET);
+	char *tok = malloc((size_t)tl);
+	CHECK(fread(tok, 1, (size_t)tl, tf) == (size_t)tl);
+	fclose(tf);
+	write_file(dir, "tokenizer.json", tok, (size_t)tl);
+	free(tok);
+	enum { V = 30522, D = 8 };
+	char hdr[512];
+	size_t eb = (size_t)V * D * 4, wb = (size_t)V * 4;
+	int hl = snprintf(hdr, sizeof hdr,
+	                  "{\"embeddings\":{\"dtype\":\"F32\",\"shape\":[%d,%d],\"data_offsets\":[0,%zu]},"
+	                  "\"weights\":{\"dtype\":\"F32\",\"shape\":[%d],\"data_offsets\":[%zu,%zu]}}",
+	                  V, D, eb, V, eb, eb + wb);
+	size_t fl = 8 + (size_t)hl + eb + wb;
+	unsigned char *f = calloc(1, fl);
+	for (int b = 0; b < 8; b++)
+		f[b] = (unsigned char)((uint64_t)hl >> (8 * b));
+	memcpy(f + 8, hdr, (size_t)hl);
+	float *m = (float *)(f + 8 + hl);   /* little-endian, as x86 */
+	for (size_t i = 0; i < V; i++) {
+		for (size_t k = 0; k < D; k++) {
+			float x = hf_row(i, k);
+			memcpy((unsigned char *)m + (i * D + k) * 4, &x, 4);
+		}
+		float w = 0.5f + (float)(i % 7) / 8;
+		memcpy(f + 8 + hl + eb + i * 4, &w, 4);
+	}
+	write_file(dir, "model.safetensors", f, fl);
+	free(f);
+
+	static char *texts[1000], *refs[400];
+	size_t nt = read_lines(HF_DIR "random.jsonl", texts, 1000);
+	size_t nr = read_lines(HF_DIR "m2v.jsonl", refs, 400);
+	CHECK_EQ(nt, 1000);
+	CHECK_EQ(nr, 340);
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	double worst = 0;
+	int bad = 0;
+	for (size_t r = 0; e && r < nr; r++) {
+		json_error_t je;
+		json_t *o = json_loads(refs[r], 0, &je), *vec = json_object_get(o, "vec");
+		/* the text: line i, lines a..b-1 joined by spaces, or repeated */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&buf, &len);
+		json_t *join = json_object_get(o, "join"), *rep = json_object_get(o, "repeat");
+		size_t a = 0, b = 0, times = 1;
+		const char *prefix = "";
+		if (json_is_array(join)) {
+			a = (size_t)json_integer_value(json_array_get(join, 0));
+			b = (size_t)json_integer_value(json_array_get(join, 1));
+		} else if (rep) {
+			a = (size_t)json_integer_value(rep);
+			b = a + 1;
+			times = (size_t)json_integer_value(json_object_get(o, "times"));
+			prefix = "a b. c, d; e f g h i j ";
+		} else {
+			a = (size_t)json_integer_value(json_object_get(o, "i"));
+			b = a + 1;
+		}
+		for (size_t t = 0; t < times; t++)
+			for (size_t i = a; i < b && i < nt; i++) {
+				json_t *line = json_loads(texts[i], JSON_ALLOW_NUL, &je);
+				json_t *txt = json_object_get(line, "text");
+				if (json_is_array(join) && i > a)
+					fputc(' ', mf);
+				fputs(prefix, mf);
+				fwrite(json_string_value(txt), 1, json_string_length(txt), mf);
+				if (rep)
+					fputc(' ', mf);
+				json_decref(line);
+			}
+		fclose(mf);
+		float got[D];
+		const char *tp = buf;
+		CHECK_OK(em_embed(e, &tp, &len, 1, got));
+		double err = 0;
+		for (size_t k = 0; k < D; k++) {
+			double d = fabs(got[k] - json_real_value(json_array_get(vec, k)));
+			err = d > err ? d : err;
+		}
+		if (err > 1e-5 && bad++ < 5)
+			fprintf(stderr, "  reference %zu: off by %g\n", r, err);
+		worst = err > worst ? err : worst;
+		free(buf);
+		json_decref(o);
+	}
+	CHECK_EQ(bad, 0);
+	hf_max_err = worst;
+	em_embedder_free(e);
+	for (size_t i = 0; i < nt; i++)
+		free(texts[i]);
+	for (size_t i = 0; i < nr; i++)
+		free(refs[i]);
+	test_rmrf(dir);
+	free(dir);
+}
+
 static const char DOCS[] =
 	"{\"id\":\"k\",\"title\":\"Raptors\",\"body\":\"kestrel nests on cliffs\"}\n"
 	"{\"id\":\"h\",\"title\":\"Waders\",\"body\":\"heron wades in marsh\"}\n"
@@ -559,6 +705,9 @@ int main(void)
 	RUN(test_int8);
 	RUN(test_weights_and_mapping);
 	RUN(test_errors);
+	RUN(test_hf_reference);
+	if (hf_max_err >= 0)
+		printf("model2vec reference (340 texts): largest difference %.3g\n", hf_max_err);
 	RUN(test_index_and_search);
 	RUN(test_cli);
 	return TEST_DONE();
