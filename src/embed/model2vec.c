@@ -357,21 +357,31 @@ names_done:;
 	if (stat(tok_path, &sb) != 0)
 		return fa_err(FATHOM_ENOTFOUND, "%s: no tokenizer.json beside the model (%s)", path,
 		              tok_path);
-	char *tok = NULL, *data = NULL;
-	size_t tok_len = 0, len = 0;
+	char *tok = NULL;
+	size_t tok_len = 0;
 	int rc = fa_read_file(&tok, &tok_len, tok_path, EM_WP_MAX_FILE);
 	if (rc) {
 		rc = fa_err_wrap(rc, "model2vec tokenizer %s", tok_path);
 		goto done;
 	}
-	rc = fa_read_file(&data, &len, st_path, EM_MAX_FILE);
+	/* mapped, not read: a large matrix is in memory once, as floats */
+	fa_map mp;
+	rc = fa_map_file(&mp, st_path);
 	if (rc) {
 		rc = fa_err_wrap(rc, "model2vec model %s", st_path);
 		goto done;
 	}
-	rc = em_m2v_new(out, tok, tok_len, tok_path, (const unsigned char *)data, len, st_path, base);
+	if (mp.len > EM_MAX_FILE)
+		rc = fa_err(FATHOM_ETOOBIG, "%s: more than %zu bytes", st_path, EM_MAX_FILE);
+	else
+		rc = em_m2v_new(out, tok, tok_len, tok_path, mp.data, mp.len, st_path, base);
+	if (!rc && fa_map_damaged(&mp)) {
+		em_embedder_free(*out);
+		*out = NULL;
+		rc = fa_err(FATHOM_EIO, "%s: the file changed while it was read", st_path);
+	}
+	fa_unmap(&mp);
 done:
 	fa_free(tok);
-	fa_free(data);
 	return rc;
 }
