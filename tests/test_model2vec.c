@@ -16,6 +16,7 @@
 #include "embed/embed.h"
 #include "fathom.h"
 #include "test.h"
+#include "util/util.h"
 
 enum { DIM = 4 };
 
@@ -575,6 +576,44 @@ static void test_hf_reference(void)
 	free(dir);
 }
 
+/* Every allocation failing in turn while a model loads and embeds (as
+ * test_fault.c does for the index): FATHOM_OK or FATHOM_ENOMEM each time,
+ * never a crash or a leak (make sanitize looks), and the same vector when
+ * it gets through. */
+static void test_alloc_faults(void)
+{
+	char *dir = make_model(0);
+	float want[DIM];
+	expected((const int[]){ 2, 7, 6 }, 3, NULL, want);
+	const char *t = "Kestrel nests [UNK] [CLS]";
+	size_t len = strlen(t);
+	long n;
+	int runs = 0, bad = 0;
+	for (n = 0; n < 10000; n++) {
+		fa_alloc_fail_after(n);
+		em_embedder *e = NULL;
+		int rc = em_static_open(&e, dir);
+		float got[DIM];
+		if (rc == 0)
+			rc = em_embed(e, &t, &len, 1, got);
+		long failed = fa_alloc_failed();
+		fa_alloc_fail_after(-1);
+		runs++;
+		if (rc != 0 && rc != FATHOM_ENOMEM)
+			bad++;
+		if (rc == 0 && !close_to(got, want))
+			bad++;
+		em_embedder_free(e);
+		if (!failed)
+			break;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(n < 10000);
+	CHECK(runs > 5);   /* it did allocate, and met the countdown */
+	test_rmrf(dir);
+	free(dir);
+}
+
 static const char DOCS[] =
 	"{\"id\":\"k\",\"title\":\"Raptors\",\"body\":\"kestrel nests on cliffs\"}\n"
 	"{\"id\":\"h\",\"title\":\"Waders\",\"body\":\"heron wades in marsh\"}\n"
@@ -705,6 +744,7 @@ int main(void)
 	RUN(test_int8);
 	RUN(test_weights_and_mapping);
 	RUN(test_errors);
+	RUN(test_alloc_faults);
 	RUN(test_hf_reference);
 	if (hf_max_err >= 0)
 		printf("model2vec reference (340 texts): largest difference %.3g\n", hf_max_err);
