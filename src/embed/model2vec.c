@@ -65,18 +65,18 @@ static void m2v_free_model(m2v *m)
 /* ---- embedding -------------------------------------------------------------- */
 
 /* Sum the known tokens' weighted rows into out (dim values, zeroed). */
-static void add_rows(const m2v *m, const uint32_t *ids, size_t n, float *out)
+static void add_rows(const m2v *m, const uint32_t *ids, size_t n, float *restrict out)
 {
-	uint32_t used = 0;
+	uint32_t used = 0, dim = m->dim, unk = em_wordpiece_unk(m->wp);
 	for (size_t i = 0; i < n && used < EM_M2V_MAX_TOKENS; i++) {
 		uint32_t id = ids[i];
-		if (id == em_wordpiece_unk(m->wp) || id >= m->vocab)
+		if (id == unk || id >= m->vocab)
 			continue;
 		used++;
 		uint32_t r = m->map ? m->map[id] : id;
 		float w = m->weight ? m->weight[id] : 1.0f;
-		const float *row = m->v + (size_t)r * m->dim;
-		for (uint32_t k = 0; k < m->dim; k++)
+		const float *restrict row = m->v + (size_t)r * dim;
+		for (uint32_t k = 0; k < dim; k++)
 			out[k] += w * row[k];
 	}
 }

@@ -31,9 +31,10 @@
  * matched (BERT's are all not normalized); lstrip and rstrip change
  * nothing here, since whitespace is never a token.
  *
- * Character classes are utf8proc's except where HF's older tables say
- * otherwise (hf_class below). Held to HF's own output: llama.cpp's 46
- * bert-base-uncased cases, 1000 random texts (tests/data/wordpiece-hf/),
+ * Character classes (control, nonspacing mark, punctuation) are HF's own,
+ * measured over every code point (wp_class below); utf8proc decodes,
+ * decomposes (NFD) and lowercases. Held to HF's own output: llama.cpp's
+ * 46 bert-base-uncased cases, 1000 random texts (tests/data/wordpiece-hf/),
  * and once, every code point.
  *
  * Limits are in embed.h (EM_WP_*). The vocabulary lives in a fa_strmap
@@ -73,74 +74,35 @@ struct em_wordpiece {
 
 /* ---- characters ---------------------------------------------------------- */
 
-/* Where HF tokenizers classes a character otherwise than utf8proc does:
- * its categories come from older Unicode tables (the unicode_categories
- * crate's), which read characters assigned since as letters, and put
- * U+166D and U+1734 in other categories than today's. Measured, not
- * guessed: "a" c "b" encoded for every code point by HF tokenizers (the
- * Rust library, through its Node build) with all-MiniLM-L6-v2's
- * tokenizer.json, against this file without the table; these are the
- * 568 code points where the two differed, as ranges. */
-enum { HF_WORD = 1, HF_PUNCT, HF_MARK };
-static const struct hf_range {
+/* A character's class as HF tokenizers sees it, from a table measured on
+ * HF itself for every code point (wordpiece_classes.inc, made by
+ * tests/data/wordpiece-hf/classes.py): its categories come from older
+ * Unicode tables than utf8proc's (the unicode_categories crate's), which
+ * read characters assigned since as letters, so utf8proc's categories
+ * would split or drop characters HF keeps in a word (568 code points
+ * against utf8proc 2.8), and more with each Unicode version. */
+enum { WP_CONTROL = 1, WP_MARK, WP_PUNCT };
+static const struct wp_range {
 	uint32_t lo, hi;
 	uint8_t cls;
-} hf_class[] = {
-	{ 0x61d, 0x61d, HF_WORD }, { 0x7fd, 0x7fd, HF_WORD }, { 0x890, 0x891, HF_WORD },
-	{ 0x898, 0x89f, HF_WORD }, { 0x8ca, 0x8e2, HF_WORD }, { 0x9fd, 0x9fe, HF_WORD },
-	{ 0xa76, 0xa76, HF_WORD }, { 0xafa, 0xaff, HF_WORD }, { 0xb55, 0xb55, HF_WORD },
-	{ 0xc04, 0xc04, HF_WORD }, { 0xc3c, 0xc3c, HF_WORD }, { 0xc77, 0xc77, HF_WORD },
-	{ 0xc84, 0xc84, HF_WORD }, { 0xd00, 0xd00, HF_WORD }, { 0xd3b, 0xd3c, HF_WORD },
-	{ 0xd81, 0xd81, HF_WORD }, { 0xeba, 0xeba, HF_WORD }, { 0xece, 0xece, HF_WORD },
-	{ 0x166d, 0x166d, HF_PUNCT }, { 0x1734, 0x1734, HF_MARK }, { 0x180f, 0x180f, HF_WORD },
-	{ 0x1885, 0x1886, HF_WORD }, { 0x1abf, 0x1ace, HF_WORD }, { 0x1b7d, 0x1b7e, HF_WORD },
-	{ 0x1df6, 0x1dfb, HF_WORD }, { 0x2e43, 0x2e4f, HF_WORD }, { 0x2e52, 0x2e5d, HF_WORD },
-	{ 0xa82c, 0xa82c, HF_WORD }, { 0xa8c5, 0xa8c5, HF_WORD }, { 0xa8ff, 0xa8ff, HF_WORD },
-	{ 0xa9bd, 0xa9bd, HF_WORD }, { 0x10d24, 0x10d27, HF_WORD }, { 0x10eab, 0x10ead, HF_WORD },
-	{ 0x10efd, 0x10eff, HF_WORD }, { 0x10f46, 0x10f50, HF_WORD }, { 0x10f55, 0x10f59, HF_WORD },
-	{ 0x10f82, 0x10f89, HF_WORD }, { 0x11070, 0x11070, HF_WORD }, { 0x11073, 0x11074, HF_WORD },
-	{ 0x110c2, 0x110c2, HF_WORD }, { 0x110cd, 0x110cd, HF_WORD }, { 0x111c9, 0x111c9, HF_PUNCT },
-	{ 0x111cf, 0x111cf, HF_WORD }, { 0x1123e, 0x1123e, HF_WORD }, { 0x11241, 0x11241, HF_WORD },
-	{ 0x1133b, 0x1133b, HF_WORD }, { 0x11438, 0x1143f, HF_WORD }, { 0x11442, 0x11444, HF_WORD },
-	{ 0x11446, 0x11446, HF_WORD }, { 0x1144b, 0x1144f, HF_WORD }, { 0x1145a, 0x1145b, HF_WORD },
-	{ 0x1145d, 0x1145e, HF_WORD }, { 0x11660, 0x1166c, HF_WORD }, { 0x116b9, 0x116b9, HF_WORD },
-	{ 0x1182f, 0x11837, HF_WORD }, { 0x11839, 0x1183b, HF_WORD }, { 0x1193b, 0x1193c, HF_WORD },
-	{ 0x1193e, 0x1193e, HF_WORD }, { 0x11943, 0x11946, HF_WORD }, { 0x119d4, 0x119d7, HF_WORD },
-	{ 0x119da, 0x119db, HF_WORD }, { 0x119e0, 0x119e0, HF_WORD }, { 0x119e2, 0x119e2, HF_WORD },
-	{ 0x11a01, 0x11a0a, HF_WORD }, { 0x11a33, 0x11a38, HF_WORD }, { 0x11a3b, 0x11a47, HF_WORD },
-	{ 0x11a51, 0x11a56, HF_WORD }, { 0x11a59, 0x11a5b, HF_WORD }, { 0x11a8a, 0x11a96, HF_WORD },
-	{ 0x11a98, 0x11a9c, HF_WORD }, { 0x11a9e, 0x11aa2, HF_WORD }, { 0x11b00, 0x11b09, HF_WORD },
-	{ 0x11c30, 0x11c36, HF_WORD }, { 0x11c38, 0x11c3d, HF_WORD }, { 0x11c3f, 0x11c3f, HF_WORD },
-	{ 0x11c41, 0x11c45, HF_WORD }, { 0x11c70, 0x11c71, HF_WORD }, { 0x11c92, 0x11ca7, HF_WORD },
-	{ 0x11caa, 0x11cb0, HF_WORD }, { 0x11cb2, 0x11cb3, HF_WORD }, { 0x11cb5, 0x11cb6, HF_WORD },
-	{ 0x11d31, 0x11d36, HF_WORD }, { 0x11d3a, 0x11d3a, HF_WORD }, { 0x11d3c, 0x11d3d, HF_WORD },
-	{ 0x11d3f, 0x11d45, HF_WORD }, { 0x11d47, 0x11d47, HF_WORD }, { 0x11d90, 0x11d91, HF_WORD },
-	{ 0x11d95, 0x11d95, HF_WORD }, { 0x11d97, 0x11d97, HF_WORD }, { 0x11ef3, 0x11ef4, HF_WORD },
-	{ 0x11ef7, 0x11ef8, HF_WORD }, { 0x11f00, 0x11f01, HF_WORD }, { 0x11f36, 0x11f3a, HF_WORD },
-	{ 0x11f40, 0x11f40, HF_WORD }, { 0x11f42, 0x11f4f, HF_WORD }, { 0x11fff, 0x11fff, HF_WORD },
-	{ 0x12ff1, 0x12ff2, HF_WORD }, { 0x13430, 0x13440, HF_WORD }, { 0x13447, 0x13455, HF_WORD },
-	{ 0x16e97, 0x16e9a, HF_WORD }, { 0x16f4f, 0x16f4f, HF_WORD }, { 0x16fe2, 0x16fe2, HF_WORD },
-	{ 0x16fe4, 0x16fe4, HF_WORD }, { 0x1cf00, 0x1cf2d, HF_WORD }, { 0x1cf30, 0x1cf46, HF_WORD },
-	{ 0x1e000, 0x1e006, HF_WORD }, { 0x1e008, 0x1e018, HF_WORD }, { 0x1e01b, 0x1e021, HF_WORD },
-	{ 0x1e023, 0x1e024, HF_WORD }, { 0x1e026, 0x1e02a, HF_WORD }, { 0x1e08f, 0x1e08f, HF_WORD },
-	{ 0x1e130, 0x1e136, HF_WORD }, { 0x1e2ae, 0x1e2ae, HF_WORD }, { 0x1e2ec, 0x1e2ef, HF_WORD },
-	{ 0x1e4ec, 0x1e4ef, HF_WORD }, { 0x1e944, 0x1e94a, HF_WORD }, { 0x1e95e, 0x1e95f, HF_WORD },
+} wp_class_table[] = {
+#include "embed/wordpiece_classes.inc"
 };
 
-/* The HF class of c when it is not utf8proc's, else 0. */
-static int hf_override(utf8proc_int32_t c)
+/* c's class, or 0: part of a word (or whitespace, which is_ws says) */
+static int wp_class(utf8proc_int32_t c)
 {
-	if (c < 0x61d)
-		return 0;
-	size_t lo = 0, hi = sizeof hf_class / sizeof hf_class[0];
+	if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9'))
+		return 0;   /* the common case, without the search */
+	size_t lo = 0, hi = sizeof wp_class_table / sizeof wp_class_table[0];
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if ((uint32_t)c > hf_class[mid].hi)
+		if ((uint32_t)c > wp_class_table[mid].hi)
 			lo = mid + 1;
-		else if ((uint32_t)c < hf_class[mid].lo)
+		else if ((uint32_t)c < wp_class_table[mid].lo)
 			hi = mid;
 		else
-			return hf_class[mid].cls;
+			return wp_class_table[mid].cls;
 	}
 	return 0;
 }
@@ -158,15 +120,7 @@ static int is_ws(utf8proc_int32_t c)
 
 static int is_control(utf8proc_int32_t c)
 {
-	if (c == '\t' || c == '\n' || c == '\r' || hf_override(c))
-		return 0;
-	switch (utf8proc_category(c)) {
-	case UTF8PROC_CATEGORY_CC: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_CS:
-	case UTF8PROC_CATEGORY_CO:
-		return 1;
-	default:
-		return 0;
-	}
+	return wp_class(c) == WP_CONTROL;
 }
 
 static int is_chinese(utf8proc_int32_t c)
@@ -177,24 +131,16 @@ static int is_chinese(utf8proc_int32_t c)
 	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
 }
 
+/* ASCII punctuation ($, +, <, =, >, ^, `, | and ~ are symbols in
+ * Unicode) and Unicode's P* categories */
 static int is_punct(utf8proc_int32_t c)
 {
-	if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-	    (c >= 123 && c <= 126))
-		return 1;
-	int o = hf_override(c);
-	if (o)
-		return o == HF_PUNCT;
-	utf8proc_category_t k = utf8proc_category(c);
-	return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+	return wp_class(c) == WP_PUNCT;
 }
 
 static int is_nonspacing_mark(utf8proc_int32_t c)
 {
-	int o = hf_override(c);
-	if (o)
-		return o == HF_MARK;
-	return utf8proc_category(c) == UTF8PROC_CATEGORY_MN;
+	return wp_class(c) == WP_MARK;
 }
 
 /* ---- encoding -------------------------------------------------------------- */

@@ -1,9 +1,15 @@
 // probe.js — every code point c encoded as "a" c "b" by HF tokenizers
 // (as gen.js), one line "HEX ids" each: how HF classes each character
-// (removed, whitespace, punctuation, part of a word). Where wordpiece.c
-// without its hf_class table differed from this, the table says HF's
-// class (568 code points). Made once, not run by the tests:
+// (removed, whitespace, punctuation, part of a word); classes.py makes
+// src/embed/wordpiece_classes.inc from two runs. Made once, not run by
+// the tests (from where the package is installed, as gen.js):
 //   node probe.js .../all-MiniLM-L6-v2/tokenizer.json probe.txt
+//   node probe.js tokenizer-nostrip.json probe2.txt   (the same file with
+//     "normalizer": {"type": "BertNormalizer", "clean_text": true,
+//     "handle_chinese_chars": false, "strip_accents": false,
+//     "lowercase": false})
+// wordpiece.c then gave HF's ids for every code point in both runs, and
+// in a third with clean_text false.
 const { Tokenizer } = require('@anush008/tokenizers');
 const fs = require('fs');
 const tok = Tokenizer.fromFile(process.argv[2]);
