@@ -4,14 +4,15 @@
  * "BertNormalizer" or none, pre_tokenizer "BertPreTokenizer"), or from a
  * plain vocab.txt (one token a line, the line number its id).
  *
- * A text goes through, character by character (utf8proc):
- *   clean_text        NUL, U+FFFD and control characters (Cc, Cf, Co, Cs,
- *                     but not tab, newline and CR; unassigned ones stay)
- *                     dropped; whitespace
- *                     (tab, newline, CR and Unicode's White_Space) to ' '
+ * A text goes through, character by character:
+ *   clean_text        NUL, U+FFFD and control characters (Cc, Cf, Co, Cs
+ *                     as HF's tables have them, but not tab, newline and
+ *                     CR; unassigned ones stay) dropped; whitespace (tab,
+ *                     newline, CR and Unicode's White_Space) to ' '
  *   handle_chinese    a CJK ideograph gets a space either side
- *   strip_accents     NFD, then nonspacing marks (Mn) dropped; on when the
- *                     setting is null and lowercase is on, as in BERT
+ *   strip_accents     NFD (utf8proc), then nonspacing marks (Mn) dropped;
+ *                     on when the setting is null and lowercase is on, as
+ *                     in BERT
  *   lowercase         Unicode's lowercase of each character (U+0130 to
  *                     "i" + U+0307, the one full mapping of more than one
  *                     character that is not context-dependent)
@@ -26,8 +27,8 @@
  * Before all this, the tokenizer.json's added tokens that are not
  * normalized ("[CLS]", "[MASK]" ...) are found in the raw text, leftmost
  * then longest, and are their own ids (a single_word one only where the
- * characters either side are not letters, digits or '_'); the text between them
- * goes through the steps above. Added tokens marked normalized are not
+ * characters either side are not letters, digits or '_'); the text
+ * between them goes through the steps above. Added tokens marked normalized are not
  * matched (BERT's are all not normalized); lstrip and rstrip change
  * nothing here, since whitespace is never a token.
  *
@@ -131,8 +132,8 @@ static int is_chinese(utf8proc_int32_t c)
 	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0x2f800 && c <= 0x2fa1f);
 }
 
-/* ASCII punctuation ($, +, <, =, >, ^, `, | and ~ are symbols in
- * Unicode) and Unicode's P* categories */
+/* As HF has it: ASCII punctuation ($, +, <, =, >, ^, `, | and ~ too,
+ * symbols in Unicode) and its tables' P* categories */
 static int is_punct(utf8proc_int32_t c)
 {
 	return wp_class(c) == WP_PUNCT;
