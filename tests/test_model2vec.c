@@ -214,6 +214,43 @@ static void test_embed(void)
 	}
 }
 
+/* a dimension that is not a multiple of 4: the vector loop's tail */
+static void test_dim6(void)
+{
+	char *dir = test_tmpdir("m2v");
+	write_tokenizer(dir, "WordPiece", NV);
+	float m[NV][6];
+	for (size_t i = 0; i < NV; i++)
+		for (int k = 0; k < 6; k++)
+			m[i][k] = ROWS[i][k % 4];
+	char hdr[256];
+	int hl = snprintf(hdr, sizeof hdr,
+	                  "{\"embeddings\":{\"dtype\":\"F32\",\"shape\":[%zu,6],\"data_offsets\":[0,%zu]}}",
+	                  NV, sizeof m);
+	unsigned char *f = calloc(1, 8 + (size_t)hl + sizeof m);
+	f[0] = (unsigned char)hl;
+	memcpy(f + 8, hdr, (size_t)hl);
+	memcpy(f + 8 + hl, m, sizeof m);
+	write_file(dir, "model.safetensors", f, 8 + (size_t)hl + sizeof m);
+	free(f);
+	em_embedder *e = NULL;
+	CHECK_OK(em_static_open(&e, dir));
+	if (e) {
+		/* kestrel nest ##s: (1,0,0,0,1,0) + (2,0,0,1,2,0) + (0,0,0,.5,0,0) =
+		 * (3,0,0,1.5,3,0), length 4.5 */
+		const float want[6] = { 3 / 4.5f, 0, 0, 1.5f / 4.5f, 3 / 4.5f, 0 };
+		float got[6];
+		const char *t = "kestrel nests";
+		size_t len = strlen(t);
+		CHECK_OK(em_embed(e, &t, &len, 1, got));
+		for (int k = 0; k < 6; k++)
+			CHECK(fabsf(got[k] - want[k]) < 1e-6f);
+		em_embedder_free(e);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
 /* a text of n copies of each word in words (NULL-terminated), in order */
 static char *repeat(const char *const *words, const int *n, size_t *len)
 {
@@ -742,6 +779,7 @@ int main(void)
 	RUN(test_embed);
 	RUN(test_long_text);
 	RUN(test_int8);
+	RUN(test_dim6);
 	RUN(test_weights_and_mapping);
 	RUN(test_errors);
 	RUN(test_alloc_faults);
