@@ -414,8 +414,8 @@ uint32_t em_wordpiece_median_chars(const em_wordpiece *wp);
  * A Model2Vec model (Tulkens & van Dongen, 2024: a sentence transformer
  * distilled into one vector a token) is a folder with model.safetensors,
  * one 2-D tensor [vocab, dim] (named "embeddings" or "embedding.weight"
- * when there are several; F32, F16, BF16, F64 or I8), and tokenizer.json (WordPiece only:
- * Unigram and BPE models are refused, naming the type). An optional
+ * when there are several; F32, F16, BF16, F64 or I8), and tokenizer.json
+ * (WordPiece only: Unigram and BPE models are refused, naming the type). An optional
  * "weights" tensor [vocab] weighs each token's row, and an optional
  * integer "mapping" tensor [vocab] sends each token to its row (the
  * vocabulary-quantised models). I8 matrices (model2vec's int8
@@ -437,9 +437,9 @@ int em_m2v_is_model(const char *path);
  * tokenizer.json in the same folder; a sentence-transformers folder whose
  * 0_StaticEmbedding/ holds them too). Errors name the file: a missing
  * tokenizer.json or model.safetensors (FATHOM_ENOTFOUND), a tokenizer that
- * is not WordPiece (FATHOM_EINVAL), no 2-D float tensor, a vocabulary
- * whose size is not the tensor's rows, weights or a mapping of another
- * length, a mapping to a row past the end (FATHOM_ESYNTAX). */
+ * is not WordPiece (FATHOM_EINVAL), no 2-D tensor of floats or I8, a
+ * vocabulary whose size is not the tensor's rows, weights or a mapping of
+ * another length, a mapping to a row past the end (FATHOM_ESYNTAX). */
 int em_m2v_open(em_embedder **out, const char *path);
 /* The same from the two files' bytes (tokenizer.json's tok_len, the
  * safetensors' len; nothing kept of either), named tok_name and name in
