@@ -205,6 +205,33 @@ typedef struct ix_vecs {
 /* FATHOM_ENOTFOUND when the segment has none; the section checked. */
 int seg_vectors(const ix_segment *s, ix_vecs *out);
 
+/* The HNSW graph over a segment's vectors (the HNSW section, docs/FORMAT.md
+ * 5.13): node i is chunk i (VECS row i); a chunk without a vector is a hole
+ * no walk reaches. A segment gets one when it is written (a flush or a
+ * merge) with at least min_vectors vectors; below that the exact path
+ * scores them all, which is as fast for so few. A merge whose inputs'
+ * vectors are kept as they are builds its graph from theirs
+ * (vx_hnsw_merge: the largest input graph that lost no chunk is reused),
+ * else afresh from its rows. m, ef_construction, ef_search: 0 for
+ * vx_params_for's of the segment's count. */
+#define IX_HNSW_MIN_VECTORS 2048u
+typedef struct ix_graph_opts {
+	uint32_t min_vectors;   /* 0: IX_HNSW_MIN_VECTORS; UINT32_MAX: no graphs */
+	uint32_t m, ef_construction, ef_search;
+} ix_graph_opts;
+/* For the segments this handle writes from now on. FATHOM_EINVAL for m
+ * outside 2..64, an ef outside 0..10000. */
+int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o);
+/* The segment's graph, read-only over the mapped section and VECS rows,
+ * checked once (O(size)) and kept with the segment (made by the first
+ * reader that asks, published atomically: any number of searches share
+ * it). FATHOM_ENOTFOUND (no message) when the segment has none;
+ * FATHOM_ECORRUPT naming the file when it fails its checks. */
+struct vx_hnsw;
+int seg_graph(const ix_segment *s, const struct vx_hnsw **out);
+/* The committed snapshot's deleted chunks, a bit each (NULL: none). */
+const uint8_t *seg_deleted_chunks(const ix_segment *s);
+
 /* What a merge does with the chunks' vectors: it keeps those made by the
  * embedder of fingerprint fp, drops the others, and when embed is set
  * computes the missing ones (the chunk's title, headings and text, as

@@ -237,6 +237,8 @@ struct ix_segment {
 	                               that asks and published atomically */
 	void *query_cache;          /* seg_query_cache: the query layer's, fa_free'd
 	                               at close */
+	void *graph;                /* seg_graph's view (a vx_hnsw), made by the first
+	                               reader that asks and published atomically */
 };
 
 int seg_open_file(ix_segment **out, const char *path);
@@ -517,6 +519,15 @@ int ix_segw_add_section(ix_segw *w, uint32_t tag, uint32_t flags, const void *da
 int ix_segw_chunk_vector(ix_segw *w, uint32_t chunk, const float *vec, uint32_t dim, uint64_t fp);
 /* Would vectors of dim and fp join those the writer has (or it has none)? */
 int ix_segw_vectors_fit(const ix_segw *w, uint32_t dim, uint64_t fp);
+/* The graph options of this segment (ix_set_graph_opts; unset: defaults). */
+void ix_segw_set_graph_opts(ix_segw *w, const ix_graph_opts *o);
+/* The segment's HNSW graph, made elsewhere (a merge's vx_hnsw_merge): node i
+ * must be chunk i, its rows the segment's vectors (ix_segw_finish checks);
+ * the writer takes it (frees it, also on error). Without one, ix_segw_finish
+ * builds the graph from the rows when there are enough vectors. */
+void ix_segw_set_graph(ix_segw *w, struct vx_hnsw *g);
+/* Chunks added so far with a vector. */
+uint32_t ix_segw_vectors_present(const ix_segw *w);
 /* Test hook: every segment written from now on gets this extra section (tag
  * 0: none). Not thread-safe. */
 void ix_segw_set_test_section(uint32_t tag, uint32_t flags);
@@ -556,6 +567,11 @@ int ix_vecw_put(ix_vecw *v, uint32_t chunk, const float *vec);
 size_t ix_vecw_mem(const ix_vecw *v);
 /* The section's bytes for a segment of nchunks. */
 int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out);
+/* The graph options resolved: the least vector count for a graph, and the
+ * parameters for a segment of count vectors. */
+uint32_t ix_graph_min(const ix_graph_opts *o);
+struct vx_params;
+void ix_graph_params(const ix_graph_opts *o, uint32_t count, struct vx_params *p);
 
 /* ---- interface to code in term_pool.c ------------------------------------ */
 
@@ -707,6 +723,7 @@ struct ix_index {
 	unsigned merge_max_segments;
 	double merge_max_deleted;
 	int merge_upgrade;       /* rewrite segments of older formats (ix_optimize) */
+	ix_graph_opts graph;     /* the HNSW graphs of the segments written */
 };
 
 /* ---- interface to code in index.c: the handle and the writer's segments --- */

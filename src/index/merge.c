@@ -30,6 +30,7 @@
 
 #include "index/index_int.h"
 #include "util/pool.h"
+#include "vec/vec.h"
 
 typedef struct merge_in {
 	const ix_segment *s;
@@ -52,6 +53,7 @@ typedef struct merge_vec {
 	const char **texts;
 	float *out;
 	uint32_t cap;            /* rows the arrays hold */
+	uint64_t embedded;       /* chunks embedded here (not copied) */
 } merge_vec;
 
 /* The inputs' text is read in windows of whole runs of frames, not one
@@ -163,6 +165,7 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 		mv->texts[i] = (const char *)mv->text.data + mv->off[i];
 	if ((rc = eh->embed(eh->ctx, mv->texts, mv->len, n, mv->out)) != 0)
 		return rc;
+	mv->embedded += n;
 	for (uint32_t i = 0; i < n && !rc; i++)
 		rc = ix_segw_chunk_vector(w, m->map[c0 + i], mv->out + (size_t)i * eh->dim, eh->dim,
 		                          eh->fp);
@@ -229,6 +232,72 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 		}
 	}
 	return 0;
+}
+
+/* The merged segment's graph from its inputs' (vx_hnsw_merge), when every
+ * vector was copied from an input of the kept embedder: node i of the
+ * result is then the i-th live chunk in input order, which is the merged
+ * chunk i. An input's graph is reused when it lost no chunk (deleted ones
+ * are never in the result); an input without one, or whose graph fails its
+ * check (it is optional: the rows rebuild it), gives its rows. Otherwise
+ * (chunks embedded here, inputs without vectors or of another embedder)
+ * the writer builds the graph from the merged rows. */
+static int merge_graph(ix_index *ix, ix_segw *w, const merge_in *m, size_t n, const merge_vec *mv)
+{
+	if (mv->embedded || !mv->fp || ix_segw_vectors_present(w) < ix_graph_min(&ix->graph))
+		return 0;
+	const vx_hnsw **g = fa_calloc(n ? n : 1, sizeof *g);
+	vx_hnsw **own = fa_calloc(n ? n : 1, sizeof *own);
+	uint8_t **keep = fa_calloc(n ? n : 1, sizeof *keep);
+	int rc = 0;
+	size_t ng = 0;
+	if (!g || !own || !keep) {
+		rc = fa_err(FATHOM_ENOMEM, "merge: HNSW graphs");
+		goto done;
+	}
+	for (size_t k = 0; k < n && !rc; k++) {
+		const merge_in *in = &m[k];
+		uint32_t nc = in->s->nchunks, live = 0;
+		for (uint32_t c = 0; c < nc; c++)
+			live += in->map[c] != IX_END;
+		if (!live)
+			continue;
+		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc)
+			goto done;   /* the writer builds it */
+		if (!(keep[ng] = fa_calloc((size_t)nc / 8 + 1, 1))) {
+			rc = fa_err(FATHOM_ENOMEM, "merge: HNSW graphs");
+			break;
+		}
+		for (uint32_t c = 0; c < nc; c++)
+			if (in->map[c] != IX_END)
+				keep[ng][c >> 3] |= (uint8_t)(1u << (c & 7));
+		rc = seg_graph(in->s, &g[ng]);
+		if (rc) {
+			if (rc != FATHOM_ENOTFOUND && rc != FATHOM_ECORRUPT)
+				break;
+			fa_err_clear();
+			if ((rc = vx_hnsw_rows(&own[ng], in->vec.rows, nc, in->vec.dim)))
+				break;
+			g[ng] = own[ng];
+		}
+		ng++;
+	}
+	if (!rc && ng) {
+		vx_params p;
+		ix_graph_params(&ix->graph, ix_segw_vectors_present(w), &p);
+		vx_hnsw *out;
+		if (!(rc = vx_hnsw_merge(&out, g, ng, (const uint8_t *const *)keep, &p, VX_MERGE_AUTO)))
+			ix_segw_set_graph(w, out);
+	}
+done:
+	for (size_t k = 0; k < n && own && keep; k++) {
+		vx_hnsw_free(own[k]);
+		fa_free(keep[k]);
+	}
+	fa_free(g);
+	fa_free(own);
+	fa_free(keep);
+	return rc;
 }
 
 /* Whether the inputs' frames can be copied: every input keeps all its
@@ -658,7 +727,10 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	if (ix_segw_ndocs(w) == 0)
 		goto cleanup;   /* nothing live: no segment */
 
-	rc = merge_postings(w, m, n);
+	ix_segw_set_graph_opts(w, &ix->graph);
+	rc = merge_graph(ix, w, m, n, &mv);
+	if (!rc)
+		rc = merge_postings(w, m, n);
 	if (!rc)
 		rc = merge_trigrams(w, m, n);
 	if (!rc)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "index/index_int.h"
+#include "vec/vec.h"
 
 static int corrupt(const ix_segment *s, const char *what)
 {
@@ -347,6 +348,7 @@ void seg_close(ix_segment *s)
 	fa_free(s->del_chunks);
 	fa_free(s->field_lens);
 	fa_free(s->query_cache);
+	vx_hnsw_free(s->graph);
 	fa_free(s->path);
 	fa_free(s);
 }

@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "index/index_int.h"
+#include "vec/vec.h"
 
 #define OUT_BUF (1u << 20)
 
@@ -117,6 +118,8 @@ struct ix_segw {
 	uint32_t sec_crc[IX_NSEC];
 	uint32_t run_crc;              /* CRC32C of the section being written */
 	ix_vecw vec;                   /* the chunks' embeddings (VECS) */
+	ix_graph_opts gopts;           /* their graph's (HNSW) */
+	vx_hnsw *graph;                /* made by a merge (NULL: built at finish) */
 	/* Extra sections (ix_segw_add_section): entries and their bytes. */
 	ix_secent *extra;
 	unsigned char **extra_data;
@@ -210,6 +213,7 @@ void ix_segw_free(ix_segw *w)
 	fa_free(w->tri_pairs);
 	fa_free(w->tri_seen);
 	ix_vecw_free(&w->vec);
+	vx_hnsw_free(w->graph);
 	for (size_t i = 0; i < w->nextra; i++)
 		fa_free(w->extra_data[i]);
 	fa_free(w->extra);
@@ -1149,6 +1153,65 @@ static int write_vectors(ix_segw *w)
 	return rc ? sw_fail(w, rc) : 0;
 }
 
+void ix_segw_set_graph_opts(ix_segw *w, const ix_graph_opts *o)
+{
+	w->gopts = *o;
+}
+
+void ix_segw_set_graph(ix_segw *w, vx_hnsw *g)
+{
+	vx_hnsw_free(w->graph);
+	w->graph = g;
+}
+
+uint32_t ix_segw_vectors_present(const ix_segw *w)
+{
+	return w->vec.present;
+}
+
+/* The graph a merge made: its rows must be the segment's, row for row. */
+static int graph_fits(const ix_segw *w, const vx_hnsw *g, uint32_t nchunks)
+{
+	const float *gv = vx_hnsw_vectors(g);
+	size_t row = (size_t)w->vec.dim * sizeof(float);
+	if (vx_hnsw_count(g) != nchunks || !gv || w->vec.rows.len != (size_t)nchunks * row ||
+	    (nchunks && memcmp(gv, w->vec.rows.data, (size_t)nchunks * row) != 0))
+		return fa_err(FATHOM_EINVAL, "segment writer: the HNSW graph given is not over the "
+		                             "segment's vectors");
+	return 0;
+}
+
+/* The HNSW section (after VECS, 64-byte aligned), when the segment has a
+ * graph given or enough vectors for one. */
+static int write_graph(ix_segw *w)
+{
+	vx_hnsw *g = w->graph;
+	w->graph = NULL;
+	uint32_t nchunks = ix_segw_nchunks(w);
+	int rc = 0;
+	if (g) {
+		rc = graph_fits(w, g, nchunks);
+	} else {
+		if (!w->vec.dim || w->vec.present < ix_graph_min(&w->gopts))
+			return 0;
+		vx_params p;
+		ix_graph_params(&w->gopts, w->vec.present, &p);
+		const float *rows = (const float *)(const void *)w->vec.rows.data;
+		rc = vx_hnsw_new(&g, w->vec.dim, &p);
+		for (uint32_t c = 0; c < nchunks && !rc; c++)
+			rc = vx_hnsw_add(g, rows + (size_t)c * w->vec.dim);
+	}
+	unsigned char *b = NULL;
+	size_t len = 0;
+	if (!rc)
+		rc = vx_hnsw_write(g, &b, &len);
+	vx_hnsw_free(g);
+	if (!rc && !(rc = align64(w)))
+		rc = write_section(w, IX_SEC_GRAPH, b, len);
+	fa_free(b);
+	return rc ? sw_fail(w, rc) : 0;
+}
+
 /* The dictionaries of copied frames: one as TDIC, several as TDCS (u32
  * count, count x (u32 offset in the section, u32 length), then each
  * dictionary at an offset that is a multiple of 8). */
@@ -1306,7 +1369,7 @@ int ix_segw_finish(ix_segw *w, uint64_t *file_len)
 		return w->err;
 	else if (!w->ds.copying)
 		write_section(w, IX_SEC_DOCSTORE_DICT, w->ds.dict, w->ds.dict_len);
-	if (write_vectors(w))
+	if (write_vectors(w) || (w->vec.dim && write_graph(w)))
 		return w->err;
 	fbuf dir;
 	fbuf_init(&dir, 0);

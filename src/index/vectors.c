@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "index/index_int.h"
+#include "vec/vec.h"
 
 #define VEC_HDR 64u
 
@@ -175,6 +176,71 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	out->fp = fa_load64(h + 16);
 	out->bits = bits;
 	out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
+	return 0;
+}
+
+/* ---- the graph (HNSW, docs/FORMAT.md 5.13) -------------------------------- */
+
+uint32_t ix_graph_min(const ix_graph_opts *o)
+{
+	return o->min_vectors ? o->min_vectors : IX_HNSW_MIN_VECTORS;
+}
+
+void ix_graph_params(const ix_graph_opts *o, uint32_t count, vx_params *p)
+{
+	vx_params_for(count, p);
+	if (o->m)
+		p->m = o->m;
+	if (o->ef_construction)
+		p->ef_construction = o->ef_construction;
+	if (o->ef_search)
+		p->ef_search = o->ef_search;
+}
+
+int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o)
+{
+	if ((o->m && (o->m < 2 || o->m > VX_MAX_M)) || o->ef_construction > VX_MAX_K ||
+	    o->ef_search > VX_MAX_K)
+		return fa_err(FATHOM_EINVAL, "HNSW m %u (2 to %u), ef-construction %u and ef-search %u "
+		              "(at most %u)", o->m, VX_MAX_M, o->ef_construction, o->ef_search,
+		              VX_MAX_K);
+	ix->graph = *o;
+	return 0;
+}
+
+const uint8_t *seg_deleted_chunks(const ix_segment *s)
+{
+	return s->n_del_chunks ? s->del_chunks : NULL;
+}
+
+int seg_graph(const ix_segment *s, const vx_hnsw **out)
+{
+	*out = NULL;
+	vx_hnsw **slot = (vx_hnsw **)(uintptr_t)&s->graph;
+	vx_hnsw *have = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (have) {
+		*out = have;
+		return 0;
+	}
+	uint64_t off = s->sec_off[IX_SEC_GRAPH], len = s->sec_len[IX_SEC_GRAPH];
+	if (len == 0)
+		return FATHOM_ENOTFOUND;
+	ix_vecs v;
+	int rc = seg_vectors(s, &v);
+	if (rc == FATHOM_ENOTFOUND) {
+		fa_err_clear();
+		return fa_err(FATHOM_ECORRUPT, "%s: an HNSW section without vectors", s->path);
+	}
+	if (rc || (rc = seg_check_range(s, off, len)))
+		return rc;
+	vx_hnsw *mine;
+	if ((rc = vx_hnsw_view(&mine, s->data + off, (size_t)len, v.rows, v.count, v.dim, s->path)))
+		return rc;
+	if (__atomic_compare_exchange_n(slot, &have, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		have = mine;
+	else
+		vx_hnsw_free(mine);   /* another reader's came first */
+	*out = have;
 	return 0;
 }
 

@@ -1156,6 +1156,7 @@ int ix_pending_flush(ix_index *ix)
 	}
 	/* The pending segment writer was created before its id was known. */
 	ix_segw_set_id(p->w, id);
+	ix_segw_set_graph_opts(p->w, &ix->graph);
 	if ((rc = ix_segw_open_file(p->w, path)) != 0)
 		goto cleanup;
 	size_t n = 0;

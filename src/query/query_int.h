@@ -737,10 +737,14 @@ typedef struct q_vector {
 	uint64_t scored;                 /* vectors scored */
 	uint64_t chunks_without;         /* chunks with no vector */
 	uint64_t chunks_other;           /* chunks of segments of another embedder */
+	uint64_t graph_segments;         /* segments searched by their HNSW graph */
 } q_vector;
 
 /* The best fetch chunks by cosine with qv, under the filter and the plan's
- * identifier pre-filters, into out. */
+ * identifier pre-filters, into out: over a segment's HNSW graph when it has
+ * one (approximate; the filters passed into the walk), else every allowed
+ * vector scored. With FATHOM_VECTOR_EXACT set (not "0") in the environment,
+ * always exact: for tests and evaluations comparing the two. */
 int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
                       const q_filter *filter, const q_vquery *qv, uint32_t fetch,
                       q_cand_list *out);

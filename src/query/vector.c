@@ -6,14 +6,24 @@
  * are applied while scoring, never after: a filter that keeps 1% of the
  * chunks still returns the best k of that 1%.
  *
- * This is the exact path: every allowed vector is scored (em_dot, SIMD).
- * Segments made by another embedder (another fingerprint) or without
- * vectors are counted, and the receipt says so, not searched.
+ * A segment with an HNSW graph (docs/FORMAT.md 5.13; segments of at least
+ * IX_HNSW_MIN_VECTORS vectors have one) is searched over it: the chunks
+ * the filters allow, that have a vector and are not deleted, are a bitmap
+ * the walk consults before it lets a node into its results (never to decide
+ * where to walk), with a beam of max(the graph's ef_search, fetch); when
+ * they are under VX_BRUTE_SHARE of the graph, vx_hnsw_search scores just
+ * them, exactly. Other segments take the exact path: every allowed vector
+ * scored (em_dot, SIMD). FATHOM_VECTOR_EXACT in the environment forces the
+ * exact path everywhere (tests and evaluations compare the two). Segments
+ * made by another embedder (another fingerprint) or without vectors are
+ * counted, and the receipt says so, not searched.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "embed/embed.h"
 #include "query/query_int.h"
+#include "vec/vec.h"
 
 typedef struct vhit {
 	float score;
@@ -86,6 +96,63 @@ int q_snippet_opening(const q_source *self, const q_cand *c, const char *text, s
 	return 0;
 }
 
+static int exact_forced(void)
+{
+	const char *e = getenv("FATHOM_VECTOR_EXACT");
+	return e && *e && strcmp(e, "0") != 0;
+}
+
+/* Keep x if it is among the fetch best so far. */
+static void heap_offer(vhit *heap, uint32_t *n, uint32_t fetch, vhit x)
+{
+	if (*n < fetch) {
+		heap[*n] = x;
+		sift_up(heap, (*n)++);
+	} else if (vbetter(&x, &heap[0])) {
+		heap[0] = x;
+		sift_down(heap, *n, 0);
+	}
+}
+
+/* Segment si through its graph: the allowed chunks (allowed NULL: all)
+ * that have a vector and are not deleted, as the walk's filter. */
+static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint32_t si,
+                         const vx_hnsw *g, const ix_vecs *v, const uint8_t *allowed,
+                         const q_vquery *qv, uint32_t fetch, vhit *heap, uint32_t *n)
+{
+	size_t nb = ((size_t)v->count + 7) / 8;
+	uint8_t *bits = fa_arena_alloc(work, nb ? nb : 1);
+	vx_hit *hits = fa_arena_alloc(work, (size_t)fetch * sizeof *hits);
+	if (!bits || !hits)
+		return fa_err(FATHOM_ENOMEM, "vector candidates");
+	const uint8_t *del = seg_deleted_chunks(s);
+	uint64_t count = 0;
+	for (size_t i = 0; i < nb; i++) {
+		uint8_t b = v->bits[i];
+		if (allowed)
+			b &= allowed[i];
+		if (del)
+			b &= (uint8_t)~del[i];
+		bits[i] = b;
+		count += (uint64_t)__builtin_popcount(b);
+	}
+	if (count == 0)
+		return 0;
+	vx_filter f = { bits, count };
+	uint32_t nh;
+	int rc = vx_hnsw_search(g, qv->v, fetch, 0, &f, hits, &nh);
+	if (rc)
+		return rc;
+	vs->graph_segments++;
+	for (uint32_t i = 0; i < nh; i++) {
+		if (!(hits[i].score == hits[i].score))
+			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite", seg_path(s),
+			              hits[i].id);
+		heap_offer(heap, n, fetch, (vhit){ hits[i].score, si, hits[i].id });
+	}
+	return 0;
+}
+
 int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
                       const q_filter *filter, const q_vquery *qv, uint32_t fetch,
                       q_cand_list *out)
@@ -103,6 +170,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		return fa_err(FATHOM_ENOMEM, "vector candidates");
 	uint32_t n = 0;
 	size_t nseg = ix_nsegments(ix);
+	int exact = exact_forced() || fetch > VX_MAX_K;
 	for (size_t si = 0; si < nseg; si++) {
 		ix_segment *s = ix_segment_at(ix, si);
 		ix_vecs v;
@@ -123,6 +191,17 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		if ((rc = q_filter_bitmap(filter, work, s, &allowed)) ||
 		    (rc = q_ident_bitmap(plan, work, s, &allowed, FATHOM_SOURCE_VECTOR)))
 			return rc;
+		const vx_hnsw *g = NULL;
+		if (!exact && (rc = seg_graph(s, &g)) == FATHOM_ENOTFOUND)
+			fa_err_clear();
+		else if (rc)
+			return rc;
+		if (g) {
+			if ((rc = graph_segment(vs, work, s, (uint32_t)si, g, &v, allowed, qv, fetch, heap,
+			                        &n)))
+				return rc;
+			continue;
+		}
 		for (uint32_t c = 0; c < v.count; c++) {
 			if (!(v.bits[c >> 3] & (1u << (c & 7))))
 				continue;
@@ -135,13 +214,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 			if (!(x.score == x.score))
 				return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
 				              seg_path(s), c);
-			if (n < fetch) {
-				heap[n] = x;
-				sift_up(heap, n++);
-			} else if (vbetter(&x, &heap[0])) {
-				heap[0] = x;
-				sift_down(heap, n, 0);
-			}
+			heap_offer(heap, &n, fetch, x);
 		}
 	}
 	qsort(heap, n, sizeof *heap, cmp_vhit);

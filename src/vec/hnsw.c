@@ -509,12 +509,37 @@ static int place(vx_hnsw *h, uint32_t id, const float *v)
 	return give_layers(h, id, draw_level(h));
 }
 
+/* An all-zero row is no vector (VECS's "none"): a hole, placed on layer 0
+ * with no links and linked from nowhere, so no walk reaches it. */
+static int is_hole(const float *v, uint32_t dim)
+{
+	for (uint32_t k = 0; k < dim; k++)
+		if (v[k] != 0.0f)
+			return 0;
+	return 1;
+}
+
+static int place_hole(vx_hnsw *h, uint32_t id, const float *v)
+{
+	memcpy(h->wv + (size_t)id * h->dim, v, h->dim * sizeof *v);
+	h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
+	return give_layers(h, id, 0);
+}
+
 int vx_hnsw_add(vx_hnsw *h, const float *v)
 {
 	if (h->view)
 		return fa_err(FATHOM_EINVAL, "an HNSW graph read from a segment takes no new vectors");
 	int rc = check_finite(v, h->dim);
-	if (rc || (rc = grow(h, h->n + 1)) || (rc = place(h, h->n, v)))
+	if (rc || (rc = grow(h, h->n + 1)))
+		return rc;
+	if (is_hole(v, h->dim)) {
+		if ((rc = place_hole(h, h->n, v)))
+			return rc;
+		h->n++;
+		return 0;
+	}
+	if ((rc = place(h, h->n, v)))
 		return rc;
 	h->n++;
 	return insert(h, h->n - 1);
@@ -634,7 +659,11 @@ int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
 			if (!kept(kg, i))
 				continue;
 			h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-			if ((rc = give_layers(h, id, draw_level(h))) || (rc = insert(h, id)))
+			if (is_hole(h->wv + (size_t)id * dim, dim))
+				rc = give_layers(h, id, 0);
+			else if (!(rc = give_layers(h, id, draw_level(h))))
+				rc = insert(h, id);
+			if (rc)
 				goto fail;
 			id++;
 		}

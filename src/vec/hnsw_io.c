@@ -188,6 +188,22 @@ static int check_graph(vx_hnsw *h, size_t pool_words, const unsigned char *pad, 
 	return 0;
 }
 
+/* A read-only graph of n nodes over rows, nothing linked yet. */
+static vx_hnsw *new_view(const vx_rows *rows, uint32_t n, uint32_t dim)
+{
+	vx_hnsw *h = fa_malloc(sizeof *h);
+	if (!h)
+		return NULL;
+	memset(h, 0, sizeof *h);
+	h->view = 1;
+	h->dim = dim;
+	h->n = n;
+	h->rows = *rows;
+	h->rows.dim = dim;
+	h->top = -1;
+	return h;
+}
+
 static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows *rows,
                 uint32_t n, uint32_t dim, const char *name)
 {
@@ -222,15 +238,9 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 		for (uint32_t i = 0; i < n; i++)
 			if (!(rows->s[i] >= 0.0f && rows->s[i] <= 3.4e38f))
 				return BAD("%s: int8 row %u has scale %g", name, i, (double)rows->s[i]);
-	vx_hnsw *h = fa_malloc(sizeof *h);
+	vx_hnsw *h = new_view(rows, n, dim);
 	if (!h)
 		return fa_err(FATHOM_ENOMEM, "HNSW view");
-	memset(h, 0, sizeof *h);
-	h->view = 1;
-	h->dim = dim;
-	h->n = n;
-	h->rows = *rows;
-	h->rows.dim = dim;
 	h->p.m = m;
 	h->p.ef_construction = efc;
 	h->p.ef_search = efs;
@@ -282,4 +292,18 @@ int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const
 {
 	vx_rows r = { rerank, rows, scales, dim };
 	return view(out, graph, len, &r, n, dim, name);
+}
+
+int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim)
+{
+	*out = NULL;
+	if (dim == 0 || dim > VX_MAX_DIM)
+		return fa_err(FATHOM_EINVAL, "vector dimension %u (1 to %u)", dim, VX_MAX_DIM);
+	if (n && !vecs)
+		return fa_err(FATHOM_EINVAL, "no vectors for an HNSW merge input");
+	/* no links: never walked, never the graph a merge reuses (m 0) */
+	vx_rows r = { vecs, NULL, NULL, dim };
+	if (!(*out = new_view(&r, n, dim)))
+		return fa_err(FATHOM_ENOMEM, "HNSW merge input");
+	return 0;
 }

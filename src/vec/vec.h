@@ -64,7 +64,9 @@ typedef struct vx_hnsw vx_hnsw;
 int vx_hnsw_new(vx_hnsw **out, uint32_t dim, const vx_params *p);
 void vx_hnsw_free(vx_hnsw *h);
 /* Add a vector (dim values, unit length expected; copied); its id is the
- * count before. */
+ * count before. An all-zero vector (a segment's chunk without one) is a
+ * hole: it takes its id but is linked to nothing, so no search reaches it
+ * (only a brute-force pass could score it: pass a filter without it). */
 int vx_hnsw_add(vx_hnsw *h, const float *v);
 uint32_t vx_hnsw_count(const vx_hnsw *h);
 /* The k best of the allowed vectors for q, best first, into out (room for
@@ -118,6 +120,10 @@ int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const
  * when it can (measured: half the time for 2 x 20k at the same recall). A
  * deleted node is never in the result: a graph that lost nodes is rebuilt,
  * not patched. int8 inputs are scaled back to floats. */
+/* A merge input that is rows alone (a segment too small for a graph): n
+ * nodes, no links, nothing copied (vecs must outlive it); vx_hnsw_search
+ * finds nothing in it. Free with vx_hnsw_free. */
+int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim);
 enum { VX_MERGE_AUTO = 0, VX_MERGE_REUSE = 1, VX_MERGE_REBUILD = 2 };
 int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
                   const uint8_t *const *keep, const vx_params *p, int how);
