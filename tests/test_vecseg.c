@@ -19,6 +19,7 @@
 #include "api/api.h"
 #include "fathom.h"
 #include "index/index_int.h"
+#include "query/query_int.h"
 #include "test.h"
 #include "vec/vec.h"
 #include "vecmix.h"
@@ -166,6 +167,31 @@ static void test_graph_search(void)
 	add_docs(ix, 0, N1);
 	CHECK_EQ(ix_nsegments(ix->ix), 1);
 	CHECK_EQ(graph_nodes(ix, 0), N1);
+
+	/* the vector source walked the graph (scoring no row one by one), or,
+	 * forced exact, scored every vector */
+	for (int exact = 0; exact < 2; exact++) {
+		if (exact)
+			setenv("FATHOM_VECTOR_EXACT", "1", 1);
+		fa_arena a;
+		fa_arena_init(&a, 1 << 16, 0);
+		q_plan plan;
+		q_filter f;
+		memset(&plan, 0, sizeof plan);
+		memset(&f, 0, sizeof f);
+		q_vquery qv = { queries, DIM, 0 };
+		q_vector vs;
+		q_cand_list out;
+		CHECK_OK(q_vector_retrieve(&vs, &a, ix->ix, &plan, &f, &qv, K, &out));
+		CHECK_EQ(out.n, K);
+		CHECK_EQ(vs.graph_segments, exact ? 0 : 1);
+		uint32_t holes = 0;
+		for (uint32_t i = 0; i < N1; i++)
+			holes += !has_vec(i);
+		CHECK_EQ(vs.scored, exact ? N1 - holes : 0);
+		fa_arena_free(&a);
+		unsetenv("FATHOM_VECTOR_EXACT");
+	}
 
 	double r = recall(ix, NULL, NULL, 0);
 	printf("  recall@%d: %.4f unfiltered\n", K, r);
