@@ -21,6 +21,7 @@
 #include "index/index_int.h"
 #include "query/query_int.h"
 #include "test.h"
+#include "vec/hnsw_int.h"
 #include "vec/vec.h"
 #include "vecmix.h"
 
@@ -327,6 +328,31 @@ static void test_damaged_graph(void)
 	}
 }
 
+/* The hnsw.* settings: a lower threshold gives a small segment a graph,
+ * built with the m asked for; the highest gives none. */
+static void test_graph_settings(void)
+{
+	char *dir = test_tmpdir("vecseg");
+	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
+	CHECK_OK(fathom_config_set(ix, "hnsw.min-vectors", "400"));
+	CHECK_OK(fathom_config_set(ix, "hnsw.m", "8"));
+	CHECK_OK(fathom_config_set(ix, "hnsw.ef-search", "64"));
+	CHECK_EQ(fathom_config_set(ix, "hnsw.m", "65"), FATHOM_EINVAL);
+	add_docs(ix, 0, N3);
+	CHECK_EQ(graph_nodes(ix, 0), N3);
+	const vx_hnsw *g;
+	CHECK_OK(seg_graph(ix_segment_at(ix->ix, 0), &g));
+	CHECK(g && g->p.m == 8 && g->p.ef_search == 64);
+	CHECK_EQ(ix_graph_opts_of(ix->ix)->ef_search, 64);
+	CHECK_OK(fathom_config_set(ix, "hnsw.min-vectors", "4294967295"));
+	add_docs(ix, N3, 2 * N3);
+	CHECK_EQ(graph_nodes(ix, ix_nsegments(ix->ix) - 1), -1);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -338,6 +364,7 @@ int main(void)
 		return 2;
 	RUN(test_graph_search);
 	RUN(test_damaged_graph);
+	RUN(test_graph_settings);
 	free(vecs);
 	free(queries);
 	return TEST_DONE();

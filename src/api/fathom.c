@@ -495,7 +495,11 @@ int fathom_commit(fathom_index *fx)
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
 	/* a merge must not copy what a damaged map read as zeros */
+	const api_settings *cfg;
 	int rc = ix_check_mapped(fx->ix);
+	/* the settings read first: the HNSW graphs the flush writes follow them */
+	if (!rc)
+		rc = api_settings_get(fx, &cfg);
 	/* the corpus embedder's first training commits the documents with it
 	 * (then ix_commit has nothing left to do) */
 	if (!rc)
@@ -508,7 +512,10 @@ int fathom_optimize(fathom_index *fx)
 	fa_err_clear();
 	if (!(fx->flags & (FATHOM_OPEN_WRITE | FATHOM_OPEN_CREATE)))
 		return fa_err(FATHOM_EREADONLY, "index opened read-only");
+	const api_settings *cfg;
 	int rc = ix_check_mapped(fx->ix);
+	if (!rc)
+		rc = api_settings_get(fx, &cfg);
 	int kind;
 	if (rc || (rc = api_embedder_kind(fx, &kind)))
 		return rc;

@@ -97,6 +97,17 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	[API_S_MIN_SIM] = { "min-similarity", FATHOM_SETTING_NUMBER, "0", 0, 1, NULL,
 	                    "vector hits below this cosine are dropped unless full text found\n"
 	                    "them too (search --min-similarity)" },
+	[API_S_HNSW_MIN] = { "hnsw.min-vectors", FATHOM_SETTING_INT, "2048", 1, 4294967295.0, NULL,
+	                     "segments written with at least this many vectors get an HNSW\n"
+	                     "graph; smaller ones are searched exactly (4294967295: never)" },
+	[API_S_HNSW_M] = { "hnsw.m", FATHOM_SETTING_INT, "0", 0, 64, NULL,
+	                   "HNSW links per node of the graphs written (0: by the segment's\n"
+	                   "size, 16 below 100k vectors; 1 counts as 2)" },
+	[API_S_HNSW_EFC] = { "hnsw.ef-construction", FATHOM_SETTING_INT, "0", 0, 10000, NULL,
+	                     "HNSW beam while building a graph (0: by the segment's size)" },
+	[API_S_HNSW_EFS] = { "hnsw.ef-search", FATHOM_SETTING_INT, "0", 0, 10000, NULL,
+	                     "HNSW beam while searching, at least the hits fetched (0: the\n"
+	                     "graph's own, 40 below 100k vectors)" },
 };
 
 const fathom_setting_info *fathom_setting_at(size_t i)
@@ -304,6 +315,22 @@ void api_settings_free(api_settings *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* The hnsw.* settings to the index: the graphs of the segments it writes,
+ * the beam its searches use. */
+static void apply_graph_settings(fathom_index *fx)
+{
+	const api_settings *s = &fx->cfg;
+	ix_graph_opts o = { 0, 0, 0, 0 };
+	uint32_t *dst[] = { &o.min_vectors, &o.m, &o.ef_construction, &o.ef_search };
+	int row[] = { API_S_HNSW_MIN, API_S_HNSW_M, API_S_HNSW_EFC, API_S_HNSW_EFS };
+	for (size_t i = 0; i < FA_ARRAY_LEN(row); i++)
+		if ((s->set >> row[i]) & 1)
+			*dst[i] = (uint32_t)s->num[row[i]];
+	if (o.m == 1)
+		o.m = 2;
+	(void)ix_set_graph_opts(fx->ix, &o);   /* the table's bounds are within its own */
+}
+
 /* The handle's settings, parsed again when the index's payloads changed
  * (a commit seen by refresh, a writer's staging). */
 int api_settings_get(fathom_index *fx, const api_settings **out)
@@ -322,6 +349,7 @@ int api_settings_get(fathom_index *fx, const api_settings **out)
 			return rc;
 		fx->cfg_version = v;
 		fx->cfg_ok = 1;
+		apply_graph_settings(fx);
 	}
 	*out = &fx->cfg;
 	return 0;

@@ -222,6 +222,7 @@ typedef struct ix_graph_opts {
 /* For the segments this handle writes from now on. FATHOM_EINVAL for m
  * outside 2..64, an ef outside 0..10000. */
 int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o);
+const ix_graph_opts *ix_graph_opts_of(const ix_index *ix);
 /* The segment's graph, read-only over the mapped section and VECS rows,
  * checked once (O(size)) and kept with the segment (made by the first
  * reader that asks, published atomically: any number of searches share

@@ -208,6 +208,11 @@ int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o)
 	return 0;
 }
 
+const ix_graph_opts *ix_graph_opts_of(const ix_index *ix)
+{
+	return &ix->graph;
+}
+
 const uint8_t *seg_deleted_chunks(const ix_segment *s)
 {
 	return s->n_del_chunks ? s->del_chunks : NULL;

@@ -118,7 +118,8 @@ static void heap_offer(vhit *heap, uint32_t *n, uint32_t fetch, vhit x)
  * that have a vector and are not deleted, as the walk's filter. */
 static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint32_t si,
                          const vx_hnsw *g, const ix_vecs *v, const uint8_t *allowed,
-                         const q_vquery *qv, uint32_t fetch, vhit *heap, uint32_t *n)
+                         const q_vquery *qv, uint32_t fetch, uint32_t ef, vhit *heap,
+                         uint32_t *n)
 {
 	size_t nb = ((size_t)v->count + 7) / 8;
 	uint8_t *bits = fa_arena_alloc(work, nb ? nb : 1);
@@ -140,7 +141,8 @@ static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint
 		return 0;
 	vx_filter f = { bits, count };
 	uint32_t nh;
-	int rc = vx_hnsw_search(g, qv->v, fetch, 0, &f, hits, &nh);
+	/* the beam: hnsw.ef-search, else the graph's own; at least fetch */
+	int rc = vx_hnsw_search(g, qv->v, fetch, ef, &f, hits, &nh);
 	if (rc)
 		return rc;
 	vs->graph_segments++;
@@ -197,8 +199,8 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		else if (rc)
 			return rc;
 		if (g) {
-			if ((rc = graph_segment(vs, work, s, (uint32_t)si, g, &v, allowed, qv, fetch, heap,
-			                        &n)))
+			if ((rc = graph_segment(vs, work, s, (uint32_t)si, g, &v, allowed, qv, fetch,
+			                        ix_graph_opts_of(ix)->ef_search, heap, &n)))
 				return rc;
 			continue;
 		}
