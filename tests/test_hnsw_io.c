@@ -75,7 +75,7 @@ static void test_roundtrip(void)
 			bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 			count++;
 		}
-	vx_filter f = { bits, count };
+	vx_filter f = { bits, count, 0 };
 	CHECK(same_hits(h, v, 60, &f));
 	/* written again from the view: the same bytes (the layout is canonical) */
 	CHECK_OK(vx_hnsw_write(v, &b2, &len2));

@@ -8,12 +8,22 @@
  * versus inserting into a copy of the larger). With -o DIR it writes the
  * vectors for bench/vec/peers.py: DIR/base.f32, DIR/queries.f32 (raw
  * little-endian float32, row after row), DIR/truth.i32 (10 ids per query)
- * and DIR/meta.txt (n dim nq).
+ * and DIR/meta.txt (n dim nq). Then filtered searches: a seeded random
+ * tenth and hundredth of the vectors allowed (vx_filter, as a segment's
+ * filters reach the graph), recall@10 against brute force over the allowed
+ * ones and QPS; with -o, DIR/filter<P>.u8 (the bitmap) and
+ * DIR/truth<P>.i32 for the peers.
  *
  *   hnsw_bench [-n 100000] [-d 384] [-c 1000] [-s 1.0] [-q 500] [-o DIR]
+ *   hnsw_bench -g GLOVE.txt [-q 500] [-o DIR]
+ *   hnsw_bench -x INDEX -Q QUERIES.jsonl [-q 300] [-o DIR]
  *
- * The vectors are tests/vecmix.h's. Built by `make bench`
- * ($(BUILD)/bench/hnsw_bench), not by `make test`.
+ * The vectors are tests/vecmix.h's; with -g, word vectors of a GloVe text
+ * file (normalised; the last q words are the queries, the others the
+ * base); with -x, the chunk vectors of a fathom index (its VECS rows that
+ * hold a vector) and as queries the "text" of each JSON line of QUERIES
+ * (BEIR's queries.jsonl) embedded by the index's embedder. Built by `make
+ * bench` ($(BUILD)/bench/hnsw_bench), not by `make test`.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,8 +31,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
+#include "api/api.h"
 #include "embed/embed.h"
 #include "fathom.h"
+#include "index/index.h"
 #include "util/util.h"
 #include "vec/vec.h"
 #include "vecmix.h"   /* tests/: the Gaussian mixture */
@@ -86,11 +100,182 @@ static void measure(const vx_hnsw *h, const float *qs, uint32_t nq, uint32_t dim
 	*recall = (double)found / ((double)nq * K);
 }
 
+static void unit(float *x, uint32_t dim)
+{
+	double ss = 0;
+	for (uint32_t k = 0; k < dim; k++)
+		ss += (double)x[k] * x[k];
+	if (ss > 0)
+		for (uint32_t k = 0; k < dim; k++)
+			x[k] = (float)(x[k] / sqrt(ss));
+}
+
+/* A GloVe text file: word then the values, a line each; *n rows of *dim. */
+static float *read_glove(const char *path, uint32_t *n, uint32_t *dim)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return NULL;
+	}
+	size_t cap = 0, rows = 0;
+	float *v = NULL;
+	char *line = NULL;
+	size_t lcap = 0;
+	*dim = 0;
+	while (getline(&line, &lcap, f) > 0) {
+		char *p = strchr(line, ' '), *end;
+		uint32_t d = 0;
+		float row[VX_MAX_DIM];
+		while (p && d < VX_MAX_DIM) {
+			float x = strtof(p, &end);
+			if (end == p)
+				break;
+			row[d++] = x;
+			p = end;
+		}
+		if (!d || (*dim && d != *dim))
+			continue;
+		*dim = d;
+		if (rows == cap) {
+			cap = cap ? 2 * cap : 4096;
+			float *nv = realloc(v, cap * d * sizeof *v);
+			if (!nv)
+				exit(1);
+			v = nv;
+		}
+		unit(row, d);
+		memcpy(v + rows * d, row, d * sizeof *row);
+		rows++;
+	}
+	free(line);
+	fclose(f);
+	*n = (uint32_t)rows;
+	return v;
+}
+
+/* A fathom index's chunk vectors (*n rows of *dim) and the queries of a
+ * BEIR queries.jsonl embedded by its embedder (*nq rows, at most *nq). */
+static float *read_index(const char *dir, const char *queries, uint32_t *n, uint32_t *dim,
+                         float **qs, uint32_t *nq)
+{
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	fathom_index *fx = NULL;
+	fathom_embedder *e = NULL;
+	if (fathom_open(&fx, dir, &oo) || fathom_embedder_open(&e, fx) || !e) {
+		fprintf(stderr, "%s: %s\n", dir, fathom_errmsg());
+		exit(1);
+	}
+	*dim = fathom_embedder_dim(e);
+	size_t rows = 0, cap = 0;
+	float *v = NULL;
+	for (size_t si = 0; si < ix_nsegments(fx->ix); si++) {
+		ix_vecs vv;
+		if (seg_vectors(ix_segment_at(fx->ix, si), &vv) || vv.dim != *dim)
+			continue;
+		for (uint32_t c = 0; c < vv.count; c++) {
+			if (!(vv.bits[c >> 3] >> (c & 7) & 1) ||
+			    seg_is_deleted(ix_segment_at(fx->ix, si), c))
+				continue;
+			if (rows == cap) {
+				cap = cap ? 2 * cap : 4096;
+				if (!(v = realloc(v, cap * *dim * sizeof *v)))
+					exit(1);
+			}
+			memcpy(v + rows++ * *dim, vv.rows + (size_t)c * *dim, *dim * sizeof *v);
+		}
+	}
+	*n = (uint32_t)rows;
+	FILE *f = fopen(queries, "r");
+	if (!f) {
+		perror(queries);
+		exit(1);
+	}
+	*qs = malloc((size_t)*nq * *dim * sizeof **qs);
+	char *line = NULL;
+	size_t lcap = 0;
+	uint32_t got = 0;
+	while (*qs && got < *nq && getline(&line, &lcap, f) > 0) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *t = j ? json_string_value(json_object_get(j, "text")) : NULL;
+		size_t len = t ? strlen(t) : 0;
+		if (t && fathom_embed(e, &t, &len, 1, *qs + (size_t)got * *dim) == 0)
+			got++;
+		json_decref(j);
+	}
+	free(line);
+	fclose(f);
+	*nq = got;
+	fathom_embedder_free(e);
+	fathom_close(fx);
+	return v;
+}
+
+/* Filtered search: a seeded share of the n vectors allowed; fathom's graph
+ * under that filter against brute force over the allowed ones. */
+static int filtered(const vx_hnsw *h, const float *v, uint32_t n, uint32_t dim, const float *qs,
+                    uint32_t nq, double share, const char *dir)
+{
+	size_t nb = (size_t)n / 8 + 1;
+	uint8_t *bits = calloc(nb, 1);
+	uint32_t *truth = malloc(sizeof(uint32_t) * nq * K);
+	if (!bits || !truth)
+		return 1;
+	uint64_t rng = 7, count = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (vm_unif(&rng) < share) {
+			bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+			count++;
+		}
+	vx_filter f = { bits, count, 0 }, walk = { bits, count, 1 };
+	double t0 = now();
+	for (uint32_t q = 0; q < nq; q++) {
+		vx_hit b[K];
+		uint32_t nbh = 0;
+		vx_brute(v, n, dim, qs + (size_t)q * dim, K, &f, b, &nbh);
+		for (uint32_t j = 0; j < K; j++)
+			truth[(size_t)q * K + j] = j < nbh ? b[j].id : UINT32_MAX;
+	}
+	double bqps = nq / (now() - t0);
+	int pct = (int)(share * 100 + 0.5);
+	printf("\nfiltered: %d%% allowed (%llu vectors)\n", pct, (unsigned long long)count);
+	printf("  brute force over the allowed: recall@10 1, %.0f QPS\n", bqps);
+	const uint32_t efs[] = { 40, 80, 160 };
+	for (int e = 0; e < 6; e++) {
+		uint64_t found = 0;
+		const vx_filter *fe = e < 3 ? &walk : &f;
+		t0 = now();
+		for (uint32_t q = 0; q < nq; q++) {
+			vx_hit a[K];
+			uint32_t na = 0;
+			if (vx_hnsw_search(h, qs + (size_t)q * dim, K, efs[e % 3], fe, a, &na) != 0)
+				return 1;
+			for (uint32_t i = 0; i < na; i++)
+				for (uint32_t j = 0; j < K; j++)
+					found += a[i].id == truth[(size_t)q * K + j];
+		}
+		double qps = nq / (now() - t0);
+		printf("  %s ef %3u: recall@10 %.4f, %.0f QPS\n",
+		       e < 3 ? "walk, filter inside:" : "vx_hnsw_search's choice:", efs[e % 3],
+		       (double)found / ((double)nq * K), qps);
+	}
+	if (dir) {
+		char a[64], b[64];
+		snprintf(a, sizeof a, "filter%d.u8", pct);
+		snprintf(b, sizeof b, "truth%d.i32", pct);
+		if (write_file(dir, a, bits, nb) || write_file(dir, b, truth, sizeof(uint32_t) * nq * K))
+			return 1;
+	}
+	free(bits);
+	free(truth);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t n = 100000, dim = 384, centres = 1000, nq = 500;
 	double sigma = 1.0;
-	const char *dir = NULL;
+	const char *dir = NULL, *glove = NULL, *index = NULL, *queries = NULL;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-n"))
 			n = (uint32_t)atol(argv[i + 1]);
@@ -104,19 +289,46 @@ int main(int argc, char **argv)
 			nq = (uint32_t)atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "-o"))
 			dir = argv[i + 1];
+		else if (!strcmp(argv[i], "-g"))
+			glove = argv[i + 1];
+		else if (!strcmp(argv[i], "-x"))
+			index = argv[i + 1];
+		else if (!strcmp(argv[i], "-Q"))
+			queries = argv[i + 1];
 	}
 	if (n < 2 || dim == 0 || dim > VX_MAX_DIM || centres == 0 || nq == 0) {
 		fprintf(stderr, "usage: hnsw_bench [-n N] [-d DIM] [-c CENTRES] [-s SIGMA] [-q NQ] [-o DIR]\n");
 		return 2;
 	}
 	uint64_t rng = 20261124;
-	float *v = vm_mixture(&rng, n + nq, dim, centres, sigma);
+	float *v = NULL, *qown = NULL;
+	const float *qs;
+	if (glove) {
+		uint32_t all;
+		if (!(v = read_glove(glove, &all, &dim)) || all < 2 * nq)
+			return 1;
+		n = all - nq;
+		qs = v + (size_t)n * dim;
+		printf("%s: %u word vectors of %u dimensions, the last %u the queries; kernel %s\n",
+		       glove, n, dim, nq, em_dist_kernel());
+	} else if (index) {
+		if (!queries || !(v = read_index(index, queries, &n, &dim, &qown, &nq)) || n < 2 ||
+		    !nq)
+			return 1;
+		qs = qown;
+		printf("%s: %u chunk vectors of %u dimensions, %u queries (%s) embedded; kernel %s\n",
+		       index, n, dim, nq, queries, em_dist_kernel());
+	} else {
+		v = vm_mixture(&rng, n + nq, dim, centres, sigma);
+		if (!v)
+			return 1;
+		qs = v + (size_t)n * dim;
+		printf("%u vectors of %u dimensions (%u centres, sigma %.2f), %u queries; kernel %s\n",
+		       n, dim, centres, sigma, nq, em_dist_kernel());
+	}
 	uint32_t *truth = malloc(sizeof(uint32_t) * nq * K);
-	if (!v || !truth)
+	if (!truth)
 		return 1;
-	const float *qs = v + (size_t)n * dim;
-	printf("%u vectors of %u dimensions (%u centres, sigma %.2f), %u queries; kernel %s\n", n,
-	       dim, centres, sigma, nq, em_dist_kernel());
 	double t0 = now();
 	for (uint32_t q = 0; q < nq; q++) {
 		vx_hit b[K];
@@ -169,6 +381,8 @@ int main(int argc, char **argv)
 	vx_hnsw_free(vi);
 	vx_hnsw_free(vr);
 	fa_free(g);
+	if (filtered(h, v, n, dim, qs, nq, 0.10, dir) || filtered(h, v, n, dim, qs, nq, 0.01, dir))
+		return 1;
 	vx_hnsw_free(h);
 
 	/* merging two graphs of 20k (or n/2) each */
@@ -204,6 +418,7 @@ int main(int argc, char **argv)
 	vx_hnsw_free(in[0]);
 	vx_hnsw_free(in[1]);
 	free(v);
+	free(qown);
 	free(truth);
 	free(q8);
 	free(sc);

@@ -4,6 +4,10 @@ hnswlib (M 16, ef_construction 64, one thread, inner product) and faiss's
 IndexHNSWFlat (the same M and efConstruction, inner product, one thread):
 build time, then recall@10 against the same float32 brute-force truth and
 single-thread queries per second at each ef, as hnsw_bench prints them.
+Then the filtered searches hnsw_bench wrote (DIR/filter<P>.u8, the allowed
+ids as a bitmap, DIR/truth<P>.i32): faiss with an IDSelectorBitmap in its
+SearchParametersHNSW (applied during the walk); Debian's hnswlib 0.6.2 has
+no filter argument (it came in 0.7.0), so it is left out there.
 Debian's python3-hnswlib and python3-faiss (DEPS_BENCH); run with the
 system python3, which has them.
 
@@ -55,6 +59,9 @@ def run_hnswlib(base, qs, truth):
     return build, rows
 
 
+FAISS_INDEX = []
+
+
 def run_faiss(base, qs, truth):
     import faiss
     faiss.omp_set_num_threads(1)
@@ -63,12 +70,35 @@ def run_faiss(base, qs, truth):
     t0 = time.perf_counter()
     idx.add(base)
     build = time.perf_counter() - t0
+    FAISS_INDEX.append(idx)
     rows = []
     for ef in EFS:
         idx.hnsw.efSearch = max(ef, K)
         found, qps = timed_queries(lambda q: idx.search(q, K)[1][0], qs)
         rows.append((ef, recall(found, truth), qps))
     return build, rows
+
+
+def run_filtered(d, n, qs):
+    """faiss under the filters hnsw_bench wrote, at ef 40, 80, 160"""
+    import glob
+    import os
+    if not FAISS_INDEX:
+        return
+    import faiss
+    idx = FAISS_INDEX[0]
+    for path in sorted(glob.glob(f"{d}/filter*.u8"), reverse=True):
+        pct = os.path.basename(path)[6:-3]
+        bits = np.fromfile(path, dtype=np.uint8)
+        truth = np.fromfile(f"{d}/truth{pct}.i32", dtype="<i4").reshape(len(qs), K)
+        allowed = int(np.unpackbits(bits, bitorder="little")[:n].sum())
+        print(f"\nfiltered: {pct}% allowed ({allowed} vectors); hnswlib 0.6.2: no filter")
+        sel = faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits))
+        for ef in (40, 80, 160):
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)
+            found, qps = timed_queries(lambda q: idx.search(q, K, params=params)[1][0], qs)
+            ok = [[i for i in f if i >= 0] for f in found]
+            print(f"  faiss ef {ef:3d}: recall@10 {recall(ok, truth):.4f}, {qps:.0f} QPS")
 
 
 def main():
@@ -89,6 +119,7 @@ def main():
     for i, ef in enumerate(EFS):
         cells = [f"{rows[i][1]:15.4f} {rows[i][2]:6.0f}" for _, rows in res.values()]
         print(f" {ef:3d} | " + " | ".join(cells))
+    run_filtered(sys.argv[1], base.shape[0], qs)
 
 
 if __name__ == "__main__":

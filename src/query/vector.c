@@ -139,7 +139,7 @@ static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint
 	}
 	if (count == 0)
 		return 0;
-	vx_filter f = { bits, count };
+	vx_filter f = { bits, count, 0 };
 	uint32_t nh;
 	/* the beam: hnsw.ef-search, else the graph's own; at least fetch */
 	int rc = vx_hnsw_search(g, qv->v, fetch, ef, &f, hits, &nh);

@@ -731,16 +731,21 @@ int vx_hnsw_search(const vx_hnsw *h, const float *qv, uint32_t k, uint32_t ef,
 		return k ? fa_err(FATHOM_EINVAL, "k %u (at most %u)", k, VX_MAX_K) : 0;
 	if (h->n == 0 || h->top < 0)
 		return 0;
-	if (f && f->bits && (double)f->count < VX_BRUTE_SHARE * h->n) {
+	ef = FA_MAX(ef ? ef : h->p.ef_search, k);
+	if (ef > VX_MAX_K)
+		ef = VX_MAX_K;
+	/* A walk under a filter allowing c of n scores about ef / (c / n)
+	 * nodes' 2m links before its beam holds ef allowed ones; scoring the
+	 * c allowed costs c: the cheaper (brute force also exact). */
+	if (f && f->bits && !f->walk &&
+	    ((double)f->count < VX_BRUTE_SHARE * h->n ||
+	     (double)f->count * (double)f->count < (double)ef * 2.0 * h->p.m * h->n)) {
 		/* float rows when there are (exact), else int8 */
 		vx_rows r = h->rows;
 		if (r.f)
 			r.q = NULL, r.s = NULL;
 		return brute_rows(&r, h->n, qv, k, f, out, n);
 	}
-	ef = FA_MAX(ef ? ef : h->p.ef_search, k);
-	if (ef > VX_MAX_K)
-		ef = VX_MAX_K;
 	beam b;
 	int rc = beam_init(&b, ef + 2 * h->p.m * ef + 1);
 	if (rc)
