@@ -246,6 +246,7 @@ static void test_graph_search(void)
 	r = recall(ix, "p10", dead, 0);
 	printf("  recall@%d: %.4f after the merge, with p10\n", K, r);
 	CHECK(r >= 0.95);
+	CHECK_OK(fathom_verify(ix));
 	free(dead);
 	fathom_close(ix);
 	test_rmrf(dir);
@@ -326,6 +327,7 @@ static void test_damaged_graph(void)
 		CHECK(strstr(fathom_errmsg(), "seg-00000001.fseg") != NULL);
 		CHECK_OK(search(ix, 0, NULL, 1, ids, &n));
 		CHECK_EQ(n, K);
+		CHECK_EQ(fathom_verify(ix), FATHOM_ECORRUPT);
 		fathom_close(ix);
 		test_rmrf(dir);
 		free(dir);

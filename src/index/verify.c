@@ -1,7 +1,7 @@
 /*
  * verify.c — ix_verify (every byte of every file the manifest names, every
  * checksum: pages, sections, tombstones, payload files; every structure
- * decoded) and ix_sizes_get (bytes per structure, for `fathom stats`).
+ * decoded, the HNSW graph's too) and ix_sizes_get (bytes per structure, for `fathom stats`).
  */
 #include "index/index_int.h"
 
@@ -18,6 +18,12 @@ int ix_verify(ix_index *ix)
 	for (size_t i = 0; i < ix->nsegs; i++) {
 		ix_segment *s = ix->segs[i];
 		if ((rc = seg_verify(s)) != 0)
+			return rc;
+		/* the HNSW graph's structure (seg_graph checks what a search reads) */
+		const struct vx_hnsw *g;
+		if ((rc = seg_graph(s, &g)) == FATHOM_ENOTFOUND)
+			rc = 0;
+		if (rc)
 			return rc;
 		if (s->del_gen) {
 			uint8_t *dd, *dc;
