@@ -2,7 +2,8 @@
  * fuzz_segment.c — treats the input as a segment file and reads it every
  * way the index does: open, dictionary iteration and lookups, postings
  * cursors (next, advance, shallow, positions), chunks, docs, document text,
- * key lookups and the full verify. It must never crash.
+ * key lookups, the vectors and their HNSW graph (a search over it) and the
+ * full verify. It must never crash.
  *
  * Random bytes almost never pass the page checksums, so each input is also
  * read a second time "resealed": its page CRC table, the table's CRC, (format
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "index/index_int.h"
+#include "vec/vec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -91,6 +93,13 @@ static void exercise(const uint8_t *data, size_t size)
 	for (uint32_t k = 0; k < seg_nchunks(s) && k < 500; k++) {
 		ix_chunk_info ci;
 		seg_chunk(s, k, &ci);
+	}
+	ix_vecs v;
+	const vx_hnsw *g;
+	if (seg_vectors(s, &v) == 0 && seg_graph(s, &g) == 0 && v.count) {
+		vx_hit hits[5];
+		uint32_t nh;
+		vx_hnsw_search(g, v.rows, 5, 0, NULL, hits, &nh);
 	}
 	seg_verify(s);
 	free(c);
