@@ -8,8 +8,10 @@
 # Seeds: "small" (a few documents with tags, metadata, a shared path and a
 # title equal to the path), "multiblock" (a term in 300 chunks: a block
 # directory and several postings blocks), "twoframes" (more than 64 KiB of
-# text: two document store frames); each also cut short (half, one byte
-# less, without its footer) so the readers see truncation.
+# text: two document store frames), "graph" (48 documents with 4-d vectors,
+# hnsw.min-vectors 16: VECS and an HNSW section made by a merge); each also
+# cut short (half, one byte less, without its footer) so the readers see
+# truncation.
 set -eu
 FATHOM=${1:-build/fathom}
 OUT=fuzz/corpus/fuzz_segment
@@ -28,7 +30,7 @@ cut() {   # FILE NAME: half, one byte less, no footer
 	head -c $((n - 300)) "$1" >"$OUT/$2-cut2"
 }
 
-rm -f "$OUT"/small* "$OUT"/multiblock* "$OUT"/twoframes*
+rm -f "$OUT"/small* "$OUT"/multiblock* "$OUT"/twoframes* "$OUT"/graph*
 mkdir -p "$OUT"
 
 cat >"$tmp/small.jsonl" <<'JSONL'
@@ -55,4 +57,15 @@ awk 'BEGIN { srand(7); for (d = 0; d < 2; d++) { printf "{\"id\":\"f%d\",\"title
 s=$(seg "$tmp/frames")
 cp "$s" "$OUT/twoframes"
 cut "$s" twoframes
+awk 'BEGIN { srand(3); for (i = 0; i < 48; i++)
+	printf "{\"id\":\"v%d\",\"text\":\"vector doc %d\",\"vector\":[%.3f,%.3f,%.3f,%.3f]}\n", i, i,
+	    rand() - 0.5, rand() - 0.5, rand() - 0.5, rand() - 0.5 }' >"$tmp/v.jsonl"
+head -2 "$tmp/v.jsonl" >"$tmp/v0.jsonl"
+tail -n +3 "$tmp/v.jsonl" >"$tmp/v1.jsonl"
+"$FATHOM" add -q --index "$tmp/graph" --jsonl "$tmp/v0.jsonl"
+"$FATHOM" config --index "$tmp/graph" hnsw.min-vectors 16
+"$FATHOM" add -q --index "$tmp/graph" --jsonl "$tmp/v1.jsonl"
+s=$(seg "$tmp/graph")
+cp "$s" "$OUT/graph"
+cut "$s" graph
 ls -l "$OUT"
