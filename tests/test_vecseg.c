@@ -345,6 +345,9 @@ static void test_graph_settings(void)
 	CHECK_OK(fathom_config_set(ix, "hnsw.m", "8"));
 	CHECK_OK(fathom_config_set(ix, "hnsw.ef-search", "64"));
 	CHECK_EQ(fathom_config_set(ix, "hnsw.m", "65"), FATHOM_EINVAL);
+	/* the table's default is the writer's */
+	CHECK_EQ(strtoul(fathom_setting_find("hnsw.min-vectors")->default_value, NULL, 10),
+	         IX_HNSW_MIN_VECTORS);
 	add_docs(ix, 0, N3);
 	CHECK_EQ(graph_nodes(ix, 0), N3);
 	const vx_hnsw *g;
