@@ -40,12 +40,23 @@ static int print_json(fathom_index *ix, const char *name)
 	return 0;
 }
 
+/* The longest setting name: the column the "=" signs line up at. */
+static int name_width(void)
+{
+	size_t w = 0;
+	const fathom_setting_info *s;
+	for (size_t i = 0; (s = fathom_setting_at(i)) != NULL; i++)
+		w = strlen(s->name) > w ? strlen(s->name) : w;
+	return (int)w;
+}
+
 /* name = value, "(default)" when the index does not set it; patterns one
  * per line below the name. */
 static void human_setting(const fathom_setting_info *s, const char *v, int set)
 {
+	int w = name_width();
 	if (s->type == FATHOM_SETTING_PATTERNS) {
-		printf("%-16s =%s\n", s->name, set ? "" : " (default: none)");
+		printf("%-*s =%s\n", w, s->name, set ? "" : " (default: none)");
 		for (const char *p = v; *p;) {
 			size_t n = strcspn(p, "\n");
 			printf("    %.*s\n", (int)n, p);
@@ -53,7 +64,7 @@ static void human_setting(const fathom_setting_info *s, const char *v, int set)
 		}
 		return;
 	}
-	printf("%-16s = %s%s\n", s->name, v, set ? "" : " (default)");
+	printf("%-*s = %s%s\n", w, s->name, v, set ? "" : " (default)");
 }
 
 static int list_all(fathom_index *ix)
