@@ -21,6 +21,7 @@
 #include "index/index_int.h"
 #include "query/query_int.h"
 #include "test.h"
+#include "util/util.h"
 #include "vec/hnsw_int.h"
 #include "vec/vec.h"
 #include "vecmix.h"
@@ -362,6 +363,90 @@ static void test_graph_settings(void)
 	free(dir);
 }
 
+/* ---- allocation failures ------------------------------------------------------------ */
+
+/* Every allocation failing in turn (fa_alloc_fail_after, as test_fault)
+ * while a commit writes a segment with a graph (what = 0) and while an
+ * optimize merges two such segments (what = 1): each run ends in FATHOM_OK
+ * or FATHOM_ENOMEM, and the index reopened passes fathom_verify and answers
+ * as the commit before or the one after. */
+#define SMALL 40
+static void small_base(const char *dir)
+{
+	test_rmrf(dir);
+	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
+	CHECK_OK(fathom_config_set(ix, "hnsw.min-vectors", "16"));
+	add_docs(ix, 0, SMALL);
+	fathom_close(ix);
+}
+
+/* Semantic hits for query 0 (k 100): how many documents the index has. */
+static size_t live_docs(const char *dir)
+{
+	fathom_index *ix = open_ix(dir, 0);
+	CHECK_OK(fathom_verify(ix));
+	uint32_t ids[K];
+	size_t n = 0;
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_SEMANTIC;
+	so.k = 100;
+	so.query_vector = queries;
+	so.query_vector_dim = DIM;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "anything", &so));
+	n = r ? fathom_results_count(r) : 0;
+	fathom_results_free(r);
+	(void)ids;
+	fathom_close(ix);
+	return n;
+}
+
+static void test_alloc_failures(void)
+{
+	char *dir = test_tmpdir("vecseg");
+	size_t holes1 = 0, holes2 = 0;
+	for (uint32_t i = 0; i < SMALL; i++)
+		holes1 += !has_vec(i);
+	for (uint32_t i = SMALL; i < 2 * SMALL; i++)
+		holes2 += !has_vec(i);
+	for (int what = 0; what < 2; what++) {
+		long n, enomem = 0;
+		for (n = 0; n < 20000; n += 2) {
+			small_base(dir);
+			fathom_index *w = open_ix(dir, FATHOM_OPEN_WRITE);
+			size_t len;
+			char *more = jsonl(SMALL, 2 * SMALL, &len);
+			fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
+			CHECK_OK(fathom_add_jsonl_mem(w, more, len, "docs", NULL, &st));
+			free(more);
+			if (what) {   /* a delete: the merge's graph must leave it out */
+				CHECK_OK(fathom_delete_doc(w, "d5"));
+				CHECK_OK(fathom_commit(w));
+			}
+			fa_alloc_fail_after(n);
+			int rc = what ? fathom_optimize(w) : fathom_commit(w);
+			long hit = fa_alloc_failed();
+			fa_alloc_fail_after(-1);
+			CHECK(rc == 0 || rc == FATHOM_ENOMEM);
+			enomem += rc == FATHOM_ENOMEM;
+			if (rc)
+				fathom_rollback(w);
+			fathom_close(w);
+			size_t docs = live_docs(dir);
+			CHECK(docs == 2 * SMALL - holes1 - holes2 - (size_t)what ||
+			      (!what && docs == SMALL - holes1));
+			if (!hit)
+				break;
+		}
+		printf("  %s: %ld runs (every second allocation failing in turn), %ld ended in "
+		       "ENOMEM\n", what ? "optimize" : "commit", n / 2 + 1, enomem);
+		CHECK(enomem > 0);
+	}
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -374,6 +459,7 @@ int main(void)
 	RUN(test_graph_search);
 	RUN(test_damaged_graph);
 	RUN(test_graph_settings);
+	RUN(test_alloc_failures);
 	free(vecs);
 	free(queries);
 	return TEST_DONE();
