@@ -79,17 +79,6 @@ static void add_docs(fathom_index *ix, uint32_t from, uint32_t to)
 	free(s);
 }
 
-static fathom_index *open_ix(const char *dir, unsigned flags)
-{
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	oo.flags = flags;
-	fathom_index *ix = NULL;
-	CHECK_OK(fathom_open(&ix, dir, &oo));
-	if (!ix)
-		exit(2);
-	return ix;
-}
-
 /* The top K doc numbers for query q (n of them), graph or exact; a
  * filter "key=y" or NULL. Returns the search's error code. */
 static int search(fathom_index *ix, uint32_t q, const char *filter, int exact, uint32_t *ids,
@@ -164,7 +153,7 @@ static long graph_nodes(fathom_index *fx, size_t i)
 static void test_graph_search(void)
 {
 	char *dir = test_tmpdir("vecseg");
-	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
 	add_docs(ix, 0, N1);
 	CHECK_EQ(ix_nsegments(ix->ix), 1);
@@ -278,7 +267,7 @@ static void test_damaged_graph(void)
 {
 	for (int reseal = 0; reseal < 2; reseal++) {
 		char *dir = test_tmpdir("vecseg");
-		fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+		fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 		CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
 		add_docs(ix, 0, N1);
 		fathom_close(ix);
@@ -320,7 +309,7 @@ static void test_damaged_graph(void)
 		CHECK(pwrite(fd, buf, size, 0) == (ssize_t)size);
 		close(fd);
 		free(buf);
-		ix = open_ix(dir, 0);
+		ix = test_open(dir, 0);
 		uint32_t ids[K];
 		size_t n;
 		int rc = search(ix, 0, NULL, 0, ids, &n);
@@ -340,7 +329,7 @@ static void test_damaged_graph(void)
 static void test_graph_settings(void)
 {
 	char *dir = test_tmpdir("vecseg");
-	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
 	CHECK_OK(fathom_config_set(ix, "hnsw.min-vectors", "400"));
 	CHECK_OK(fathom_config_set(ix, "hnsw.m", "8"));
@@ -374,7 +363,7 @@ static void test_graph_settings(void)
 static void small_base(const char *dir)
 {
 	test_rmrf(dir);
-	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder.model", "mix"));
 	CHECK_OK(fathom_config_set(ix, "hnsw.min-vectors", "16"));
 	add_docs(ix, 0, SMALL);
@@ -384,7 +373,7 @@ static void small_base(const char *dir)
 /* Semantic hits for query 0 (k 100): how many documents the index has. */
 static size_t live_docs(const char *dir)
 {
-	fathom_index *ix = open_ix(dir, 0);
+	fathom_index *ix = test_open(dir, 0);
 	CHECK_OK(fathom_verify(ix));
 	uint32_t ids[K];
 	size_t n = 0;
@@ -414,7 +403,7 @@ static void test_alloc_failures(void)
 		long n, enomem = 0;
 		for (n = 0; n < 20000; n += 2) {
 			small_base(dir);
-			fathom_index *w = open_ix(dir, FATHOM_OPEN_WRITE);
+			fathom_index *w = test_open(dir, FATHOM_OPEN_WRITE);
 			size_t len;
 			char *more = jsonl(SMALL, 2 * SMALL, &len);
 			fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
