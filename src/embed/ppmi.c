@@ -798,11 +798,14 @@ static int orthonormalise_lq(float *a, uint32_t n, uint32_t w, float *tau)
  * the orthogonality the first loses to rounding): a = a R^-1 with R^T R =
  * a^T a, all BLAS 3, several times faster than Householder on these tall
  * matrices. A Gram matrix that is not positive definite (a nearly rank
- * deficient a) falls back to the LQ way. scratch holds 3 w * w values. */
+ * deficient a) falls back to the LQ way. scratch holds 3 w * w + 1 values
+ * (malloc-aligned). */
 static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch)
 {
 	float *g = scratch;
-	double *gd = (double *)(scratch + (size_t)w * w);
+	/* the doubles start on an 8-byte boundary: w * w floats rounded up
+	 * to an even count (scratch has the one float more) */
+	double *gd = (double *)(scratch + (((size_t)w * w + 1) & ~(size_t)1));
 	for (int pass = 0; pass < 2; pass++) {
 		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)w, (int)n, 1.0f, a, (int)w,
 		            0.0f, g, (int)w);
@@ -849,7 +852,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	size_t nl = (size_t)n * l;
 	float *q = fa_malloc(nl * sizeof *q), *z = fa_malloc(nl * sizeof *z);
 	float *tau = fa_malloc((size_t)l * sizeof *tau);
-	float *g = fa_malloc((size_t)l * l * 3 * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
+	float *g = fa_malloc(((size_t)l * l * 3 + 1) * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
 	uint32_t *scratch = fa_malloc(((size_t)threads * 2 * s->maxrow + 1) * sizeof *scratch);
 	int rc = 0;
