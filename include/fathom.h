@@ -644,6 +644,12 @@ typedef struct fathom_route_receipt {
 	uint32_t sources;       /* bit 1 << FATHOM_SOURCE_x of each source that
 	                         * ran (found something or not) */
 	const char *embedder;   /* the query's embedder ("corpus", ...), "" */
+	uint64_t vector_scored; /* vectors the vector source scored one by one
+	                         * (the exact path; a graph's walk not counted) */
+	uint32_t vector_graphs; /* segments it searched by their HNSW graph
+	                         * (approximate; the others exactly) */
+	uint64_t vector_missing; /* chunks it could not score: no vector, or
+	                          * another embedder's */
 } fathom_route_receipt;
 /* The route receipt of a result set (never NULL for one fathom_search
  * made; NULL for r NULL). */

@@ -182,6 +182,11 @@ static void test_external_modes(void)
 			       fathom_hit_source(h, FATHOM_SOURCE_FUSED);
 	}
 	CHECK(both);
+	/* the route receipt: three vectors scored one by one (no graph in so
+	 * small a segment), d's chunk without one */
+	const fathom_route_receipt *rt = fathom_results_route(r);
+	CHECK(rt && rt->mode == FATHOM_MODE_HYBRID && rt->vector_scored == 3 &&
+	      rt->vector_graphs == 0 && rt->vector_missing == 1);
 	fathom_results_free(r);
 	/* min-similarity drops vector-only hits below it */
 	so.min_similarity = 0.95f;

@@ -190,6 +190,10 @@ static void put_route(fbuf *b, const fathom_route_receipt *rt)
 	fbuf_putc(b, ']');
 	put_key(b, "embedder", 0);
 	put_str(b, rt->embedder);
+	if ((rt->sources >> FATHOM_SOURCE_VECTOR) & 1)
+		fbuf_printf(b, ",\"vector_scored\":%llu,\"vector_graphs\":%u,\"vector_missing\":%llu",
+		            (unsigned long long)rt->vector_scored, rt->vector_graphs,
+		            (unsigned long long)rt->vector_missing);
 	fbuf_putc(b, '}');
 }
 

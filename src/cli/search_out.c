@@ -426,6 +426,15 @@ static void put_route(const fathom_results *r)
 	if (*rt->embedder)
 		printf(", embedder %s", rt->embedder);
 	fputc('\n', stdout);
+	if ((rt->sources >> FATHOM_SOURCE_VECTOR) & 1) {
+		printf("vectors: %u segment%s walked by its HNSW graph, %llu vectors scored one by one",
+		       rt->vector_graphs, rt->vector_graphs == 1 ? "" : "s",
+		       (unsigned long long)rt->vector_scored);
+		if (rt->vector_missing)
+			printf(", %llu chunks without a vector of this embedder",
+			       (unsigned long long)rt->vector_missing);
+		fputc('\n', stdout);
+	}
 }
 
 /* What the query was read as: --explain's first lines. */

@@ -309,7 +309,8 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	if (mode == FATHOM_MODE_HYBRID && fetch <= UINT32_MAX / p->route.overfetch)
 		fetch = FA_MIN(fetch * p->route.overfetch, (uint32_t)Q_MAX_K);
 	p->receipt = (fathom_route_receipt){ p->route.shape, asked, mode, -1, 1.0, p->route.k,
-	                                     fetch, 0, hy && hy->embedder ? hy->embedder : "" };
+	                                     fetch, 0, hy && hy->embedder ? hy->embedder : "",
+	                                     0, 0, 0 };
 	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)))
 		return rc;
 	if (mode == FATHOM_MODE_SEMANTIC) {
@@ -331,8 +332,12 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 		                      &p->lists[L_VECTOR]);
 	if (rc)
 		return rc;
-	if (mode != FATHOM_MODE_KEYWORD && hy->qv.v)
+	if (mode != FATHOM_MODE_KEYWORD && hy->qv.v) {
 		p->receipt.sources |= 1u << FATHOM_SOURCE_VECTOR;
+		p->receipt.vector_scored = p->vec.scored;
+		p->receipt.vector_graphs = (uint32_t)FA_MIN(p->vec.graph_segments, (uint64_t)UINT32_MAX);
+		p->receipt.vector_missing = p->vec.chunks_without + p->vec.chunks_other;
+	}
 	p->lists[L_IDENT].src = p->lists[L_KEYWORD].src;
 	p->lists[L_GREP].src = p->lists[L_KEYWORD].src;
 	if (p->route.pool && (rc = pool_sources(p, work, ix, hy, fetch)))
