@@ -19,36 +19,6 @@
 
 #define Q_POOL_MAX_GREPS 4    /* identifiers grepped for, at most */
 
-/* a candidate, and where it stands in the keyword list */
-typedef struct icand {
-	uint32_t seg, chunk;
-	double score;          /* its keyword score; 0 when full text did not rank it */
-	uint32_t kw_rank;      /* 1-based; UINT32_MAX: not ranked */
-} icand;
-
-static int by_kw_rank(const void *pa, const void *pb)
-{
-	const icand *a = pa, *b = pb;
-	if (a->kw_rank != b->kw_rank)
-		return a->kw_rank < b->kw_rank ? -1 : 1;
-	if (a->seg != b->seg)
-		return a->seg < b->seg ? -1 : 1;
-	return (a->chunk > b->chunk) - (a->chunk < b->chunk);
-}
-
-/* The keyword rank of (seg, chunk) in kw, or UINT32_MAX. A linear scan:
- * the list holds at most the fetch depth. */
-static uint32_t kw_rank_of(const q_cand_list *kw, uint32_t seg, uint32_t chunk, double *score)
-{
-	for (size_t i = 0; kw && i < kw->n; i++)
-		if (kw->v[i].seg == seg && kw->v[i].chunk == chunk) {
-			*score = kw->v[i].score;
-			return (uint32_t)(i + 1);
-		}
-	*score = 0;
-	return UINT32_MAX;
-}
-
 static const q_source ident_source = { FATHOM_SOURCE_IDENT, NULL, q_snippet_opening, NULL };
 
 int q_ident_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *filter,
@@ -61,14 +31,27 @@ int q_ident_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *fi
 		applied += plan->idents[i].applied != 0;
 	if (!applied || fetch == 0)
 		return 0;
-	/* every allowed chunk holding the identifiers, up to a bound: the
-	 * keyword list's first, in its order, then the rest in index order */
-	size_t cap = (size_t)fetch * 4 + (kw ? kw->n : 0), n = 0;
-	icand *v = fa_arena_alloc(work, cap * sizeof *v);
-	if (!v)
-		return fa_err(FATHOM_ENOMEM, "identifier candidates");
+	/* Full text's chunks all hold the identifiers (it searched under the
+	 * same pre-filter): they come first, in its order and with its
+	 * scores; then the other chunks holding them, in index order, at 0. */
 	size_t nseg = ix_nsegments(ix);
-	for (size_t si = 0; si < nseg && n < cap; si++) {
+	uint8_t **in_kw = fa_arena_calloc(work, nseg ? nseg : 1, sizeof *in_kw);
+	if (!in_kw)
+		return fa_err(FATHOM_ENOMEM, "identifier candidates");
+	for (size_t i = 0; kw && i < kw->n && out->n < fetch; i++) {
+		const q_cand *c = &kw->v[i];
+		if (c->seg >= nseg)
+			continue;
+		if (!in_kw[c->seg] &&
+		    !(in_kw[c->seg] = fa_arena_calloc(work, seg_nchunks(ix_segment_at(ix, c->seg)) / 8 + 1,
+		                                      1)))
+			return fa_err(FATHOM_ENOMEM, "identifier candidates");
+		in_kw[c->seg][c->chunk >> 3] |= (uint8_t)(1u << (c->chunk & 7));
+		int rc = q_cands_add(out, work, c->seg, c->chunk, c->score, NULL);
+		if (rc)
+			return rc;
+	}
+	for (size_t si = 0; si < nseg && out->n < fetch; si++) {
 		ix_segment *s = ix_segment_at(ix, si);
 		uint8_t *allowed = NULL;
 		int rc;
@@ -78,21 +61,14 @@ int q_ident_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *fi
 		if (!allowed)
 			continue;
 		uint32_t nc = seg_nchunks(s);
-		for (uint32_t c = 0; c < nc && n < cap; c++) {
-			if (!(allowed[c >> 3] & (1u << (c & 7))) || seg_is_deleted(s, c))
+		for (uint32_t c = 0; c < nc && out->n < fetch; c++) {
+			uint8_t bit = (uint8_t)(1u << (c & 7));
+			if (!(allowed[c >> 3] & bit) || (in_kw[si] && (in_kw[si][c >> 3] & bit)) ||
+			    seg_is_deleted(s, c))
 				continue;
-			icand *x = &v[n++];
-			x->seg = (uint32_t)si;
-			x->chunk = c;
-			x->kw_rank = kw_rank_of(kw, x->seg, c, &x->score);
+			if ((rc = q_cands_add(out, work, (uint32_t)si, c, 0.0, NULL)))
+				return rc;
 		}
-	}
-	qsort(v, n, sizeof *v, by_kw_rank);
-	n = FA_MIN(n, (size_t)fetch);
-	for (size_t i = 0; i < n; i++) {
-		int rc = q_cands_add(out, work, v[i].seg, v[i].chunk, v[i].score, NULL);
-		if (rc)
-			return rc;
 	}
 	return 0;
 }
