@@ -338,7 +338,8 @@ static const char *base_name(const char *p)
 /* Every source's score and rank, then fusion's and the reranker's. */
 static void put_sources(const fathom_hit *h)
 {
-	if (h->n_sources < 2 && !(h->n_sources == 1 && h->sources[0].source != FATHOM_SOURCE_KEYWORD))
+	/* full text alone: its receipt below says it all */
+	if (h->n_sources == 0 || (h->n_sources == 1 && h->sources[0].source == FATHOM_SOURCE_KEYWORD))
 		return;
 	printf("     found by");
 	for (uint32_t i = 0; i < h->n_sources; i++) {

@@ -264,7 +264,7 @@ static int fuse_lists(q_pass *p, fa_arena *work, const q_hybrid *hy)
 		return fa_err(FATHOM_ENOMEM, "pool");
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < Q_MAX_LISTS; i++)
-		if (p->lists[i].n && (i != L_VECTOR || mode != FATHOM_MODE_KEYWORD))
+		if (p->lists[i].n)
 			l[n++] = p->lists[i];
 	if (n > 1) {
 		p->receipt.fusion = FATHOM_FUSION_RRF;
@@ -338,8 +338,6 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 		p->receipt.vector_graphs = (uint32_t)FA_MIN(p->vec.graph_segments, (uint64_t)UINT32_MAX);
 		p->receipt.vector_missing = p->vec.chunks_without + p->vec.chunks_other;
 	}
-	p->lists[L_IDENT].src = p->lists[L_KEYWORD].src;
-	p->lists[L_GREP].src = p->lists[L_KEYWORD].src;
 	if (p->route.pool && (rc = pool_sources(p, work, ix, hy, fetch)))
 		return rc;
 	/* fuse, rerank */

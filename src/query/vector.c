@@ -96,6 +96,29 @@ int q_snippet_opening(const q_source *self, const q_cand *c, const char *text, s
 	return 0;
 }
 
+/* The vector source, with an empty candidate list of its own. */
+static void source_init(q_vector *vs, q_cand_list *out)
+{
+	memset(vs, 0, sizeof *vs);
+	vs->src.id = FATHOM_SOURCE_VECTOR;
+	vs->src.snippet = q_snippet_opening;
+	vs->src.ctx = vs;
+	memset(out, 0, sizeof *out);
+	out->src = &vs->src;
+}
+
+/* The n hits of h, best first, as the list's candidates. */
+static int emit_sorted(q_cand_list *out, fa_arena *work, vhit *h, uint32_t n)
+{
+	qsort(h, n, sizeof *h, cmp_vhit);
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = q_cands_add(out, work, h[i].seg, h[i].chunk, h[i].score, NULL);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int exact_forced(void)
 {
 	const char *e = getenv("FATHOM_VECTOR_EXACT");
@@ -159,12 +182,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
                       const q_filter *filter, const q_vquery *qv, uint32_t fetch,
                       q_cand_list *out)
 {
-	memset(vs, 0, sizeof *vs);
-	vs->src.id = FATHOM_SOURCE_VECTOR;
-	vs->src.snippet = q_snippet_opening;
-	vs->src.ctx = vs;
-	memset(out, 0, sizeof *out);
-	out->src = &vs->src;
+	source_init(vs, out);
 	if (!qv || !qv->v || fetch == 0)
 		return 0;
 	vhit *heap = fa_arena_alloc(work, (size_t)fetch * sizeof *heap);
@@ -219,24 +237,13 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 			heap_offer(heap, &n, fetch, x);
 		}
 	}
-	qsort(heap, n, sizeof *heap, cmp_vhit);
-	for (uint32_t i = 0; i < n; i++) {
-		int rc = q_cands_add(out, work, heap[i].seg, heap[i].chunk, heap[i].score, NULL);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return emit_sorted(out, work, heap, n);
 }
 
 int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery *qv,
                      const q_cand_list *kw, q_cand_list *out)
 {
-	memset(vs, 0, sizeof *vs);
-	vs->src.id = FATHOM_SOURCE_VECTOR;
-	vs->src.snippet = q_snippet_opening;
-	vs->src.ctx = vs;
-	memset(out, 0, sizeof *out);
-	out->src = &vs->src;
+	source_init(vs, out);
 	if (!qv || !qv->v || !kw->n)
 		return 0;
 	size_t nseg = ix_nsegments(ix);
@@ -266,11 +273,5 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 		h[n++] = (vhit){ em_dot(qv->v, vv[si].rows + (size_t)c * qv->dim, qv->dim), si, c };
 		vs->scored++;
 	}
-	qsort(h, n, sizeof *h, cmp_vhit);
-	for (uint32_t i = 0; i < n; i++) {
-		int rc = q_cands_add(out, work, h[i].seg, h[i].chunk, h[i].score, NULL);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return emit_sorted(out, work, h, n);
 }
