@@ -82,6 +82,8 @@ struct em_embedder;
 enum api_embedder_kind { API_EMB_NONE, API_EMB_CORPUS, API_EMB_STATIC, API_EMB_REMOTE,
 	                 API_EMB_EXTERNAL };
 int api_embedder_kind(struct fathom_index *fx, int *kind);
+/* A kind's name, as the setting spells it ("none" for an unknown value). */
+const char *api_embedder_kind_name(int kind);
 /* The configured embedder that embeds text (NULL: none, or corpus not yet
  * trained), opened once per handle and kept. */
 int api_embedder(struct fathom_index *fx, struct em_embedder **out);

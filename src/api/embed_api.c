@@ -40,6 +40,12 @@ int api_embedder_kind(fathom_index *fx, int *kind)
 	return 0;
 }
 
+const char *api_embedder_kind_name(int kind)
+{
+	static const char *const names[] = { "none", "corpus", "static", "remote", "external" };
+	return kind >= 0 && kind < (int)FA_ARRAY_LEN(names) ? names[kind] : "none";
+}
+
 int api_embedder_ident(fathom_index *fx, const char **ident, size_t *len)
 {
 	const unsigned char *d;
@@ -203,8 +209,7 @@ int api_query_vector(fathom_index *fx, const char *query, const fathom_search_op
 	int kind, rc;
 	if ((rc = api_embedder_kind(fx, &kind)))
 		return rc;
-	static const char *const names[] = { "none", "corpus", "static", "remote", "external" };
-	*kind_name = kind >= 0 && kind < (int)FA_ARRAY_LEN(names) ? names[kind] : "none";
+	*kind_name = api_embedder_kind_name(kind);
 	if (!have)
 		return fa_err(FATHOM_EINVAL, "this index has no vectors (embedder %s): set one with "
 		                             "fathom config embedder ..., then index again, or search "

@@ -147,16 +147,22 @@ static int measure_drift(ix_index *ix, em_embedder *old, em_embedder *new_e, dou
 		if (!rc)
 			rc = hook_embed(new_e, (const char *const *)d.text, d.len, d.n, b);
 	}
+	/* a chunk with no known word under either model (a zero row) says
+	 * nothing: it is left out of every pair */
+	size_t kept = 0;
+	for (size_t i = 0; !rc && a && b && i < d.n; i++) {
+		const float *ai = a + i * old->dim, *bi = b + i * new_e->dim;
+		if (em_dot(ai, ai, old->dim) == 0 || em_dot(bi, bi, new_e->dim) == 0)
+			continue;
+		memmove(a + kept * old->dim, ai, old->dim * sizeof *a);
+		memmove(b + kept * new_e->dim, bi, new_e->dim * sizeof *b);
+		kept++;
+	}
 	double sum = 0;
-	for (size_t i = 0; !rc && i < d.n; i++)
-		for (size_t j = i + 1; j < d.n; j++) {
-			const float *ai = a + i * old->dim, *aj = a + j * old->dim;
-			const float *bi = b + i * new_e->dim, *bj = b + j * new_e->dim;
-			float ca = em_dot(ai, aj, old->dim), cb = em_dot(bi, bj, new_e->dim);
-			/* a chunk with no known word under either model says nothing */
-			if (em_dot(ai, ai, old->dim) == 0 || em_dot(aj, aj, old->dim) == 0 ||
-			    em_dot(bi, bi, new_e->dim) == 0 || em_dot(bj, bj, new_e->dim) == 0)
-				continue;
+	for (size_t i = 0; !rc && i < kept; i++)
+		for (size_t j = i + 1; j < kept; j++) {
+			float ca = em_dot(a + i * old->dim, a + j * old->dim, old->dim);
+			float cb = em_dot(b + i * new_e->dim, b + j * new_e->dim, new_e->dim);
 			sum += fabs((double)ca - (double)cb);
 			(*pairs)++;
 		}
@@ -286,9 +292,7 @@ int api_vector_stats(fathom_index *fx, fathom_stats *out)
 	int kind, rc;
 	if ((rc = api_embedder_kind(fx, &kind)))
 		return rc;
-	static const char *const names[] = { "none", "corpus", "static", "remote", "external" };
-	snprintf(out->embedder, sizeof out->embedder, "%s",
-	         kind >= 0 && kind < (int)FA_ARRAY_LEN(names) ? names[kind] : "none");
+	snprintf(out->embedder, sizeof out->embedder, "%s", api_embedder_kind_name(kind));
 	for (size_t si = 0; si < ix_nsegments(fx->ix); si++) {
 		ix_segment *s = ix_segment_at(fx->ix, si);
 		ix_vecs v;

@@ -183,21 +183,18 @@ int cmd_stats(int argc, char **argv)
 		return 2;
 	fathom_stats s = FATHOM_STATS_INIT;
 	int rc = fathom_stats_get(&s, ix);
-	/* the embedder, and the mode a search takes by default: "none" is
-	 * lexical only */
-	char *emb_set = NULL, *mode_set = NULL;
-	if (!rc && fathom_config_get(&emb_set, NULL, ix, "embedder") != 0)
-		emb_set = NULL;
+	/* the mode a search takes by default (auto: hybrid with an embedder;
+	 * "none" is lexical only) */
+	char *mode_set = NULL;
 	if (!rc && fathom_config_get(&mode_set, NULL, ix, "mode") != 0)
 		mode_set = NULL;
-	const char *emb = emb_set && *emb_set ? emb_set : "none";
+	const char *emb = s.embedder;
 	const char *mode = mode_set && *mode_set && strcmp(mode_set, "auto") != 0 ? mode_set
 	                   : strcmp(emb, "none") == 0                            ? "keyword"
 	                                                                         : "hybrid";
 	fathom_close(ix);
 	if (rc) {
-		fathom_free(emb_set);
-		fathom_free(mode_set);
+			fathom_free(mode_set);
 		cli_die_api(rc, "stats");
 		return 2;
 	}
@@ -230,8 +227,7 @@ int cmd_stats(int argc, char **argv)
 		printf(",\"default_mode\":");
 		cli_json_cstr(stdout, mode);
 		printf("}\n");
-		fathom_free(emb_set);
-		fathom_free(mode_set);
+			fathom_free(mode_set);
 		return 0;
 	}
 	printf("generation   %llu\n", (unsigned long long)s.generation);
@@ -252,7 +248,6 @@ int cmd_stats(int argc, char **argv)
 		       "measured before commit %llu)\n",
 		       s.embedder_drift, (unsigned long long)s.embedder_drift_pairs,
 		       (unsigned long long)s.embedder_drift_generation + 1);
-	fathom_free(emb_set);
 	fathom_free(mode_set);
 	printf("raw text     %llu bytes\n", (unsigned long long)s.raw_text_bytes);
 	printf("index        %llu bytes (%.1f%% of the raw text)\n", (unsigned long long)s.bytes_total,
