@@ -84,4 +84,26 @@ static inline void test_write(const char *path, const char *text)
 	fclose(f);
 }
 
+/* A segment file's section (docs/FORMAT.md: 32-byte directory records
+ * ending before the 160-byte footer, whose byte 136 holds their count):
+ * 1 and its offset and length when buf (size bytes) has tag, else 0. */
+static inline int test_find_section(const unsigned char *buf, size_t size, const char *tag,
+                                    uint64_t *off, uint64_t *len)
+{
+	uint32_t ndir;
+	if (size < 160)
+		return 0;
+	memcpy(&ndir, buf + size - 160 + 136, 4);
+	if ((size_t)ndir * 32 > size - 160)
+		return 0;
+	const unsigned char *d = buf + size - 160 - (size_t)ndir * 32;
+	for (uint32_t i = 0; i < ndir; i++, d += 32)
+		if (memcmp(d, tag, 4) == 0) {
+			memcpy(off, d + 8, 8);
+			memcpy(len, d + 16, 8);
+			return 1;
+		}
+	return 0;
+}
+
 #endif

@@ -94,21 +94,10 @@ static const char docs[] =
 	"{\"id\":\"c\",\"title\":\"Gamma\",\"body\":\"kestrel hovers\",\"vector\":[0,0.6,0.8,0]}\n"
 	"{\"id\":\"d\",\"title\":\"Delta\",\"body\":\"kestrel and heron\"}\n";
 
-static fathom_index *open_ix(const char *dir, unsigned flags)
-{
-	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
-	oo.flags = flags;
-	fathom_index *ix = NULL;
-	CHECK_OK(fathom_open(&ix, dir, &oo));
-	if (!ix)
-		exit(2);
-	return ix;
-}
-
 static fathom_index *make(char **dir)
 {
 	*dir = test_tmpdir("hybrid");
-	fathom_index *ix = open_ix(*dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(*dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder.model", "axes"));
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	CHECK_OK(fathom_add_jsonl_mem(ix, docs, strlen(docs), "docs", NULL, &st));
@@ -207,12 +196,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	CHECK(f != NULL);
-	if (!f)
-		exit(2);
-	fputs(text, f);
-	fclose(f);
+	test_write(path, text);
 }
 
 static fathom_results *search_mode(fathom_index *ix, const char *q, int mode, const char *glob)
@@ -247,7 +231,7 @@ static void test_pool(void)
 	write_file(src, "b.md", "Release notes.\n\nFixed TC-1001 and TC-1002 in the web client.\n");
 	write_file(src, "c.md", "TC-1002: logout hangs forever.\n");
 	write_file(src, "d.md", "Unrelated text about kestrels.\n");
-	fathom_index *ix = open_ix(idx, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(idx, FATHOM_OPEN_CREATE);
 	const char *paths[1] = { src };
 	fathom_ingest_stats st = FATHOM_INGEST_STATS_INIT;
 	CHECK_OK(fathom_index_paths(ix, paths, 1, NULL, &st));
@@ -367,7 +351,7 @@ static void add_topics(fathom_index *ix, int first, int n, int mix)
 static void test_corpus_drift(void)
 {
 	char *dir = test_tmpdir("drift");
-	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
 	add_topics(ix, 0, 200, 5);
 	CHECK_OK(fathom_commit(ix));
@@ -393,7 +377,7 @@ static void test_corpus_drift(void)
 	fathom_close(ix);
 	/* an index without an embedder: lexical only */
 	char *dir2 = test_tmpdir("drift-none");
-	ix = open_ix(dir2, FATHOM_OPEN_CREATE);
+	ix = test_open(dir2, FATHOM_OPEN_CREATE);
 	add_topics(ix, 0, 3, 0);
 	CHECK_OK(fathom_commit(ix));
 	CHECK_OK(fathom_stats_get(&st, ix));
@@ -447,7 +431,7 @@ static void test_glossary_neighbours(void)
 		{ "river", "valley", "glacier", "delta", "basin" },
 	};
 	char *dir = test_tmpdir("gloss-nb");
-	fathom_index *ix = open_ix(dir, FATHOM_OPEN_CREATE);
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
 	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
 	uint64_t x = 88172645463325252ull;
 	for (int d = 0; d < 300; d++) {
@@ -554,22 +538,16 @@ static void test_damaged_vectors(void)
 	CHECK(fd >= 0);
 	struct stat st;
 	CHECK(fstat(fd, &st) == 0);
-	/* find the section by its tag in the directory: 32-byte records
-	 * ending before the 160-byte footer */
 	unsigned char *buf = malloc((size_t)st.st_size);
 	CHECK(buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
-	uint64_t off = 0;
-	for (size_t p = 16; p + 32 <= (size_t)st.st_size - 160; p++)
-		if (memcmp(buf + p, "VECS", 4) == 0) {
-			memcpy(&off, buf + p + 8, 8);
-			break;
-		}
-	CHECK(off > 0 && off < (uint64_t)st.st_size);
+	uint64_t off = 0, len = 0;
+	CHECK(test_find_section(buf, (size_t)st.st_size, "VECS", &off, &len));
+	CHECK(off > 0 && len > 100 && off + len <= (uint64_t)st.st_size);
 	unsigned char b = buf[off + 100] ^ 0x40;
 	CHECK(pwrite(fd, &b, 1, (off_t)off + 100) == 1);
 	close(fd);
 	free(buf);
-	ix = open_ix(dir, 0);
+	ix = test_open(dir, 0);
 	size_t n;
 	float q[4] = { 1, 0, 0, 0 };
 	CHECK_STR(top(ix, "x", FATHOM_MODE_SEMANTIC, q, 4, &n), "error -3");

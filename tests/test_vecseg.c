@@ -244,21 +244,6 @@ static void test_graph_search(void)
 }
 
 /* The directory entry of tag in a segment image: its offset and length. */
-static int find_section(const unsigned char *buf, size_t size, const char *tag, uint64_t *off,
-                        uint64_t *len)
-{
-	uint32_t ndir;
-	memcpy(&ndir, buf + size - 160 + 136, 4);
-	const unsigned char *d = buf + size - 160 - (size_t)ndir * 32;
-	for (uint32_t i = 0; i < ndir; i++, d += 32)
-		if (memcmp(d, tag, 4) == 0) {
-			memcpy(off, d + 8, 8);
-			memcpy(len, d + 16, 8);
-			return 1;
-		}
-	return 0;
-}
-
 /* A byte of the HNSW section changed: with its page CRC as it was (the
  * CRC catches it), and resealed (the graph's own check catches it). Either
  * way a graph search is FATHOM_ECORRUPT naming the file; the exact path
@@ -281,7 +266,7 @@ static void test_damaged_graph(void)
 		unsigned char *buf = malloc(size);
 		CHECK(buf && pread(fd, buf, size, 0) == (ssize_t)size);
 		uint64_t off = 0, len = 0;
-		CHECK(find_section(buf, size, "HNSW", &off, &len));
+		CHECK(test_find_section(buf, size, "HNSW", &off, &len));
 		CHECK(off % 64 == 0 && len > 4096);
 		/* a layer-0 link of node 0 (after the 64-byte header and levels)
 		 * pointing past the nodes */
