@@ -73,6 +73,30 @@ int q_ident_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *fi
 	return 0;
 }
 
+/* a grep candidate and the place grep found it in (first grep first) */
+typedef struct gcand {
+	q_cand c;
+	uint32_t order;
+} gcand;
+
+static int by_chunk_order(const void *pa, const void *pb)
+{
+	const gcand *a = pa, *b = pb;
+	if (a->c.seg != b->c.seg)
+		return a->c.seg < b->c.seg ? -1 : 1;
+	if (a->c.chunk != b->c.chunk)
+		return a->c.chunk < b->c.chunk ? -1 : 1;
+	return (a->order > b->order) - (a->order < b->order);
+}
+
+static int by_lines_order(const void *pa, const void *pb)
+{
+	const gcand *a = pa, *b = pb;
+	if (a->c.score != b->c.score)
+		return a->c.score > b->c.score ? -1 : 1;
+	return (a->order > b->order) - (a->order < b->order);
+}
+
 int q_grep_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *filter,
                  q_grep_fn grep, void *grep_ctx, uint32_t fetch, q_cand_list *out)
 {
@@ -81,71 +105,61 @@ int q_grep_cands(fa_arena *work, ix_index *ix, q_plan *plan, const q_filter *fil
 	if (!grep || fetch == 0)
 		return 0;
 	/* one grep per applied identifier, as typed (caseless, literal) */
-	q_cand_list all;
-	memset(&all, 0, sizeof all);
+	q_cand_list one[Q_POOL_MAX_GREPS];
 	uint32_t greps = 0;
+	size_t total = 0;
 	for (uint32_t i = 0; i < plan->nidents && greps < Q_POOL_MAX_GREPS; i++) {
 		const q_ident *x = &plan->idents[i];
 		if (!x->applied || x->len == 0)
 			continue;
-		q_cand_list one;
-		memset(&one, 0, sizeof one);
-		int rc = grep(grep_ctx, x->text, x->len, fetch, work, &one);
+		memset(&one[greps], 0, sizeof one[greps]);
+		int rc = grep(grep_ctx, x->text, x->len, fetch, work, &one[greps]);
 		if (rc)
 			return rc;
-		greps++;
-		for (size_t k = 0; k < one.n; k++) {
-			/* a chunk several identifiers' greps found: its lines add up,
-			 * the first receipt stays */
-			size_t j = 0;
-			while (j < all.n && (all.v[j].seg != one.v[k].seg || all.v[j].chunk != one.v[k].chunk))
-				j++;
-			if (j < all.n) {
-				all.v[j].score += one.v[k].score;
-				continue;
-			}
-			if ((rc = q_cands_add(&all, work, one.v[k].seg, one.v[k].chunk, one.v[k].score,
-			                      one.v[k].receipt)))
-				return rc;
-		}
+		total += one[greps++].n;
 	}
-	/* the filters and identifier pre-filters, segment by segment */
-	size_t nseg = ix_nsegments(ix);
-	uint8_t **bits = fa_arena_calloc(work, nseg ? nseg : 1, sizeof *bits);
-	uint8_t *done = fa_arena_calloc(work, nseg ? nseg : 1, 1);
-	if (!bits || !done)
+	gcand *v = fa_arena_alloc(work, (total ? total : 1) * sizeof *v);
+	if (!v)
 		return fa_err(FATHOM_ENOMEM, "grep candidates");
-	size_t w = 0;
-	for (size_t k = 0; k < all.n; k++) {
-		uint32_t si = all.v[k].seg, c = all.v[k].chunk;
+	size_t n = 0;
+	for (uint32_t g = 0; g < greps; g++)
+		for (size_t k = 0; k < one[g].n; k++, n++)
+			v[n] = (gcand){ one[g].v[k], (uint32_t)n };
+	/* a chunk several greps found: its lines add up, the first receipt
+	 * stays; then the filters and identifier pre-filters, segment by
+	 * segment (the chunks are in segment order now) */
+	qsort(v, n, sizeof *v, by_chunk_order);
+	size_t nseg = ix_nsegments(ix), w = 0;
+	uint8_t *bits = NULL;
+	uint32_t bits_seg = UINT32_MAX;
+	for (size_t k = 0; k < n; k++) {
+		if (w && v[w - 1].c.seg == v[k].c.seg && v[w - 1].c.chunk == v[k].c.chunk) {
+			v[w - 1].c.score += v[k].c.score;
+			continue;
+		}
+		uint32_t si = v[k].c.seg, c = v[k].c.chunk;
 		if (si >= nseg)
 			continue;
 		ix_segment *s = ix_segment_at(ix, si);
-		if (!done[si]) {
+		if (si != bits_seg) {
 			int rc;
-			if ((rc = q_filter_bitmap(filter, work, s, &bits[si])) ||
-			    (rc = q_ident_bitmap(plan, work, s, &bits[si], FATHOM_SOURCE_GREP)))
+			bits = NULL;
+			bits_seg = si;
+			if ((rc = q_filter_bitmap(filter, work, s, &bits)) ||
+			    (rc = q_ident_bitmap(plan, work, s, &bits, FATHOM_SOURCE_GREP)))
 				return rc;
-			done[si] = 1;
 		}
 		if (c >= seg_nchunks(s) || seg_is_deleted(s, c) ||
-		    (bits[si] && !(bits[si][c >> 3] & (1u << (c & 7)))))
+		    (bits && !(bits[c >> 3] & (1u << (c & 7)))))
 			continue;
-		all.v[w++] = all.v[k];
+		v[w++] = v[k];
 	}
-	all.n = w;
 	/* most matching lines first, then as grep found them */
-	for (size_t k = 1; k < all.n; k++) {
-		q_cand t = all.v[k];
-		size_t j = k;
-		while (j > 0 && all.v[j - 1].score < t.score) {
-			all.v[j] = all.v[j - 1];
-			j--;
-		}
-		all.v[j] = t;
+	qsort(v, w, sizeof *v, by_lines_order);
+	for (size_t k = 0; k < w && k < fetch; k++) {
+		int rc = q_cands_add(out, work, v[k].c.seg, v[k].c.chunk, v[k].c.score, v[k].c.receipt);
+		if (rc)
+			return rc;
 	}
-	all.n = FA_MIN(all.n, (size_t)fetch);
-	all.src = &q_grep_source;
-	*out = all;
 	return 0;
 }
