@@ -17,10 +17,20 @@ BUILD   ?= build
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 CSTD    := -std=c11 -D_GNU_SOURCE
-CPPFLAGS += -Iinclude -Isrc
+# OpenBLAS, its single-threaded build (Debian's libopenblas-serial-dev),
+# found by its own folder, which the binaries also search first at run
+# time: the threaded build that the system's alternatives pick by default
+# starts threads when it loads that spin for a tenth of a second, on every
+# process start, and slowed hybrid search's helper thread (docs/BENCHMARKS.md).
+# Training threads itself. LAPACK is called through OpenBLAS's own Fortran
+# symbols: LAPACKE would load a second BLAS, threaded.
+MULTIARCH ?= $(shell $(firstword $(CC)) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+BLAS_DIR  := /usr/lib/$(MULTIARCH)/openblas-serial
+CPPFLAGS += -Iinclude -Isrc -I/usr/include/$(MULTIARCH)/openblas-serial
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -fPIC -pthread
-LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lcurl -llapacke -lopenblas -lpthread -lm
+LDLIBS  := -lutf8proc -lstemmer -lzstd -lz -ljansson -lpcre2-8 -lcurl \
+	-L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas -lpthread -lm
 SERVE_LIBS := -lmicrohttpd
 
 # The version is fathom.h's, the one place it is written. The soname
@@ -47,7 +57,7 @@ REPLAY_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/replay_%)
 # packages to install rather than stopped at the first missing header.
 DEPS_HEADERS := utf8proc.h:libutf8proc-dev libstemmer.h:libstemmer-dev zstd.h:libzstd-dev zlib.h:zlib1g-dev \
 	jansson.h:libjansson-dev pcre2.h:libpcre2-dev microhttpd.h:libmicrohttpd-dev \
-	curl/curl.h:libcurl4-openssl-dev cblas.h:libopenblas-dev lapacke.h:liblapacke-dev
+	curl/curl.h:libcurl4-openssl-dev $(MULTIARCH)/openblas-serial/cblas.h:libopenblas-serial-dev
 # Debian packages the build, the tests and the demo need (the libraries'
 # are DEPS_HEADERS' packages, written there alone).
 DEPS_BUILD := gcc make pkg-config $(foreach hp,$(DEPS_HEADERS),$(lastword $(subst :, ,$(hp))))
@@ -163,7 +173,7 @@ install: all
 	$(INSTALL) -m 644 $(BUILD)/libfathom.a $(DESTDIR)$(LIBDIR)/libfathom.a
 	$(INSTALL) -m 644 include/fathom.h $(DESTDIR)$(INCLUDEDIR)/fathom.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' fathom.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@BLASDIR@|$(BLAS_DIR)|g' fathom.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/fathom.pc
 	$(INSTALL) -m 644 $(BUILD)/fathom.1 $(DESTDIR)$(MANDIR)/man1/fathom.1
 	$(INSTALL) -m 644 $(BUILD)/completion/fathom.bash $(DESTDIR)$(BASHCOMPDIR)/fathom

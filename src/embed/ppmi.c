@@ -64,7 +64,6 @@
  * OpenBLAS on another CPU may pick other kernels, and round otherwise.
  */
 #include <cblas.h>
-#include <lapacke.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -85,6 +84,20 @@
 #define COUNT_BITS 40                    /* a word's count; its id above */
 #define COUNT_MASK (((uint64_t)1 << COUNT_BITS) - 1)
 #define CDS_ALPHA 0.75                   /* context distribution smoothing */
+
+/* LAPACK's Fortran interface, which OpenBLAS holds (LAPACKE would load a
+ * second LAPACK and BLAS beside it, each with threads of its own): column
+ * major, every argument by address, the lengths of the character
+ * arguments last. */
+void sgelqf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work,
+             const int *lwork, int *info);
+void sorglq_(const int *m, const int *n, const int *k, float *a, const int *lda,
+             const float *tau, float *work, const int *lwork, int *info);
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info,
+             size_t uplo_len);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+             double *w, double *work, const int *lwork, int *iwork, const int *liwork,
+             int *info, size_t jobz_len, size_t uplo_len);
 
 void em_ppmi_defaults(em_ppmi_opts *o)
 {
@@ -787,10 +800,67 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
  * no transposed copy. */
 static int orthonormalise_lq(float *a, uint32_t n, uint32_t w, float *tau)
 {
-	if (LAPACKE_sgelqf(LAPACK_COL_MAJOR, (lapack_int)w, (lapack_int)n, a, (lapack_int)w, tau) ||
-	    LAPACKE_sorglq(LAPACK_COL_MAJOR, (lapack_int)w, (lapack_int)n, (lapack_int)w, a,
-	                   (lapack_int)w, tau))
+	int m = (int)w, nn = (int)n, info = 0, query = -1;
+	float size = 0, size2 = 0;
+	/* the workspace both need, asked first */
+	sgelqf_(&m, &nn, a, &m, tau, &size, &query, &info);
+	if (!info)
+		sorglq_(&m, &nn, &m, a, &m, tau, &size2, &query, &info);
+	int lwork = (int)FA_MAX(FA_MAX(size, size2), (float)m);
+	float *work = info ? NULL : fa_malloc((size_t)lwork * sizeof *work);
+	if (work) {
+		sgelqf_(&m, &nn, a, &m, tau, work, &lwork, &info);
+		if (!info)
+			sorglq_(&m, &nn, &m, a, &m, tau, work, &lwork, &info);
+	}
+	fa_free(work);
+	if (!work || info)
 		return fa_err(FATHOM_ENOMEM, "corpus embedder: the QR factorisation failed");
+	return 0;
+}
+
+/* Transpose the n x n matrix a in place (row major to column major and
+ * back). */
+static void transpose(double *a, uint32_t n)
+{
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t c = r + 1; c < n; c++) {
+			double t = a[(size_t)r * n + c];
+			a[(size_t)r * n + c] = a[(size_t)c * n + r];
+			a[(size_t)c * n + r] = t;
+		}
+}
+
+/* The Cholesky factor R (upper, A = R^T R) of the row-major w x w a, in
+ * place: nonzero when a is not positive definite. */
+static int cholesky_upper(double *a, uint32_t w)
+{
+	int n = (int)w, info = 0;
+	transpose(a, w);
+	dpotrf_("U", &n, a, &n, &info, 1);
+	transpose(a, w);
+	return info;
+}
+
+/* The eigenvalues (ascending, into ev) and eigenvectors (the columns of
+ * the row-major l x l a, in place) of the symmetric a. */
+static int eigen_symmetric(double *a, uint32_t l, double *ev)
+{
+	int n = (int)l, info = 0, query = -1, isize = 0;
+	double size = 0;
+	transpose(a, l);
+	dsyevd_("V", "U", &n, a, &n, ev, &size, &query, &isize, &query, &info, 1, 1);
+	int lwork = (int)size, liwork = isize;
+	double *work = info ? NULL : fa_malloc((size_t)FA_MAX(lwork, 1) * sizeof *work);
+	int *iwork = info ? NULL : fa_malloc((size_t)FA_MAX(liwork, 1) * sizeof *iwork);
+	if (work && iwork)
+		dsyevd_("V", "U", &n, a, &n, ev, work, &lwork, iwork, &liwork, &info, 1, 1);
+	int ok = work && iwork && !info;
+	fa_free(work);
+	fa_free(iwork);
+	if (!ok)
+		return fa_err(FATHOM_ENOMEM, "corpus embedder: the eigendecomposition failed");
+	transpose(a, l);
 	return 0;
 }
 
@@ -811,7 +881,7 @@ static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *s
 		            0.0f, g, (int)w);
 		for (size_t k = 0; k < (size_t)w * w; k++)
 			gd[k] = g[k];
-		if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)w, gd, (lapack_int)w) != 0)
+		if (cholesky_upper(gd, w) != 0)
 			return orthonormalise_lq(a, n, w, tau);
 		for (uint32_t r = 0; r < w; r++)
 			for (uint32_t c = 0; c < w; c++)
@@ -879,10 +949,8 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	            (int)l, z, (int)l, 0.0f, g, (int)l);
 	for (size_t k = 0; k < (size_t)l * l; k++)
 		gd[k] = g[k];
-	if (LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)l, gd, (lapack_int)l, ev)) {
-		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the eigendecomposition failed");
+	if ((rc = eigen_symmetric(gd, l, ev)))
 		goto done;
-	}
 	/* eigenvalues ascending: column l-1-c is the c-th largest; each column
 	 * scaled by sqrt(singular value) = lambda^(1/4) */
 	for (uint32_t c = 0; c < dim; c++) {
