@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fathom.h"
@@ -559,6 +560,69 @@ static void test_damaged_vectors(void)
 	free(dir);
 }
 
+/* ---- hybrid's vector side on the helper thread ---------------------------------------- */
+
+/* Every hit of q in hybrid mode, as "id score;" (scores to the bit). */
+static void hybrid_hits(fathom_index *ix, const char *q, char *out, size_t cap)
+{
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_HYBRID;
+	so.k = 20;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, ix, q, &so));
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; r && i < fathom_results_count(r) && len < cap; i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		len += (size_t)snprintf(out + len, cap - len, "%s %a;", h->doc_id, h->score);
+	}
+	fathom_results_free(r);
+}
+
+/* The same answers whether the vectors run beside full text on the helper
+ * thread or after it on the calling one, query after query on one handle,
+ * and in a forked child (where the parent's thread does not exist). */
+static void test_helper_thread(void)
+{
+	static const char *const q[] = { "kestrel heron", "kernel driver interrupt", "gene",
+	                                 "flood basin valley", "marsh OR module", "wing -nest" };
+	char *dir = test_tmpdir("helper");
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+	add_topics(ix, 0, 300, 20);
+	CHECK_OK(fathom_commit(ix));
+	fathom_close(ix);
+	static char serial[6][4096], beside[6][4096], again[4096];
+	setenv("FATHOM_HYBRID_SERIAL", "1", 1);
+	ix = test_open(dir, 0);
+	for (int i = 0; i < 6; i++)
+		hybrid_hits(ix, q[i], serial[i], sizeof serial[i]);
+	fathom_close(ix);
+	unsetenv("FATHOM_HYBRID_SERIAL");
+	ix = test_open(dir, 0);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 6; i++) {
+			hybrid_hits(ix, q[i], beside[i], sizeof beside[i]);
+			CHECK(strlen(serial[i]) > 0);
+			CHECK_STR(beside[i], serial[i]);
+		}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* the child: its own helper, the same answers */
+		hybrid_hits(ix, q[1], again, sizeof again);
+		_exit(strcmp(again, serial[1]) == 0 ? 0 : 3);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	hybrid_hits(ix, q[2], again, sizeof again);
+	CHECK_STR(again, serial[2]);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_fusion_arithmetic);
@@ -569,5 +633,6 @@ int main(void)
 	RUN(test_refused_embedder);
 	RUN(test_vectors_survive_merge);
 	RUN(test_damaged_vectors);
+	RUN(test_helper_thread);
 	return TEST_DONE();
 }

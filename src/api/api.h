@@ -149,6 +149,15 @@ struct fathom_index {
 	struct em_embedder *emb;
 	uint64_t emb_version;
 	int emb_kind, emb_ok;
+	/* Hybrid search's vector side: a helper thread, started by the first
+	 * hybrid search on a machine of two CPUs or more, and its working
+	 * memory (api_vector_thread). */
+	struct fa_worker *vworker;
+	fa_arena vwork;
 };
+
+/* The helper thread for hybrid's vector side (NULL: run it on the calling
+ * thread: one CPU, FATHOM_HYBRID_SERIAL set, or no thread could start). */
+struct fa_worker *api_vector_thread(struct fathom_index *fx);
 
 #endif /* FATHOM_API_H */

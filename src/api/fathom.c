@@ -5,12 +5,15 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "grep/grep.h"
 #include "ingest/ingest.h"
 #include "query/query_int.h"
+#include "util/pool.h"
+#include "util/worker.h"
 
 int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opts)
 {
@@ -34,6 +37,7 @@ int fathom_open(fathom_index **out, const char *dir, const fathom_open_opts *opt
 		return fa_err(FATHOM_ENOMEM, "out of memory");
 	fx->flags = opts->flags;
 	fa_arena_init(&fx->work, 512 * 1024, 0);
+	fa_arena_init(&fx->vwork, 64 * 1024, 0);
 	int rc = ix_open(&fx->ix, dir, ixflags,
 	                 opts->stem_language ? opts->stem_language : "english");
 	if (!rc)
@@ -58,6 +62,22 @@ uint64_t fathom_generation(fathom_index *fx)
 	return ix_generation(fx->ix);
 }
 
+struct fa_worker *api_vector_thread(fathom_index *fx)
+{
+	if (fa_worker_usable(fx->vworker))
+		return fx->vworker;
+	fa_worker_free(fx->vworker);   /* made before a fork: memory only */
+	fx->vworker = NULL;
+	const char *serial = getenv("FATHOM_HYBRID_SERIAL");
+	if ((serial && *serial && strcmp(serial, "0") != 0) || fa_cpu_count(2) < 2)
+		return NULL;
+	if (fa_worker_new(&fx->vworker)) {
+		fa_err_clear();   /* the calling thread does it all */
+		fx->vworker = NULL;
+	}
+	return fx->vworker;
+}
+
 void fathom_close(fathom_index *fx)
 {
 	if (!fx)
@@ -66,7 +86,9 @@ void fathom_close(fathom_index *fx)
 		text_analyzer_free(fx->an);
 	if (fx->ix)
 		ix_close(fx->ix);
+	fa_worker_free(fx->vworker);
 	fa_arena_free(&fx->work);
+	fa_arena_free(&fx->vwork);
 	q_gloss_free(&fx->gloss);
 	api_settings_free(&fx->cfg);
 	api_embedder_free(fx);
@@ -120,10 +142,15 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 	/* grep's chunks join an identifier lookup's pool */
 	hy.grep = api_grep_literal;
 	hy.grep_ctx = fx;
+	if (!rc && hy.mode == FATHOM_MODE_HYBRID && hy.qv.v) {
+		hy.worker = api_vector_thread(fx);
+		hy.vwork = &fx->vwork;
+	}
 	if (!rc)
 		rc = q_search_hybrid(out, fx->ix, fx->an, query, opts, &fx->work,
 		                     fx->gloss.n ? &fx->gloss : NULL, NULL,
 		                     opts->version == FATHOM_SEARCH_OPTS_VERSION ? &hy : NULL);
+	fa_arena_reset(&fx->vwork);
 	fa_free(qvec);
 	if ((rc = ix_checked(fx->ix, rc)) != 0 && *out) {
 		fathom_results_free(*out);

@@ -891,6 +891,11 @@ struct q_hybrid {
 	const char *embedder;            /* for receipts: the embedder's kind */
 	q_grep_fn grep;                  /* the late-fusion pool's grep (NULL: none) */
 	void *grep_ctx;
+	/* hybrid's vector side on a thread of its own, while full text runs
+	 * on the calling one (NULL: both on the calling thread): the thread,
+	 * and working memory of the side's own, reset by the caller */
+	struct fa_worker *worker;
+	fa_arena *vwork;
 };
 typedef struct q_hybrid q_hybrid;
 

@@ -17,7 +17,10 @@
  *
  * All per-query memory comes from one arena released at the end.
  */
+#include <stdio.h>
+
 #include "query/query_int.h"
+#include "util/worker.h"
 
 /* The one check of fathom_search_opts (fathom_search comes through
  * here); the bounds are query.h's, published by fathom_limit(). */
@@ -273,6 +276,30 @@ static int fuse_lists(q_pass *p, fa_arena *work, const q_hybrid *hy)
 	return q_fuse(&p->pool, work, l, n);
 }
 
+/* Hybrid's vector side as a task for the helper thread: it reads the
+ * pass's plan and filter, which full text only adds to in fields the
+ * vectors do not read (the terms' statistics, the identifiers' counts:
+ * plan.ident_counter is the keyword source), and writes the pass's vector
+ * source and list alone, in memory of its own (hy->vwork). Its error and
+ * message come back in the task: fathom_errmsg() is the thread's. */
+typedef struct vector_job {
+	q_pass *p;
+	const q_hybrid *hy;
+	ix_index *ix;
+	uint32_t fetch;
+	int rc;
+	char msg[512];
+} vector_job;
+
+static void vector_side(void *arg)
+{
+	vector_job *j = arg;
+	j->rc = q_vector_retrieve(&j->p->vec, j->hy->vwork, j->ix, &j->p->plan, &j->p->filter,
+	                          &j->hy->qv, j->fetch, &j->p->lists[L_VECTOR]);
+	if (j->rc)
+		snprintf(j->msg, sizeof j->msg, "%s", fathom_errmsg());
+}
+
 static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, const char *query,
                     const fathom_search_opts *opts, const struct q_glossary *gloss,
                     const q_reranker *rr, const q_hybrid *hy)
@@ -313,6 +340,12 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	                                     0, 0, 0 };
 	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)))
 		return rc;
+	/* hybrid: the vectors on the helper thread, full text here */
+	vector_job job = { p, hy, ix, fetch, 0, { 0 } };
+	int beside = mode == FATHOM_MODE_HYBRID && hy->qv.v && fa_worker_usable(hy->worker) &&
+	             hy->vwork;
+	if (beside)
+		fa_worker_post(hy->worker, vector_side, &job);
 	if (mode == FATHOM_MODE_SEMANTIC) {
 		/* the keyword source's state stays empty: explain reads it */
 		if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, 0,
@@ -320,11 +353,17 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 			return rc;
 	} else if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, fetch,
 	                                    &p->lists[L_KEYWORD]))) {
+		if (beside)
+			fa_worker_wait(hy->worker);
 		return rc;
 	} else {
 		p->receipt.sources |= 1u << FATHOM_SOURCE_KEYWORD;
 	}
-	if (mode == FATHOM_MODE_SEMANTIC || mode == FATHOM_MODE_HYBRID)
+	if (beside) {
+		fa_worker_wait(hy->worker);
+		if ((rc = job.rc))
+			return fa_err(rc, "%s", job.msg);
+	} else if (mode == FATHOM_MODE_SEMANTIC || mode == FATHOM_MODE_HYBRID)
 		rc = q_vector_retrieve(&p->vec, work, ix, &p->plan, &p->filter, &hy->qv, fetch,
 		                       &p->lists[L_VECTOR]);
 	else if (mode == FATHOM_MODE_STRICT)

@@ -1,0 +1,41 @@
+/*
+ * worker.h — one helper thread that runs one task beside the calling
+ * thread, kept from call to call: hybrid search walks the vector graph on
+ * it while the calling thread runs full text (docs/ARCHITECTURE.md,
+ * "Threads").
+ *
+ * A search is a tenth of a millisecond, so starting a thread per search
+ * (tens of microseconds) or waking one that sleeps (as long again on an
+ * idle machine) would cost what the overlap gains. The helper therefore
+ * spins for a short while (FA_WORKER_SPIN_NS) after each task, looking for
+ * the next, and only then sleeps on a condition variable; the caller spins
+ * as long for the task's end before it sleeps. Between searches that come
+ * back to back it never sleeps; an idle handle costs nothing after the
+ * spin.
+ *
+ *   fa_worker_new    starts the thread; FATHOM_ENOMEM or a failed start is
+ *                    an error, and the caller then runs its tasks itself.
+ *   fa_worker_post   hands it fn(arg). One task at a time: post, then wait,
+ *                    before the next post.
+ *   fa_worker_wait   returns when that task has returned.
+ *   fa_worker_free   joins the thread (after the task posted, if any).
+ *
+ * A worker belongs to the process that made it: after fork() the child has
+ * no such thread, and fa_worker_usable says so (its owner makes another).
+ * The task's errors are the task's to carry: fathom_errmsg() is per thread.
+ */
+#ifndef FATHOM_WORKER_H
+#define FATHOM_WORKER_H
+
+#define FA_WORKER_SPIN_NS 200000   /* 0.2 ms of spinning before sleeping */
+
+typedef struct fa_worker fa_worker;
+
+int fa_worker_new(fa_worker **out);
+/* 1 when w exists and this process made it. */
+int fa_worker_usable(const fa_worker *w);
+void fa_worker_post(fa_worker *w, void (*fn)(void *arg), void *arg);
+void fa_worker_wait(fa_worker *w);
+void fa_worker_free(fa_worker *w);
+
+#endif
