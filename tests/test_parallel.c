@@ -516,6 +516,41 @@ static void test_merge_threads(void)
 	free(lines);
 }
 
+/* The corpus embedder's first commit (training, then a merge that embeds
+ * every chunk in batches on a pool and builds the graph): 1 or 3 threads,
+ * the same bytes. 3,000 chunks: two batches, and a graph. */
+static void test_embed_threads(void)
+{
+	size_t cap = 4u << 20;
+	char *lines = malloc(cap);
+	if (!lines)
+		return;
+	unsigned x = 4242;
+	size_t n = random_docs(lines, cap, "e", 3000, 2000, "", &x);
+	for (unsigned t = 1; t <= 3; t += 2) {
+		ix_ds_set_threads(t);
+		char dir[300];
+		snprintf(dir, sizeof dir, "%s/ex%u", root, t);
+		fathom_index *ix = open_ix(dir);
+		if (!ix)
+			break;
+		CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
+		CHECK_OK(fathom_commit(ix));
+		fathom_stats st = FATHOM_STATS_INIT;
+		CHECK_OK(fathom_stats_get(&st, ix));
+		CHECK_EQ(st.vector_chunks, 3000);
+		fathom_close(ix);
+	}
+	ix_ds_set_threads(0);
+	char a[300], b[300];
+	snprintf(a, sizeof a, "%s/ex1", root);
+	snprintf(b, sizeof b, "%s/ex3", root);
+	check_same_dirs(a, b);
+	free(lines);
+}
+
 /* Older callers' option structs (versions 1 to 4) still work. */
 static void test_old_opts_versions(void)
 {
@@ -554,6 +589,7 @@ int main(void)
 	RUN(test_docstore_threads);
 	RUN(test_flush_threads);
 	RUN(test_merge_threads);
+	RUN(test_embed_threads);
 	RUN(test_old_opts_versions);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);

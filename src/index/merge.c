@@ -25,6 +25,13 @@
  * each with where every input holds it; a worker reads, maps and encodes
  * a batch's terms (ix_term_enc); the calling thread appends the batches'
  * terms in order. So the bytes are those one thread writes.
+ *
+ * Vectors are copied with their chunks when the input has them from the
+ * kept embedder. Chunks without one, when the index has an embedder (the
+ * corpus embedder's first training, optimize after a change of embedder),
+ * are embedded in batches on a pool of as many threads, slices of chunks
+ * handed out in order and written back in order: the same vectors, and
+ * the same bytes, whatever the threads.
  */
 #include <stdio.h>
 
@@ -44,15 +51,29 @@ typedef struct merge_in {
 	ix_vecs vec;             /* its vectors (dim 0: none, or not kept) */
 } merge_in;
 
+/* The chunks a merge embeds wait in a batch of at most MERGE_EMBED_CHUNKS
+ * chunks or MERGE_EMBED_BYTES of text, which is embedded on a pool
+ * (ix_ds_thread_count threads, MERGE_EMBED_SLICE chunks an item) and
+ * written in chunk order: the same vectors whatever the threads. */
+#define MERGE_EMBED_CHUNKS 2048u
+#define MERGE_EMBED_BYTES ((size_t)8 << 20)
+#define MERGE_EMBED_SLICE 32u
+
 /* A merge's vectors: what to keep, and the chunks to embed. */
 typedef struct merge_vec {
 	ix_index *ix;
 	uint64_t fp;             /* kept fingerprint (0: the first met) */
-	fbuf text;               /* embedding texts, back to back */
+	ix_segw *w;
+	fbuf text;               /* the batch's embedding texts, back to back */
 	size_t *off, *len;
+	uint32_t *chunk;         /* the batch's chunks, in the merged segment */
 	const char **texts;
 	float *out;
-	uint32_t cap;            /* rows the arrays hold */
+	uint32_t n;              /* chunks in the batch */
+	fa_pool *pool;           /* made for the first batch */
+	size_t next;             /* the pipeline's next chunk of the batch */
+	size_t *slot_at;         /* each slot's first chunk */
+	size_t nslots;
 	uint64_t embedded;       /* chunks embedded here (not copied) */
 } merge_vec;
 
@@ -91,10 +112,87 @@ static int doc_text(const ix_segment *s, uint64_t off, uint64_t n, text_window *
 	return 0;
 }
 
-/* text_base: where the input's copied frames begin in the new raw stream,
- * or UINT64_MAX when its text is recompressed (read through tw). */
+/* ---- vectors: copied, or embedded in batches on a pool --------------------- */
+
+static int emb_produce(void *ctx, size_t slot)
+{
+	merge_vec *mv = ctx;
+	if (mv->next >= mv->n)
+		return 0;
+	mv->slot_at[slot] = mv->next;
+	mv->next += FA_MIN((size_t)MERGE_EMBED_SLICE, mv->n - mv->next);
+	return 1;
+}
+
+static int emb_work(void *ctx, unsigned worker, size_t slot)
+{
+	(void)worker;
+	merge_vec *mv = ctx;
+	const ix_embed_hook *eh = &mv->ix->embed;
+	size_t i = mv->slot_at[slot], m = FA_MIN((size_t)MERGE_EMBED_SLICE, mv->n - i);
+	return eh->embed(eh->ctx, mv->texts + i, mv->len + i, m, mv->out + i * eh->dim);
+}
+
+static int emb_emit(void *ctx, size_t slot)
+{
+	merge_vec *mv = ctx;
+	const ix_embed_hook *eh = &mv->ix->embed;
+	size_t i0 = mv->slot_at[slot], m = FA_MIN((size_t)MERGE_EMBED_SLICE, mv->n - i0);
+	for (size_t i = i0; i < i0 + m; i++) {
+		int rc = ix_segw_chunk_vector(mv->w, mv->chunk[i], mv->out + i * eh->dim, eh->dim,
+		                              eh->fp);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Embed the batch and give the writer its vectors. */
+static int flush_embeds(merge_vec *mv)
+{
+	if (mv->n == 0)
+		return 0;
+	if (!mv->pool) {
+		unsigned threads = ix_ds_thread_count();
+		int rc = fa_pool_new(&mv->pool, threads > 1 ? threads : 0);
+		if (rc)
+			return rc;
+		mv->nslots = 4 * (size_t)FA_MAX(1u, fa_pool_threads(mv->pool));
+		if (!(mv->slot_at = fa_malloc(mv->nslots * sizeof *mv->slot_at)))
+			return fa_err(FATHOM_ENOMEM, "merge: vectors");
+	}
+	for (uint32_t i = 0; i < mv->n; i++)
+		mv->texts[i] = (const char *)mv->text.data + mv->off[i];
+	mv->next = 0;
+	static const fa_pipeline fns = { emb_produce, emb_work, emb_emit };
+	int rc = fa_pool_run(mv->pool, mv->nslots, &fns, mv);
+	mv->embedded += mv->n;
+	mv->n = 0;
+	fbuf_reset(&mv->text);
+	return rc;
+}
+
+/* The arrays of a batch of MERGE_EMBED_CHUNKS chunks. */
+static int batch_alloc(merge_vec *mv)
+{
+	if (mv->off)
+		return 0;
+	size_t rows;
+	if (fa_mul(MERGE_EMBED_CHUNKS, mv->ix->embed.dim, &rows))
+		return fa_err(FATHOM_ETOOBIG, "merge: vectors");
+	mv->off = fa_malloc(MERGE_EMBED_CHUNKS * sizeof *mv->off);
+	mv->len = fa_malloc(MERGE_EMBED_CHUNKS * sizeof *mv->len);
+	mv->chunk = fa_malloc(MERGE_EMBED_CHUNKS * sizeof *mv->chunk);
+	mv->texts = fa_malloc(MERGE_EMBED_CHUNKS * sizeof *mv->texts);
+	mv->out = fa_malloc(rows * sizeof *mv->out);
+	if (!mv->off || !mv->len || !mv->chunk || !mv->texts || !mv->out)
+		return fa_err(FATHOM_ENOMEM, "merge: vectors");
+	return 0;
+}
+
 /* The vectors of a document's chunks [c0, c0 + n) of input m: copied when
- * kept, embedded when missing and the index has an embedder. */
+ * kept; when missing and the index has an embedder, their texts join the
+ * batch to embed. */
 static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_doc_info *di,
                        const char *text, text_window *tw)
 {
@@ -116,34 +214,18 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	}
 	if (!eh->embed || !n)
 		return 0;
-	if (n > mv->cap) {
-		size_t rows;
-		if (fa_mul(n, eh->dim, &rows))
-			return fa_err(FATHOM_ETOOBIG, "merge: vectors");
-		fa_free(mv->off);
-		fa_free(mv->len);
-		fa_free(mv->texts);
-		fa_free(mv->out);
-		mv->off = fa_malloc(n * sizeof *mv->off);
-		mv->len = fa_malloc(n * sizeof *mv->len);
-		mv->texts = fa_malloc(n * sizeof *mv->texts);
-		mv->out = fa_malloc(rows * sizeof *mv->out);
-		mv->cap = n;
-		if (!mv->off || !mv->len || !mv->texts || !mv->out) {
-			mv->cap = 0;
-			return fa_err(FATHOM_ENOMEM, "merge: vectors");
-		}
-	}
-	if (!text) {
-		int rc = doc_text(s, di->text_off, di->text_len, tw, &text);
-		if (rc)
-			return rc;
-	}
+	int rc = batch_alloc(mv);
+	if (rc)
+		return rc;
+	mv->w = w;
+	if (!text && (rc = doc_text(s, di->text_off, di->text_len, tw, &text)))
+		return rc;
 	fbuf one;
 	fbuf_init(&one, 0);
-	fbuf_reset(&mv->text);
-	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++) {
+		if ((mv->n == MERGE_EMBED_CHUNKS || mv->text.len >= MERGE_EMBED_BYTES) &&
+		    (rc = flush_embeds(mv)))
+			break;
 		ix_chunk_info ci;
 		if ((rc = seg_chunk(s, c0 + i, &ci)) != 0)
 			break;
@@ -153,25 +235,20 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 		}
 		rc = ix_embed_text(&one, di->title, ci.headings, ci.headings_len,
 		                   text + ci.byte_start, ci.byte_end - ci.byte_start);
-		mv->off[i] = mv->text.len;
-		mv->len[i] = one.len;
+		mv->off[mv->n] = mv->text.len;
+		mv->len[mv->n] = one.len;
+		mv->chunk[mv->n] = m->map[c0 + i];
 		if (!rc && fbuf_append(&mv->text, one.data, one.len))
 			rc = mv->text.err;
+		if (!rc)
+			mv->n++;
 	}
 	fbuf_free(&one);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < n; i++)
-		mv->texts[i] = (const char *)mv->text.data + mv->off[i];
-	if ((rc = eh->embed(eh->ctx, mv->texts, mv->len, n, mv->out)) != 0)
-		return rc;
-	mv->embedded += n;
-	for (uint32_t i = 0; i < n && !rc; i++)
-		rc = ix_segw_chunk_vector(w, m->map[c0 + i], mv->out + (size_t)i * eh->dim, eh->dim,
-		                          eh->fp);
 	return rc;
 }
 
+/* text_base: where the input's copied frames begin in the new raw stream,
+ * or UINT64_MAX when its text is recompressed (read through tw). */
 static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs,
                      uint64_t text_base, merge_vec *mv)
 {
@@ -722,6 +799,8 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 			break;
 		rc = copy_docs(w, &m[k], &next_chunk, &tw, &strs, base, &mv);
 	}
+	if (!rc)
+		rc = flush_embeds(&mv);
 	if (rc)
 		goto cleanup;
 	if (ix_segw_ndocs(w) == 0)
@@ -749,8 +828,11 @@ cleanup:
 	fbuf_free(&tw.buf);
 	fbuf_free(&strs);
 	fbuf_free(&mv.text);
+	fa_pool_free(mv.pool);
+	fa_free(mv.slot_at);
 	fa_free(mv.off);
 	fa_free(mv.len);
+	fa_free(mv.chunk);
 	fa_free(mv.texts);
 	fa_free(mv.out);
 	fa_free(m);
