@@ -78,6 +78,26 @@ static void test_fusion_arithmetic(void)
 	CHECK(find(&p, 2) && NEAR(find(&p, 2)->fused, 0.25 / 62));
 	CHECK_EQ(p.v[0].chunk, 3);
 
+	/* a convex tie is broken by reciprocal rank under the same weights:
+	 * keyword 1 (10), 2 (6), 5 (2); vector 4 (0.9), 3 (0.5). At alpha 1,
+	 * 5 (keyword's last, normalised 0), 4 and 3 (vector only) tie at 0,
+	 * and full text's order is kept whole, the vectors' chunks after it
+	 * in their order (by best rank alone 4 would come before 5); at
+	 * alpha 0, the vectors' order, then full text's */
+	q_cand kw2[3] = { { 0, 1, 10, NULL }, { 0, 2, 6, NULL }, { 0, 5, 2, NULL } };
+	q_cand vc2[2] = { { 0, 4, 0.9, NULL }, { 0, 3, 0.5, NULL } };
+	q_cand_list tl[2];
+	set_list(&tl[0], kw2, 3);
+	set_list(&tl[1], vc2, 2);
+	q_fusion one = { FATHOM_FUSION_CONVEX, { 1.0, 0.0 } };
+	CHECK_OK(q_fuse_by(&p, &a, tl, 2, &one));
+	CHECK(p.n == 5 && p.v[0].chunk == 1 && p.v[1].chunk == 2 && p.v[2].chunk == 5 &&
+	      p.v[3].chunk == 4 && p.v[4].chunk == 3);
+	q_fusion zero = { FATHOM_FUSION_CONVEX, { 0.0, 1.0 } };
+	CHECK_OK(q_fuse_by(&p, &a, tl, 2, &zero));
+	CHECK(p.n == 5 && p.v[0].chunk == 4 && p.v[1].chunk == 3 && p.v[2].chunk == 1 &&
+	      p.v[3].chunk == 2 && p.v[4].chunk == 5);
+
 	/* a list whose scores are all equal normalises to 1 */
 	q_cand same[2] = { { 0, 7, 5, NULL }, { 0, 8, 5, NULL } };
 	set_list(&lists[1], same, 2);
@@ -177,6 +197,16 @@ static void test_external_modes(void)
 	const fathom_route_receipt *rt = fathom_results_route(r);
 	CHECK(rt && rt->mode == FATHOM_MODE_HYBRID && rt->vector_scored == 3 &&
 	      rt->vector_graphs == 0 && rt->vector_missing == 1);
+	fathom_results_free(r);
+	/* a phrase that matches nothing is relaxed to its words in hybrid
+	 * mode as in keyword mode: the vectors' hits do not stop it */
+	r = NULL;
+	CHECK_OK(fathom_search(&r, ix, "\"heron kestrel\"", &so));
+	CHECK(r && fathom_results_count(r) == 4);
+	int relaxed_kw = 0;
+	for (size_t i = 0; r && i < fathom_results_count(r); i++)
+		relaxed_kw += fathom_hit_source(fathom_results_hit(r, i), FATHOM_SOURCE_KEYWORD) != NULL;
+	CHECK_EQ(relaxed_kw, 4);   /* a, c (kestrel), b (heron), d (both) */
 	fathom_results_free(r);
 	/* min-similarity drops vector-only hits below it */
 	so.min_similarity = 0.95f;

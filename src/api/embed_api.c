@@ -279,7 +279,7 @@ const char *fathom_fusion_name(int fusion)
  * "Hybrid retrieval"): word-average embedders are weak alone, and a convex
  * combination that leans on full text gains where RRF, which weighs both
  * lists alike, loses. */
-static void default_fusion(int kind, int *method, double *alpha)
+static void default_fusion(int kind, const char *ident, int *method, double *alpha)
 {
 	switch (kind) {
 	case API_EMB_CORPUS:
@@ -287,10 +287,12 @@ static void default_fusion(int kind, int *method, double *alpha)
 		*alpha = API_WORDAVG_ALPHA;
 		break;
 	case API_EMB_STATIC:
-		/* pretrained vectors may know few of the corpus's words (GloVe
-		 * 10k alone: nDCG 0.08 on SciFact): lean on full text */
+		/* word vector files may know few of the corpus's words (GloVe
+		 * 10k alone: nDCG 0.08 on SciFact): full text's order, the
+		 * vectors' hits after it (API_STATIC_ALPHA) */
 		*method = FATHOM_FUSION_CONVEX;
-		*alpha = API_STATIC_ALPHA;
+		*alpha = ident && strncmp(ident, "static v1 model2vec=", 20) == 0 ? API_M2V_ALPHA
+		                                                                  : API_STATIC_ALPHA;
 		break;
 	default:
 		*method = FATHOM_FUSION_RRF;
@@ -320,7 +322,10 @@ int api_hybrid(fathom_index *fx, const char *query, const fathom_search_opts *o,
 		return 0;
 	int method;
 	double alpha;
-	default_fusion(kind, &method, &alpha);
+	em_embedder *e = NULL;
+	if (kind == API_EMB_STATIC && (rc = api_embedder(fx, &e)))
+		return rc;
+	default_fusion(kind, e ? e->ident : NULL, &method, &alpha);
 	if ((s->set >> API_S_FUSION) & 1 && s->num[API_S_FUSION] > 0)
 		method = (int)s->num[API_S_FUSION] - 1;   /* choices: auto rrf convex ... */
 	if (o->fusion != FATHOM_FUSION_DEFAULT)

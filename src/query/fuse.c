@@ -10,6 +10,10 @@
  * rewards the chunks several sources agree on; by a convex combination of
  * the scores, each list min-max normalised (what Bruch et al., 2023, found
  * better than RRF when the weight is tuned); or by RRF with weights.
+ * A convex tie (min-max gives a list's last chunk 0, as much as a chunk
+ * the list did not find) is broken by reciprocal rank under the same
+ * weights, then by the best rank: so at weight 1 for full text, its order
+ * is kept whole, the vectors' hits after it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -70,6 +74,8 @@ static int by_fused(const void *pa, const void *pb)
 	const q_pooled *a = pa, *b = pb;
 	if (a->fused != b->fused)
 		return a->fused > b->fused ? -1 : 1;
+	if (a->tie != b->tie)
+		return a->tie > b->tie ? -1 : 1;
 	uint32_t ra, la, rb, lb;
 	best_of(a, &ra, &la);
 	best_of(b, &rb, &lb);
@@ -171,6 +177,8 @@ int q_fuse_by(q_pool *out, fa_arena *a, const q_cand_list *lists, uint32_t nlist
 			p->found[p->nfound++] = (q_found){ e[j].list, e[j].rank };
 			p->fused += part_of(f, e[j].list, e[j].rank,
 			                    lists[e[j].list].v[e[j].rank - 1].score, lo, hi);
+			if (f && f->method == FATHOM_FUSION_CONVEX)
+				p->tie += f->weight[e[j].list] / (Q_RRF_K + (double)e[j].rank);
 		}
 		i = j;
 	}

@@ -793,6 +793,9 @@ typedef struct q_pooled {
 	uint32_t seg, chunk;
 	double score;        /* what ranks it now: its source's, fused, reranked */
 	double fused;        /* with several lists: its fused score */
+	double tie;          /* convex: what breaks a tie of fused, the lists'
+	                      * reciprocal ranks under the same weights (a
+	                      * list of weight 0 then decides nothing) */
 	uint32_t fused_rank; /* 0: not fused (one list) */
 	double rerank;
 	uint32_t rerank_rank; /* 0: not reranked */

@@ -398,6 +398,17 @@ static int phrases_may_relax(const fathom_search_opts *o)
 	return o->match == FATHOM_MATCH_AUTO && !o->strict;
 }
 
+/* Whether a pass's words found anything: full text's list in the modes
+ * that run it (hybrid's vectors find something for any query, and must
+ * not keep a phrase that matches nothing from being relaxed, as it is in
+ * keyword mode), else the pool. */
+static int found_words(const q_pass *p)
+{
+	if (p->route.mode == FATHOM_MODE_SEMANTIC)
+		return p->pool.n > 0;
+	return p->lists[L_KEYWORD].n > 0;
+}
+
 int q_search_run(fathom_results **out, ix_index *ix, text_analyzer *an, const char *query,
                  const fathom_search_opts *opts, fa_arena *shared,
                  const struct q_glossary *gloss, const q_reranker *rr)
@@ -441,7 +452,7 @@ int q_search_hybrid(fathom_results **out, ix_index *ix, text_analyzer *an, const
 	    (rc = run_pass(&p[0], work, ix, an, query, opts, gloss, rr, hy)))
 		goto cleanup;
 	uint32_t nrelaxed = 0;
-	if (p[0].pool.n == 0 && phrases_may_relax(opts)) {
+	if (!found_words(&p[0]) && phrases_may_relax(opts)) {
 		/* the phrases' words; kept only when they find something, so an
 		 * empty answer still gives the reason of the query as written */
 		rc = q_parse_relaxed(&p[1].ast, work, query, strlen(query), &p[0].ast, &nrelaxed);
@@ -456,7 +467,7 @@ int q_search_hybrid(fathom_results **out, ix_index *ix, text_analyzer *an, const
 		}
 		if (nrelaxed && (rc = run_pass(&p[1], work, ix, an, query, opts, gloss, rr, hy)))
 			goto cleanup;
-		if (nrelaxed && p[1].pool.n)
+		if (nrelaxed && found_words(&p[1]))
 			use = &p[1];
 	}
 	/* explain */
