@@ -354,13 +354,13 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	} else if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, fetch,
 	                                    &p->lists[L_KEYWORD]))) {
 		if (beside)
-			fa_worker_wait(hy->worker);
+			fa_worker_finish(hy->worker);
 		return rc;
 	} else {
 		p->receipt.sources |= 1u << FATHOM_SOURCE_KEYWORD;
 	}
 	if (beside) {
-		fa_worker_wait(hy->worker);
+		fa_worker_finish(hy->worker);
 		if ((rc = job.rc))
 			return fa_err(rc, "%s", job.msg);
 	} else if (mode == FATHOM_MODE_SEMANTIC || mode == FATHOM_MODE_HYBRID)

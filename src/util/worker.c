@@ -1,13 +1,21 @@
 /*
  * worker.c — one helper thread kept from call to call (worker.h).
  *
- * The state moves IDLE -> POSTED (the caller, under the lock) -> DONE (the
- * helper, under the lock) -> IDLE (the caller's wait). Both sides spin on
- * an atomic load of it for up to FA_WORKER_SPIN_NS before they sleep on
- * their condition variable; a side that changes the state signals the
+ * The state moves IDLE -> POSTED (the caller, under the lock) -> RUNNING
+ * (the helper takes the task, under the lock) -> DONE (the helper, under
+ * the lock) -> IDLE (the caller's finish). A task still POSTED when the
+ * caller comes to finish it is taken back (POSTED -> IDLE, under the lock)
+ * and run on the calling thread: on a machine whose other cores are busy
+ * the helper may not run for a long while, and the caller must not wait
+ * for it then. Both sides spin on an atomic load of the state for a
+ * while before they sleep on their condition variable (the helper
+ * FA_WORKER_SPIN_NS, the caller a tenth of that), pausing first, then
+ * yielding the CPU, so that a spinning side never keeps a thread that
+ * shares its core from running; a side that changes the state signals the
  * other only when that one said (under the lock) that it sleeps.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,7 +23,7 @@
 #include "util/util.h"
 #include "util/worker.h"
 
-enum { W_IDLE, W_POSTED, W_DONE };
+enum { W_IDLE, W_POSTED, W_RUNNING, W_DONE };
 
 struct fa_worker {
 	pthread_t tid;
@@ -44,22 +52,26 @@ static inline void relax(void)
 #endif
 }
 
-/* Spin until the state is `want` or the time is up: 1 when it is. */
-static int spin_for(const fa_worker *w, int want, int also_quit)
+/* Spin until the state is `want` (or quit, when also_quit) or ns have
+ * passed: 1 when it is. The first 2 µs pause; after that each turn
+ * yields the CPU to any thread that waits for it. */
+static int spin_for(const fa_worker *w, int want, int also_quit, uint64_t ns)
 {
-	uint64_t end = 0;
+	uint64_t start = 0;
 	for (unsigned i = 0;; i++) {
 		if (__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) == want ||
 		    (also_quit && __atomic_load_n(&w->quit, __ATOMIC_ACQUIRE)))
 			return 1;
-		relax();
-		if ((i & 127) == 127) {
-			uint64_t t = now_ns();
-			if (!end)
-				end = t + FA_WORKER_SPIN_NS;
-			else if (t >= end)
-				return 0;
+		if (i < 64) {
+			relax();
+			continue;
 		}
+		uint64_t t = now_ns();
+		if (!start)
+			start = t;
+		else if (t - start >= ns)
+			return 0;
+		sched_yield();
 	}
 }
 
@@ -67,7 +79,7 @@ static void *helper(void *p)
 {
 	fa_worker *w = p;
 	for (;;) {
-		spin_for(w, W_POSTED, 1);
+		spin_for(w, W_POSTED, 1, FA_WORKER_SPIN_NS);
 		pthread_mutex_lock(&w->mu);
 		while (w->state != W_POSTED && !w->quit) {
 			w->helper_sleeps = 1;
@@ -80,6 +92,7 @@ static void *helper(void *p)
 		}
 		void (*fn)(void *) = w->fn;
 		void *arg = w->arg;
+		__atomic_store_n(&w->state, W_RUNNING, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&w->mu);
 		fn(arg);
 		pthread_mutex_lock(&w->mu);
@@ -127,9 +140,20 @@ void fa_worker_post(fa_worker *w, void (*fn)(void *arg), void *arg)
 	pthread_mutex_unlock(&w->mu);
 }
 
-void fa_worker_wait(fa_worker *w)
+void fa_worker_finish(fa_worker *w)
 {
-	spin_for(w, W_DONE, 0);
+	pthread_mutex_lock(&w->mu);
+	if (w->state == W_POSTED) {
+		/* not started: the calling thread runs it */
+		void (*fn)(void *) = w->fn;
+		void *arg = w->arg;
+		__atomic_store_n(&w->state, W_IDLE, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&w->mu);
+		fn(arg);
+		return;
+	}
+	pthread_mutex_unlock(&w->mu);
+	spin_for(w, W_DONE, 0, FA_WORKER_SPIN_NS / 10);
 	pthread_mutex_lock(&w->mu);
 	while (w->state != W_DONE) {
 		w->caller_sleeps = 1;

@@ -8,16 +8,21 @@
  * (tens of microseconds) or waking one that sleeps (as long again on an
  * idle machine) would cost what the overlap gains. The helper therefore
  * spins for a short while (FA_WORKER_SPIN_NS) after each task, looking for
- * the next, and only then sleeps on a condition variable; the caller spins
- * as long for the task's end before it sleeps. Between searches that come
- * back to back it never sleeps; an idle handle costs nothing after the
- * spin.
+ * the next, and only then sleeps on a condition variable. Between searches
+ * that come back to back it never sleeps; an idle handle costs nothing
+ * after the spin. When the machine's other cores are busy the helper may
+ * not get to run: a task it has not started when the caller comes for it
+ * is taken back and run by the caller, so a busy machine costs what one
+ * thread would, not more. Spinning yields the CPU after its first
+ * microseconds, so it never holds up a thread that shares its core.
  *
  *   fa_worker_new    starts the thread; FATHOM_ENOMEM or a failed start is
  *                    an error, and the caller then runs its tasks itself.
- *   fa_worker_post   hands it fn(arg). One task at a time: post, then wait,
- *                    before the next post.
- *   fa_worker_wait   returns when that task has returned.
+ *   fa_worker_post   hands it fn(arg). One task at a time: post, then
+ *                    finish, before the next post.
+ *   fa_worker_finish returns when fn(arg) has returned: run by the helper,
+ *                    or by the calling thread when the helper had not
+ *                    started it.
  *   fa_worker_free   joins the thread (after the task posted, if any).
  *
  * A worker belongs to the process that made it: after fork() the child has
@@ -35,7 +40,7 @@ int fa_worker_new(fa_worker **out);
 /* 1 when w exists and this process made it. */
 int fa_worker_usable(const fa_worker *w);
 void fa_worker_post(fa_worker *w, void (*fn)(void *arg), void *arg);
-void fa_worker_wait(fa_worker *w);
+void fa_worker_finish(fa_worker *w);
 void fa_worker_free(fa_worker *w);
 
 #endif
