@@ -1,10 +1,13 @@
 /* test_util.c — the toolbox: CRC32C, varints, bit packing, buffers, arena,
  * hash map, files. Fast paths are checked against slow references. */
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
 #include "util/pool.h"
+#include "util/worker.h"
 #include "util/util.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -399,6 +402,72 @@ static void test_read_within(void)
 	free(dir);
 }
 
+/* ---- the helper thread ---------------------------------------------------- */
+
+typedef struct wtask {
+	unsigned long runs;      /* how many times a task ran */
+	unsigned long on_caller; /* of which on the calling thread (taken back) */
+	pthread_t caller;
+	unsigned spin;           /* work per task */
+	volatile unsigned sink;
+} wtask;
+
+static void wtask_run(void *arg)
+{
+	wtask *t = arg;
+	for (unsigned i = 0; i < t->spin; i++)
+		t->sink += i;
+	t->runs++;
+	t->on_caller += pthread_equal(pthread_self(), t->caller) != 0;
+}
+
+/* Every task posted runs exactly once, on the helper or (taken back) on
+ * the caller, and has returned when fa_worker_finish does; with a second
+ * thread keeping a core busy some are taken back. After fork() the child
+ * has no helper (fa_worker_usable says so). */
+static void test_worker(void)
+{
+	fa_worker *w = NULL;
+	CHECK_OK(fa_worker_new(&w));
+	if (!w)
+		return;
+	CHECK(fa_worker_usable(w));
+	wtask t = { 0, 0, pthread_self(), 0, 0 };
+	for (unsigned i = 0; i < 20000; i++) {
+		t.spin = i % 7 == 0 ? 2000 : 0;
+		unsigned long before = t.runs;
+		fa_worker_post(w, wtask_run, &t);
+		fa_worker_finish(w);
+		if (t.runs != before + 1) {
+			CHECK_EQ(t.runs, before + 1);
+			break;
+		}
+	}
+	CHECK_EQ(t.runs, 20000);
+	/* the caller takes back what the helper has not started: post and
+	 * finish at once, many times; every one still runs exactly once */
+	t.runs = 0;
+	for (unsigned i = 0; i < 2000; i++) {
+		fa_worker_post(w, wtask_run, &t);
+		fa_worker_finish(w);
+	}
+	CHECK_EQ(t.runs, 2000);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fa_worker_usable(w) ? 3 : 0);
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* a task posted and never finished runs before the helper is joined */
+	t.runs = 0;
+	fa_worker_post(w, wtask_run, &t);
+	fa_worker_free(w);
+	CHECK_EQ(t.runs, 1);
+	fa_worker_free(NULL);
+	CHECK(!fa_worker_usable(NULL));
+}
+
 int main(void)
 {
 	RUN(test_path_resolve);
@@ -411,5 +480,6 @@ int main(void)
 	RUN(test_read_within);
 	RUN(test_errors);
 	RUN(test_pool);
+	RUN(test_worker);
 	return TEST_DONE();
 }
