@@ -358,6 +358,51 @@ static void test_roundtrip(void)
 	fa_free(b);
 }
 
+static void reseal(unsigned char *b, size_t len);
+
+/* A model file of version 1 (no SIF a in its header: a = 1e-3, its words
+ * at 56) still reads, weighs its words with 1e-3, is written back as
+ * version 1 byte for byte, and keeps the ident its indexes were made
+ * with (no "sif="); a model trained now is version 2, with
+ * EM_SIF_A_CORPUS. */
+static void test_version1(void)
+{
+	em_model *m = small_model();
+	if (!m)
+		return;
+	CHECK(m->sif_a == EM_SIF_A_CORPUS);
+	size_t len;
+	unsigned char *b = model_bytes(m, &len);
+	CHECK_EQ(fa_load32(b + 8), 2);
+	unsigned char *v1 = malloc(len - 8);
+	memcpy(v1, b, 56);
+	memcpy(v1 + 56, b + 64, len - 64);
+	fa_store32(v1 + 8, 1);
+	reseal(v1, len - 8);
+	em_model *r = NULL;
+	CHECK_OK(em_model_read(&r, v1, len - 8, "v1.model"));
+	if (r) {
+		CHECK(r->sif_a == EM_SIF_A && r->version == 1);
+		double p0 = (double)r->count[0] / (double)r->total;
+		CHECK(r->weight[0] == (float)(EM_SIF_A / (EM_SIF_A + p0)));
+		CHECK(m->weight[0] == (float)(EM_SIF_A_CORPUS / (EM_SIF_A_CORPUS + p0)));
+		size_t len2;
+		unsigned char *b2 = model_bytes(r, &len2);
+		CHECK(b2 && len2 == len - 8 && memcmp(b2, v1, len2) == 0);
+		fa_free(b2);
+		em_embedder *e = NULL;
+		CHECK_OK(em_corpus_new(&e, r));
+		CHECK(e && strstr(e->ident, "corpus v1 ") && !strstr(e->ident, "sif="));
+		em_embedder_free(e);   /* frees r */
+	}
+	em_embedder *e2 = NULL;
+	CHECK_OK(em_corpus_new(&e2, m));
+	CHECK(e2 && strstr(e2->ident, " sif=0.003"));
+	em_embedder_free(e2);   /* frees m */
+	free(v1);
+	fa_free(b);
+}
+
 static void expect_corrupt(const unsigned char *b, size_t len, const char *what)
 {
 	em_model *r = (em_model *)1;
@@ -397,7 +442,7 @@ static void test_corrupt(void)
 	}
 	/* fields wrong under a right checksum */
 	uint32_t n = m->vec->n, dim = m->vec->dim;
-	size_t words = 56;
+	size_t words = 64;   /* version 2: SIF's a at 56 */
 	for (uint32_t i = 0; i < n; i++)
 		words += 2 + fa_load16(b + words);
 	struct { size_t at; uint32_t v; int wide; const char *what; } edits[] = {
@@ -409,7 +454,7 @@ static void test_corrupt(void)
 		{ 20, 1, 0, "a pc flag without a pc" },
 		{ 36, 0, 0, "window 0" },
 		{ 40, 0, 0, "min_count 0" },
-		{ 56, 0, 0, "an empty word" },
+		{ 64, 0, 0, "an empty word" },
 		{ 24, 1, 1, "total below the counts" },
 		{ words, 0, 1, "a count of 0" },
 		{ words + 8 * (size_t)n, 0x7fc00000u, 0, "a NaN" },
@@ -417,8 +462,8 @@ static void test_corrupt(void)
 	};
 	for (size_t k = 0; k < FA_ARRAY_LEN(edits); k++) {
 		memcpy(c, b, len);
-		if (edits[k].at == 56)
-			fa_store16(c + 56, 0);
+		if (edits[k].at == 64)
+			fa_store16(c + 64, 0);
 		else if (edits[k].wide)
 			fa_store64(c + edits[k].at, edits[k].v);
 		else
@@ -426,26 +471,40 @@ static void test_corrupt(void)
 		reseal(c, len);
 		expect_corrupt(c, len, edits[k].what);
 	}
+	/* SIF's a: 0, past 1, not a number */
+	static const uint64_t bad_a[] = { 0, 0x4000000000000000ull, 0x7ff8000000000000ull,
+	                                  0xbf50624dd2f1a9fcull };
+	for (size_t k = 0; k < FA_ARRAY_LEN(bad_a); k++) {
+		memcpy(c, b, len);
+		fa_store64(c + 56, bad_a[k]);
+		reseal(c, len);
+		snprintf(what, sizeof what, "SIF's a %016llx", (unsigned long long)bad_a[k]);
+		expect_corrupt(c, len, what);
+	}
 	/* the second word spelled as the first; a NUL in a word */
 	memcpy(c, b, len);
-	size_t l0 = fa_load16(c + 56), at1 = 56 + 2 + l0;
+	size_t l0 = fa_load16(c + 64), at1 = 64 + 2 + l0;
 	if (fa_load16(c + at1) == l0) {
-		memcpy(c + at1 + 2, c + 58, l0);
+		memcpy(c + at1 + 2, c + 66, l0);
 		reseal(c, len);
 		expect_corrupt(c, len, "a word twice");
 	} else {
 		printf("     the first two words differ in length: no twice test\n");
 	}
 	memcpy(c, b, len);
-	c[58] = 0;
+	c[66] = 0;
 	reseal(c, len);
 	expect_corrupt(c, len, "a NUL in a word");
 	/* another version: refused as such */
 	memcpy(c, b, len);
-	fa_store32(c + 8, 2);
+	fa_store32(c + 8, 3);
 	reseal(c, len);
 	em_model *r = NULL;
-	CHECK_EQ(em_model_read(&r, c, len, "v2.model"), FATHOM_EVERSION);
+	CHECK_EQ(em_model_read(&r, c, len, "v3.model"), FATHOM_EVERSION);
+	memcpy(c, b, len);
+	fa_store32(c + 8, 0);
+	reseal(c, len);
+	CHECK_EQ(em_model_read(&r, c, len, "v0.model"), FATHOM_EVERSION);
 	(void)dim;
 	free(c);
 	fa_free(b);
@@ -793,6 +852,7 @@ int main(int argc, char **argv)
 	RUN(test_deterministic);
 	RUN(test_kernels);
 	RUN(test_roundtrip);
+	RUN(test_version1);
 	RUN(test_corrupt);
 	RUN(test_embedder);
 	RUN(test_errors);

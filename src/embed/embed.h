@@ -153,7 +153,19 @@ typedef struct em_model {
 	float *weight;               /* SIF: a / (a + count / total) */
 	float *pc;                   /* the common component (dim), or NULL */
 	em_ppmi_opts opts;           /* what it was trained with */
+	double sif_a;                /* SIF's a (0: EM_SIF_A, as files of version 1) */
+	uint32_t version;            /* the file's layout it was read from or is
+	                              * written in (0: the newest) */
 } em_model;
+
+/* SIF's a for the corpus embedder's models (version 2 files keep it):
+ * chosen on SciFact train and CoSQA dev with SciFact test held out, hybrid
+ * nDCG@10 at a = 1e-3 / 2e-3 / 3e-3 / 5e-3 / 1e-2: train 0.7158 / 0.7172 /
+ * 0.7182 / 0.7177 / 0.7177, CoSQA 0.4140 / 0.4147 / 0.4155 / 0.4163 /
+ * 0.4152 (docs/BENCHMARKS.md). Word frequencies counted on one user's
+ * corpus are far above a web corpus's, for which the paper's 1e-3 was
+ * chosen. */
+#define EM_SIF_A_CORPUS 3e-3
 
 typedef struct em_ppmi em_ppmi;
 int em_ppmi_new(em_ppmi **out, const em_ppmi_opts *o);

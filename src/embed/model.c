@@ -6,7 +6,7 @@
  * with every field checked. All integers little-endian:
  *
  *   0   8   magic "FATHEMB\0"
- *   8   4   u32 version (1)
+ *   8   4   u32 version (1 or 2)
  *   12  4   u32 dim: values a row (1 .. 4096)
  *   16  4   u32 nwords (1 .. 65536)
  *   20  4   u32 flags: bit 0 a common component follows the rows
@@ -16,7 +16,9 @@
  *   40  4   u32 opts.min_count
  *   44  4   u32 opts.max_vocab
  *   48  8   u64 opts.seed
- *   56      nwords words: u16 length (1 .. 512), the bytes (no NUL)
+ *   56  8   f64 SIF's a, in (0, 1] (version 2 only; version 1 means 1e-3,
+ *           and its words start at 56)
+ *   64      nwords words: u16 length (1 .. 512), the bytes (no NUL)
  *           nwords u64 counts (1 .. total, their sum at most total)
  *           nwords rows of dim float32 (finite)
  *           dim float32: the common component, when flag bit 0 (unit length)
@@ -24,8 +26,9 @@
  *
  * The file is at most EM_MODEL_MAX bytes (64 MiB): the trainer caps the
  * vocabulary so that it fits. The SIF weights are not stored: they follow
- * from the counts and total. A model read back is the model written, bit
- * for bit (float32 rows are copied, never converted).
+ * from the counts, total and a. A model read back is the model written, bit
+ * for bit (float32 rows are copied, never converted), in the version it
+ * was read from: a version 1 file is written back as version 1.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,8 +39,21 @@
 #include "util/util.h"
 
 #define MODEL_MAGIC "FATHEMB\0"
-#define MODEL_VERSION 1u
-#define MODEL_HEADER 56u
+#define MODEL_VERSION 2u
+#define MODEL_HEADER_V1 56u
+#define MODEL_HEADER 64u
+
+static double sif_a(const em_model *m)
+{
+	return m->sif_a > 0 ? m->sif_a : EM_SIF_A;
+}
+
+/* The layout m is written in: version 1 only for a model read from one
+ * (whose a is 1e-3). */
+static uint32_t write_version(const em_model *m)
+{
+	return m->version == 1 && sif_a(m) == EM_SIF_A ? 1u : MODEL_VERSION;
+}
 
 void em_model_free(em_model *m)
 {
@@ -73,7 +89,7 @@ int em_model_index(em_model *m, const char *name)
 				return fa_err(FATHOM_ECORRUPT, "%s: the word '%.64s' given twice", name, w);
 		v->slot[h] = i + 1;
 		double p = m->total ? (double)m->count[i] / (double)m->total : 1.0;
-		m->weight[i] = (float)(EM_SIF_A / (EM_SIF_A + p));
+		m->weight[i] = (float)(sif_a(m) / (sif_a(m) + p));
 	}
 	return 0;
 }
@@ -82,7 +98,7 @@ int em_model_index(em_model *m, const char *name)
 static size_t model_size(const em_model *m)
 {
 	const em_vectors *v = m->vec;
-	size_t n = MODEL_HEADER + 4, rows;
+	size_t n = (write_version(m) == 1 ? MODEL_HEADER_V1 : MODEL_HEADER) + 4, rows;
 	for (uint32_t i = 0; i < v->n; i++)
 		if (fa_add(n, 2 + strlen(em_vectors_word(v, i)) + 8, &n))
 			return 0;
@@ -106,8 +122,9 @@ int em_model_write(const em_model *m, unsigned char **out, size_t *len)
 	unsigned char *b = fa_malloc(size), *p = b;
 	if (!b)
 		return fa_err(FATHOM_ENOMEM, "corpus model: %zu bytes", size);
+	uint32_t version = write_version(m);
 	memcpy(p, MODEL_MAGIC, 8);
-	fa_store32(p + 8, MODEL_VERSION);
+	fa_store32(p + 8, version);
 	fa_store32(p + 12, v->dim);
 	fa_store32(p + 16, v->n);
 	fa_store32(p + 20, m->pc ? 1u : 0u);
@@ -117,7 +134,15 @@ int em_model_write(const em_model *m, unsigned char **out, size_t *len)
 	fa_store32(p + 40, m->opts.min_count);
 	fa_store32(p + 44, m->opts.max_vocab);
 	fa_store64(p + 48, m->opts.seed);
-	p += MODEL_HEADER;
+	if (version == 1) {
+		p += MODEL_HEADER_V1;
+	} else {
+		double a = sif_a(m);
+		uint64_t u;
+		memcpy(&u, &a, 8);
+		fa_store64(p + 56, u);
+		p += MODEL_HEADER;
+	}
 	for (uint32_t i = 0; i < v->n; i++) {
 		const char *w = em_vectors_word(v, i);
 		size_t wl = strlen(w);
@@ -164,7 +189,7 @@ static int read_floats(const unsigned char *p, size_t n, float *out)
 int em_model_read(em_model **out, const unsigned char *data, size_t len, const char *name)
 {
 	*out = NULL;
-	if (len < MODEL_HEADER + 4)
+	if (len < MODEL_HEADER_V1 + 4)
 		return corrupt(name, "shorter than its header");
 	if (len > EM_MODEL_MAX)
 		return corrupt(name, "larger than 64 MiB");
@@ -172,9 +197,13 @@ int em_model_read(em_model **out, const unsigned char *data, size_t len, const c
 		return corrupt(name, "checksum mismatch");
 	if (memcmp(data, MODEL_MAGIC, 8) != 0)
 		return corrupt(name, "not a model file (magic)");
-	if (fa_load32(data + 8) != MODEL_VERSION)
-		return fa_err(FATHOM_EVERSION, "%s: corpus model version %u (this build reads 1)",
-		              name, fa_load32(data + 8));
+	uint32_t version = fa_load32(data + 8);
+	if (version < 1 || version > MODEL_VERSION)
+		return fa_err(FATHOM_EVERSION, "%s: corpus model version %u (this build reads 1 and 2)",
+		              name, version);
+	size_t header = version == 1 ? MODEL_HEADER_V1 : MODEL_HEADER;
+	if (len < header + 4)
+		return corrupt(name, "shorter than its header");
 	uint32_t dim = fa_load32(data + 12), n = fa_load32(data + 16);
 	uint32_t flags = fa_load32(data + 20);
 	em_model hd;
@@ -185,6 +214,14 @@ int em_model_read(em_model **out, const unsigned char *data, size_t len, const c
 	hd.opts.min_count = fa_load32(data + 40);
 	hd.opts.max_vocab = fa_load32(data + 44);
 	hd.opts.seed = fa_load64(data + 48);
+	hd.version = version;
+	hd.sif_a = EM_SIF_A;
+	if (version >= 2) {
+		uint64_t u = fa_load64(data + 56);
+		memcpy(&hd.sif_a, &u, 8);
+		if (!(hd.sif_a > 0 && hd.sif_a <= 1))
+			return corrupt(name, "SIF's a out of range");
+	}
 	if (dim == 0 || dim > EM_MAX_DIM || hd.opts.dim < dim || hd.opts.dim > EM_MAX_DIM)
 		return corrupt(name, "a dimension out of range");
 	if (n == 0 || n > EM_PPMI_MAX_VOCAB || hd.opts.max_vocab < n ||
@@ -194,7 +231,7 @@ int em_model_read(em_model **out, const unsigned char *data, size_t len, const c
 		return corrupt(name, "unknown flags");
 	if (hd.opts.window == 0 || hd.opts.window > EM_PPMI_MAX_WINDOW || hd.opts.min_count == 0)
 		return corrupt(name, "training options out of range");
-	const unsigned char *p = data + MODEL_HEADER, *end = data + len - 4;
+	const unsigned char *p = data + header, *end = data + len - 4;
 	/* the words: their pool's size first */
 	size_t pool_len = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -235,7 +272,7 @@ int em_model_read(em_model **out, const unsigned char *data, size_t len, const c
 		rc = fa_err(FATHOM_ENOMEM, "%s: corpus model of %u words", name, n);
 		goto fail;
 	}
-	p = data + MODEL_HEADER;
+	p = data + header;
 	size_t at = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		size_t wl = fa_load16(p);
@@ -298,10 +335,14 @@ int em_corpus_new(em_embedder **out, em_model *m)
 	uint32_t crc = fa_load32(b + len - 4);
 	fa_free(b);
 	char ident[EM_IDENT_MAX];
-	snprintf(ident, sizeof ident,
-	         "corpus v1 dim=%u window=%u min_count=%u vocab=%u words=%llu seed=%llu crc=%08x",
-	         m->vec->dim, m->opts.window, m->opts.min_count, m->vec->n,
-	         (unsigned long long)m->total, (unsigned long long)m->opts.seed, crc);
+	int n = snprintf(ident, sizeof ident,
+	                 "corpus v1 dim=%u window=%u min_count=%u vocab=%u words=%llu seed=%llu "
+	                 "crc=%08x",
+	                 m->vec->dim, m->opts.window, m->opts.min_count, m->vec->n,
+	                 (unsigned long long)m->total, (unsigned long long)m->opts.seed, crc);
+	/* a model of version 1 keeps the ident its indexes were made with */
+	if (sif_a(m) != EM_SIF_A && n > 0 && (size_t)n < sizeof ident)
+		snprintf(ident + n, sizeof ident - (size_t)n, " sif=%g", sif_a(m));
 	em_wordavg_model wm = { m->vec, m->weight, m->pc };
 	return em_wordavg_new(out, &wm, "corpus", ident, model_free_cb, m);
 }

@@ -986,6 +986,8 @@ static int new_model(em_ppmi *t, uint32_t dim, em_model **out)
 	m->vec = v;
 	m->opts = t->o;
 	m->opts.threads = 0;
+	m->sif_a = EM_SIF_A_CORPUS;
+	m->version = 0;   /* the newest layout */
 	m->total = t->total;
 	v->n = t->nv;
 	v->dim = dim;
