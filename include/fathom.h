@@ -381,6 +381,17 @@ int fathom_commit(fathom_index *ix);
 /* Drop uncommitted changes. */
 int fathom_rollback(fathom_index *ix);
 
+/* Progress of the long steps a commit or an optimize may take: the corpus
+ * embedder's training over every chunk ("counting words",
+ * "co-occurrences", "factorising"), then the chunks a merge embeds
+ * ("embedding"). done of total are chunks ("factorising": 0 of 1, then 1
+ * of 1). Called on the committing thread, at each step's start and end and
+ * at most five times a second between. It cannot stop a step: a commit is
+ * atomic, and a process killed during one leaves the commit before. NULL:
+ * none (the default). The handle keeps cb and ctx until changed. */
+typedef void (*fathom_step_cb)(void *ctx, const char *step, uint64_t done, uint64_t total);
+void fathom_set_step_progress(fathom_index *ix, fathom_step_cb cb, void *ctx);
+
 /* Commit, then merge every segment into one and drop deleted documents for
  * good: a smaller index (each term stored once) and the fastest queries.
  * It rewrites the whole index, so it takes about as long as a fresh build;

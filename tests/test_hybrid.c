@@ -590,6 +590,62 @@ static void test_damaged_vectors(void)
 	free(dir);
 }
 
+/* ---- the steps of a long commit, told ------------------------------------------------ */
+
+typedef struct steps_seen {
+	char order[8][32];
+	int n;
+	uint64_t last_done, last_total;
+	int backwards, ends;
+} steps_seen;
+
+static void on_step(void *ctx, const char *step, uint64_t done, uint64_t total)
+{
+	steps_seen *s = ctx;
+	if (s->n == 0 || strcmp(s->order[s->n - 1], step) != 0) {
+		if (s->n < 8)
+			snprintf(s->order[s->n++], sizeof s->order[0], "%s", step);
+		s->last_done = 0;
+	}
+	s->backwards += done < s->last_done || done > total;
+	s->ends += done == total;
+	s->last_done = done;
+	s->last_total = total;
+}
+
+/* The corpus embedder's first commit tells its four steps in order, each
+ * counting up to its total (the chunks; factorising 0 then 1 of 1); a
+ * commit with nothing to train tells nothing. */
+static void test_step_progress(void)
+{
+	char *dir = test_tmpdir("steps");
+	fathom_index *ix = test_open(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+	add_topics(ix, 0, 120, 10);
+	steps_seen s;
+	memset(&s, 0, sizeof s);
+	fathom_set_step_progress(ix, on_step, &s);
+	CHECK_OK(fathom_commit(ix));
+	CHECK_EQ(s.n, 4);
+	CHECK_STR(s.order[0], "counting words");
+	CHECK_STR(s.order[1], "co-occurrences");
+	CHECK_STR(s.order[2], "factorising");
+	CHECK_STR(s.order[3], "embedding");
+	CHECK_EQ(s.backwards, 0);
+	CHECK(s.ends >= 4);
+	CHECK(s.last_done == 120 && s.last_total == 120);
+	memset(&s, 0, sizeof s);
+	add_topics(ix, 120, 5, 10);
+	CHECK_OK(fathom_commit(ix));   /* trained already: nothing long */
+	CHECK_EQ(s.n, 0);
+	fathom_set_step_progress(ix, NULL, NULL);
+	CHECK_OK(fathom_optimize(ix));   /* retrains, not told */
+	CHECK_EQ(s.n, 0);
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 /* ---- hybrid's vector side on the helper thread ---------------------------------------- */
 
 /* Every hit of q in hybrid mode, as "id score;" (scores to the bit). */
@@ -664,5 +720,6 @@ int main(void)
 	RUN(test_vectors_survive_merge);
 	RUN(test_damaged_vectors);
 	RUN(test_helper_thread);
+	RUN(test_step_progress);
 	return TEST_DONE();
 }

@@ -158,7 +158,16 @@ struct fathom_index {
 	 * memory (api_vector_thread). */
 	struct fa_worker *vworker;
 	fa_arena vwork;
+	/* fathom_set_step_progress's callback, and when it was last called */
+	fathom_step_cb step_cb;
+	void *step_ctx;
+	uint64_t step_last_ns;
 };
+
+/* Tell the step callback, if any: always when force or done == total,
+ * else at most five times a second. */
+void api_step(struct fathom_index *fx, const char *step, uint64_t done, uint64_t total,
+              int force);
 
 /* The helper thread for hybrid's vector side (NULL: run it on the calling
  * thread: one CPU, FATHOM_HYBRID_SERIAL set, or no thread could start). */

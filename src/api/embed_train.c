@@ -67,14 +67,38 @@ static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, siz
 	return rc;
 }
 
+/* A training pass over the chunks, telling the step callback. */
+typedef struct feed {
+	em_ppmi *t;
+	fathom_index *fx;
+	const char *step;
+	uint64_t done, total;
+} feed;
+
 static int feed_count(void *ctx, const char *t, size_t n)
 {
-	return em_ppmi_count(ctx, t, n);
+	feed *f = ctx;
+	api_step(f->fx, f->step, ++f->done, f->total, 0);
+	return em_ppmi_count(f->t, t, n);
 }
 
 static int feed_cooc(void *ctx, const char *t, size_t n)
 {
-	return em_ppmi_cooc(ctx, t, n);
+	feed *f = ctx;
+	api_step(f->fx, f->step, ++f->done, f->total, 0);
+	return em_ppmi_cooc(f->t, t, n);
+}
+
+/* The embedding merge's progress, for the step callback. */
+typedef struct embed_steps {
+	fathom_index *fx;
+	uint64_t total;
+} embed_steps;
+
+static void embedded_so_far(void *ctx, uint64_t n)
+{
+	embed_steps *es = ctx;
+	api_step(es->fx, "embedding", FA_MIN(n, es->total), es->total, 0);
 }
 
 static int hook_embed(void *ctx, const char *const *texts, const size_t *lens, size_t n,
@@ -204,7 +228,7 @@ static int stage_drift(fathom_index *fx, em_model *m)
 }
 
 /* Train a corpus model on what the next commit holds and stage it. */
-static int train_corpus(fathom_index *fx)
+static int train_corpus(fathom_index *fx, uint64_t chunks)
 {
 	uint64_t n;
 	em_ppmi_opts o;
@@ -214,14 +238,24 @@ static int train_corpus(fathom_index *fx)
 	unsigned char *bytes = NULL;
 	size_t len = 0;
 	int rc = em_ppmi_new(&t, &o);
-	if (!rc)
-		rc = each_chunk_text(fx->ix, feed_count, t, &n);
+	feed f = { t, fx, "counting words", 0, chunks };
+	if (!rc) {
+		api_step(fx, f.step, 0, chunks, 1);
+		rc = each_chunk_text(fx->ix, feed_count, &f, &n);
+	}
 	if (!rc)
 		rc = em_ppmi_vocab(t);
-	if (!rc)
-		rc = each_chunk_text(fx->ix, feed_cooc, t, &n);
-	if (!rc)
+	if (!rc) {
+		f = (feed){ t, fx, "co-occurrences", 0, chunks };
+		api_step(fx, f.step, 0, chunks, 1);
+		rc = each_chunk_text(fx->ix, feed_cooc, &f, &n);
+	}
+	if (!rc) {
+		api_step(fx, "factorising", 0, 1, 1);
 		rc = em_ppmi_train(t, &m);
+		if (!rc)
+			api_step(fx, "factorising", 1, 1, 1);
+	}
 	if (!rc)
 		rc = em_model_write(m, &bytes, &len);
 	/* a retraining states how far the model moved (before the new model
@@ -244,7 +278,7 @@ static int train_corpus(fathom_index *fx)
 
 /* Merge every segment into one, embedding each chunk without a vector of
  * the configured embedder, whose ident is staged. */
-static int reembed_all(fathom_index *fx)
+static int reembed_all(fathom_index *fx, uint64_t chunks)
 {
 	em_embedder *e;
 	int rc = api_embedder(fx, &e);
@@ -253,10 +287,15 @@ static int reembed_all(fathom_index *fx)
 	rc = ix_stage_value(fx->ix, "embedder", e->ident, strlen(e->ident));
 	if (rc)
 		return rc;
-	ix_embed_hook h = { hook_embed, e, e->dim, api_ident_fp(e->ident, strlen(e->ident)) };
+	embed_steps es = { fx, chunks };
+	ix_embed_hook h = { hook_embed, e, e->dim, api_ident_fp(e->ident, strlen(e->ident)),
+	                    embedded_so_far, &es };
 	ix_set_embedder(fx->ix, h.fp, &h);
+	api_step(fx, "embedding", 0, chunks, 1);
 	rc = ix_optimize(fx->ix);
 	ix_set_embedder(fx->ix, 0, NULL);
+	if (!rc)
+		api_step(fx, "embedding", chunks, chunks, 1);
 	return rc;
 }
 
@@ -278,13 +317,13 @@ int api_commit_vectors(fathom_index *fx, int optimize)
 			return rc;
 		if (chunks == 0)
 			return 0;
-		if ((rc = train_corpus(fx)))
+		if ((rc = train_corpus(fx, chunks)))
 			return rc;
-		return reembed_all(fx);
+		return reembed_all(fx, chunks);
 	}
 	if (!optimize || kind == API_EMB_NONE || kind == API_EMB_EXTERNAL)
 		return 0;
-	return reembed_all(fx);
+	return reembed_all(fx, ix_total_chunks(fx->ix));
 }
 
 int api_vector_stats(fathom_index *fx, fathom_stats *out)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -553,6 +554,28 @@ int fathom_optimize(fathom_index *fx)
 	    (rc = ix_checked(fx->ix, api_commit_vectors(fx, 1))) != 0)
 		return rc;
 	return ix_checked(fx->ix, ix_optimize(fx->ix));
+}
+
+void fathom_set_step_progress(fathom_index *fx, fathom_step_cb cb, void *ctx)
+{
+	if (!fx)
+		return;
+	fx->step_cb = cb;
+	fx->step_ctx = ctx;
+	fx->step_last_ns = 0;
+}
+
+void api_step(fathom_index *fx, const char *step, uint64_t done, uint64_t total, int force)
+{
+	if (!fx->step_cb)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (!force && done != total && now - fx->step_last_ns < 200000000u)
+		return;
+	fx->step_last_ns = now;
+	fx->step_cb(fx->step_ctx, step, done, total);
 }
 
 int fathom_rollback(fathom_index *fx)

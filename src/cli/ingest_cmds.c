@@ -506,11 +506,39 @@ static void say_training(fathom_index *ix)
 		                "embedding them\n", cli_prog);
 }
 
+/* The steps of a long commit, on one line of a terminal that erases
+ * itself. */
+static void on_step(void *ctx, const char *step, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	if (total > 1)
+		fprintf(stderr, "\r\033[K  %s: %llu of %llu chunks", step, (unsigned long long)done,
+		        (unsigned long long)total);
+	else
+		fprintf(stderr, "\r\033[K  %s%s", step, done == total ? ": done" : "...");
+	fflush(stderr);
+}
+
+static void cli_step_progress(fathom_index *ix)
+{
+	if (cli_term_ok(2))
+		fathom_set_step_progress(ix, on_step, NULL);
+}
+
+static void cli_step_progress_end(fathom_index *ix)
+{
+	if (cli_term_ok(2))
+		fprintf(stderr, "\r\033[K");
+	fathom_set_step_progress(ix, NULL, NULL);
+}
+
 static int commit_and_close(fathom_index *ix, int rc)
 {
 	if (!rc) {
 		say_training(ix);
+		cli_step_progress(ix);
 		rc = fathom_commit(ix);
+		cli_step_progress_end(ix);
 		if (rc)
 			cli_die_api(rc, "commit failed");
 	} else {
@@ -859,8 +887,10 @@ int cmd_optimize(int argc, char **argv)
 	if (rc)
 		return 2;
 	fathom_stats before = FATHOM_STATS_INIT, after = FATHOM_STATS_INIT;
+	cli_step_progress(ix);
 	if ((rc = fathom_stats_get(&before, ix)) == 0 && (rc = fathom_optimize(ix)) == 0)
 		rc = fathom_stats_get(&after, ix);
+	cli_step_progress_end(ix);
 	if (rc) {
 		cli_die_api(rc, "optimize");
 		fathom_close(ix);

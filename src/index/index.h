@@ -245,6 +245,10 @@ typedef struct ix_embed_hook {
 	void *ctx;
 	uint32_t dim;
 	uint64_t fp;
+	/* called on the merging thread as chunks are embedded: how many so
+	 * far in this merge (NULL: not told) */
+	void (*progress)(void *ctx, uint64_t embedded);
+	void *progress_ctx;
 } ix_embed_hook;
 void ix_set_embedder(ix_index *ix, uint64_t fp, const ix_embed_hook *embed);
 /* The text a chunk is embedded as, the same at ingest and in a merge: the

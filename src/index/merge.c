@@ -144,6 +144,8 @@ static int emb_emit(void *ctx, size_t slot)
 		if (rc)
 			return rc;
 	}
+	if (eh->progress)
+		eh->progress(eh->progress_ctx, mv->embedded + i0 + m);
 	return 0;
 }
 
