@@ -321,6 +321,12 @@ float em_dot(const float *a, const float *b, uint32_t n);
 int32_t em_dot_i8(const int8_t *a, const int8_t *b, uint32_t n);
 float em_dot_ref(const float *a, const float *b, uint32_t n);
 int32_t em_dot_i8_ref(const int8_t *a, const int8_t *b, uint32_t n);
+/* The float q against the int8 row r (asymmetric: the query is not
+ * quantised): sum q[i] * r[i]; times the row's scale, the cosine. AVX2 +
+ * FMA when the CPU has them, else the reference; the two differ in
+ * rounding only. */
+float em_dot_f32_i8(const float *q, const int8_t *r, uint32_t n);
+float em_dot_f32_i8_ref(const float *q, const int8_t *r, uint32_t n);
 /* The kernel em_dot uses: "avx2", "sse2" or "scalar". */
 const char *em_dist_kernel(void);
 /* For tests: 1 the AVX2 kernels, 0 the SSE2 ones, -1 the CPU's choice

@@ -13,11 +13,15 @@
  * where to walk), with a beam of max(the graph's ef_search, fetch); when
  * they are under VX_BRUTE_SHARE of the graph, vx_hnsw_search scores just
  * them, exactly. Other segments take the exact path: every allowed vector
- * scored (em_dot, SIMD). FATHOM_VECTOR_EXACT in the environment forces the
+ * scored (ix_vecs_score: em_dot on float32 rows; on int8 rows the float
+ * query against the int8 values times the row's scale, em_dot_f32_i8, the
+ * query never quantised). A score that is not finite (a damaged row or
+ * scale) is FATHOM_ECORRUPT naming the segment. FATHOM_VECTOR_EXACT in the environment forces the
  * exact path everywhere (tests and evaluations compare the two). Segments
  * made by another embedder (another fingerprint) or without vectors are
  * counted, and the receipt says so, not searched.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,7 +174,7 @@ static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint
 		return rc;
 	vs->graph_segments++;
 	for (uint32_t i = 0; i < nh; i++) {
-		if (!(hits[i].score == hits[i].score))
+		if (!isfinite(hits[i].score))
 			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite", seg_path(s),
 			              hits[i].id);
 		heap_offer(heap, n, fetch, (vhit){ hits[i].score, si, hits[i].id });
@@ -229,9 +233,9 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 				continue;
 			if (seg_is_deleted(s, c))
 				continue;
-			vhit x = { em_dot(qv->v, v.rows + (size_t)c * v.dim, v.dim), (uint32_t)si, c };
+			vhit x = { ix_vecs_score(&v, qv->v, c), (uint32_t)si, c };
 			vs->scored++;
-			if (!(x.score == x.score))
+			if (!isfinite(x.score))
 				return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
 				              seg_path(s), c);
 			heap_offer(heap, &n, fetch, x);
@@ -270,7 +274,11 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 			vs->chunks_without++;
 			continue;
 		}
-		h[n++] = (vhit){ em_dot(qv->v, vv[si].rows + (size_t)c * qv->dim, qv->dim), si, c };
+		h[n] = (vhit){ ix_vecs_score(&vv[si], qv->v, c), si, c };
+		if (!isfinite(h[n].score))
+			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
+			              seg_path(ix_segment_at(ix, si)), c);
+		n++;
 		vs->scored++;
 	}
 	return emit_sorted(out, work, h, n);

@@ -22,12 +22,14 @@
 #include "vec/vec.h"
 
 /* The rows a search scores: float32 (f), or int8 (q) with one scale per row
- * (s: row i ~ q[i] * s[i]). */
+ * (s: row i ~ q[i] * s[i]), scored against the float query (asymmetric),
+ * or with sym set against the query quantised too (em_dot_i8). */
 typedef struct vx_rows {
 	const float *f;
 	const int8_t *q;
 	const float *s;
 	uint32_t dim;
+	int sym;
 } vx_rows;
 
 struct vx_hnsw {

@@ -282,7 +282,7 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
                  uint32_t n, uint32_t dim, const char *name)
 {
-	vx_rows r = { vecs, NULL, NULL, dim };
+	vx_rows r = { vecs, NULL, NULL, dim, 0 };
 	return view(out, graph, len, &r, n, dim, name);
 }
 
@@ -290,8 +290,14 @@ int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const
                     const float *scales, const float *rerank, uint32_t n, uint32_t dim,
                     const char *name)
 {
-	vx_rows r = { rerank, rows, scales, dim };
+	vx_rows r = { rerank, rows, scales, dim, 0 };
 	return view(out, graph, len, &r, n, dim, name);
+}
+
+void vx_hnsw_i8_symmetric(vx_hnsw *h, int on)
+{
+	if (h && h->view)
+		h->rows.sym = on ? 1 : 0;
 }
 
 int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim)
@@ -302,7 +308,7 @@ int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim)
 	if (n && !vecs)
 		return fa_err(FATHOM_EINVAL, "no vectors for an HNSW merge input");
 	/* no links: never walked, never the graph a merge reuses (m 0) */
-	vx_rows r = { vecs, NULL, NULL, dim };
+	vx_rows r = { vecs, NULL, NULL, dim, 0 };
 	if (!(*out = new_view(&r, n, dim)))
 		return fa_err(FATHOM_ENOMEM, "HNSW merge input");
 	return 0;

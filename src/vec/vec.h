@@ -15,8 +15,9 @@
  *            O(size) check of everything a search reads
  *
  * Vectors are float32 rows, or int8 rows with one scale each (em_quantize_i8;
- * the query is quantised the same way and scored with em_dot_i8), optionally
- * with the float32 rows at hand to rescore the beam. A graph is built on
+ * the float query is scored against them with em_dot_f32_i8, times the
+ * row's scale: asymmetric, no error on the query's side), optionally with
+ * the float32 rows at hand to rescore the beam. A graph is built on
  * float32 rows; a view may search it over either. Merging builds one graph
  * from several, leaving deleted vectors out.
  */
@@ -82,8 +83,9 @@ int vx_hnsw_search(const vx_hnsw *h, const float *q, uint32_t k, uint32_t ef,
 /* The same, exact: every allowed vector scored. */
 int vx_brute(const float *vecs, uint32_t count, uint32_t dim, const float *q, uint32_t k,
              const vx_filter *f, vx_hit *out, uint32_t *n);
-/* The same over int8 rows (row i ~ rows[i] * scales[i]); the query is
- * quantised as the rows were, so scores are approximate. */
+/* The same over int8 rows (row i ~ rows[i] * scales[i]), scored against
+ * the float query (em_dot_f32_i8 times the scale): approximate only by the
+ * rows' rounding. */
 int vx_brute_i8(const int8_t *rows, const float *scales, uint32_t count, uint32_t dim,
                 const float *q, uint32_t k, const vx_filter *f, vx_hit *out, uint32_t *n);
 /* The graph's float vectors (count * dim); for a view over int8 rows, its
@@ -115,6 +117,11 @@ int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const fl
 int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
                     const float *scales, const float *rerank, uint32_t n, uint32_t dim,
                     const char *name);
+/* For comparisons (bench/vec): a view over int8 rows scores them with the
+ * query quantised too (em_dot_i8, symmetric) when on, asymmetrically (the
+ * default) when not. Call before the view is shared; no effect on a graph
+ * that is not a view. */
+void vx_hnsw_i8_symmetric(vx_hnsw *h, int on);
 
 /* ---- merging (hnsw.c) -------------------------------------------------------
  *
