@@ -7,11 +7,12 @@
  *     vector quantised by em_quantize_i8, scored in double against the float
  *     query, times its scale): the exact path to the rounding of a score,
  *     the graph path (HNSW over the int8 rows) with recall >= 0.9 and every
- *     score it gives the reference's;
+ *     score it gives the reference's, strict mode's rescoring too;
  *   - float32 and int8 segments in one index, searched together, and merged
  *     (optimize) into the type configured, either way: the section's type
  *     changes, the scores stay each document's (int8 rows scaled back for a
- *     float32 merge), deleted documents stay out, verify passes;
+ *     float32 merge), deleted documents stay out, verify passes; and one
+ *     segment rewritten by optimize when the type asked changes;
  *   - a damaged int8 section (behind valid checksums: the segment resealed
  *     and the manifest naming its new footer) is FATHOM_ECORRUPT naming the
  *     file, never a crash: a size that disagrees with the header, a scale
@@ -133,6 +134,32 @@ static int semantic(fathom_index *fx, uint32_t q, int exact, hit *out)
 	return n;
 }
 
+/* Strict mode (the keyword source's candidates rescored on their vectors):
+ * every hit with a vector has its reference score as the vector source's;
+ * the number of such hits. */
+static int strict_scores_ok(fathom_index *fx, uint32_t q)
+{
+	fathom_search_opts so = FATHOM_SEARCH_OPTS_INIT;
+	so.mode = FATHOM_MODE_STRICT;
+	so.k = K;
+	so.query_vector = queries + (size_t)q * DIM;
+	so.query_vector_dim = DIM;
+	fathom_results *r = NULL;
+	CHECK_OK(fathom_search(&r, fx, "shared", &so));
+	int n = 0;
+	for (size_t i = 0; r && i < fathom_results_count(r); i++) {
+		const fathom_hit *h = fathom_results_hit(r, i);
+		uint32_t d = (uint32_t)strtoul(h->doc_id + 1, NULL, 10);
+		for (uint32_t j = 0; j < h->n_sources; j++)
+			if (h->sources[j].source == FATHOM_SOURCE_VECTOR) {
+				CHECK(d < NDOC && fabs(h->sources[j].score - ref_score(q, d)) < 1e-5);
+				n++;
+			}
+	}
+	fathom_results_free(r);
+	return n;
+}
+
 /* Every query against the reference: the exact path rank for rank (to a
  * score's rounding), the graph path's recall returned. */
 static double check_searches(fathom_index *fx)
@@ -143,6 +170,7 @@ static double check_searches(fathom_index *fx)
 		ref_topk(q, ref);
 		CHECK_EQ(semantic(fx, q, 1, e), K);
 		CHECK_EQ(semantic(fx, q, 0, g), K);
+		CHECK(strict_scores_ok(fx, q) > 0);
 		for (uint32_t i = 0; i < K; i++) {
 			/* rank i holds a doc scoring as the reference's rank i, and
 			 * the score given is that doc's */
@@ -263,6 +291,15 @@ static void mixed_merge(int to_i8)
 	uint32_t id = ix_segment_at(fx->ix, 0)->id;
 	CHECK_OK(fathom_optimize(fx));
 	CHECK_EQ(ix_segment_at(fx->ix, 0)->id, id);
+	/* the other type asked: optimize rewrites the one segment; every
+	 * vector has been int8 once or is now (int8 rows scaled back and
+	 * quantised again give the same values) */
+	CHECK_OK(fathom_config_set(fx, "vector.storage", to_i8 ? "float32" : "int8"));
+	CHECK_OK(fathom_optimize(fx));
+	CHECK_EQ(elem_of(fx, 0), to_i8 ? IX_VEC_F32 : IX_VEC_I8);
+	memset(as_i8, 1, sizeof as_i8);
+	CHECK(check_searches(fx) >= 0.9);
+	CHECK_OK(fathom_verify(fx));
 	fathom_close(fx);
 	test_rmrf(dir);
 	free(dir);
