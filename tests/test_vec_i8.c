@@ -16,7 +16,7 @@
  *   - a damaged int8 section (behind valid checksums: the segment resealed
  *     and the manifest naming its new footer) is FATHOM_ECORRUPT naming the
  *     file, never a crash: a size that disagrees with the header, a scale
- *     NaN or infinite (the exact path, the graph's view, verify), a bitmap
+ *     NaN or infinite (the exact path, the graph's view, a merge, verify), a bitmap
  *     that disagrees with the count; an unknown element type is
  *     FATHOM_EVERSION, as an older build reports an int8 section.
  */
@@ -429,6 +429,15 @@ static void test_damaged_i8(void)
 			reseal_into(dir, img, size);
 		}
 		expect_damage(dir, seen[c].exact, seen[c].code, seen[c].what);
+		if (c == BAD_NAN || c == BAD_INF) {
+			/* a merge reading the row (rewriting it as float32) */
+			fathom_index *fx = test_open(dir, FATHOM_OPEN_WRITE);
+			CHECK_OK(fathom_config_set(fx, "vector.storage", "float32"));
+			CHECK_EQ(fathom_optimize(fx), FATHOM_ECORRUPT);
+			CHECK(strstr(fathom_errmsg(), "seg-00000001.fseg") != NULL);
+			CHECK(strstr(fathom_errmsg(), "chunk 1's scale") != NULL);
+			fathom_close(fx);
+		}
 		free(img);
 		test_rmrf(dir);
 		free(dir);

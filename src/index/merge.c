@@ -76,7 +76,7 @@ typedef struct merge_vec {
 	size_t *slot_at;         /* each slot's first chunk */
 	size_t nslots;
 	uint64_t embedded;       /* chunks embedded here (not copied) */
-	float *row;              /* an int8 row scaled back (row_dim floats) */
+	float *row;              /* an int8 row scaled back (room for row_dim) */
 	uint32_t row_dim;
 } merge_vec;
 
@@ -208,7 +208,9 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	if (have) {
 		if (!mv->fp)
 			mv->fp = m->vec.fp;
-		if (m->vec.elem == IX_VEC_I8 && !mv->row) {
+		if (m->vec.elem == IX_VEC_I8 && mv->row_dim < m->vec.dim) {
+			fa_free(mv->row);
+			mv->row_dim = 0;
 			if (!(mv->row = fa_malloc((size_t)m->vec.dim * sizeof *mv->row)))
 				return fa_err(FATHOM_ENOMEM, "merge: vectors");
 			mv->row_dim = m->vec.dim;
@@ -219,8 +221,7 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 			 * keeps floats, and quantising them again gives the same int8
 			 * values (the scale within a rounding) when it stores int8 */
 			if (m->vec.elem == IX_VEC_I8 &&
-			    (mv->row_dim != m->vec.dim ||
-			     !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX)))
+			    !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX))
 				return fa_err(FATHOM_ECORRUPT, "%s: section 'VECS': chunk %u's scale is %g",
 				              s->path, c, (double)m->vec.scales[c]);
 			int rc = ix_segw_chunk_vector(w, m->map[c], ix_vecs_row(&m->vec, c, mv->row),
