@@ -336,6 +336,20 @@ static void test_int8(void)
 		CHECK_OK(vx_hnsw_search(vr, queries, K, 40, NULL, a, &na));
 		for (uint32_t i = 0; i < na; i++)
 			CHECK(a[i].score == em_dot(queries, vecs + (size_t)a[i].id * DIM, DIM));
+		/* int8 alone: the float query against the int8 row times its
+		 * scale (asymmetric); symmetric, the query quantised too */
+		CHECK_OK(vx_hnsw_search(v, queries, K, 40, NULL, a, &na));
+		for (uint32_t i = 0; i < na; i++)
+			CHECK(a[i].score == em_dot_f32_i8(queries, q8 + (size_t)a[i].id * DIM, DIM) *
+			                    s8[a[i].id]);
+		int8_t qq[DIM];
+		float qs = em_quantize_i8(queries, DIM, qq);
+		vx_hnsw_i8_symmetric(v, 1);
+		CHECK_OK(vx_hnsw_search(v, queries, K, 40, NULL, a, &na));
+		for (uint32_t i = 0; i < na; i++)
+			CHECK(a[i].score == (float)em_dot_i8(qq, q8 + (size_t)a[i].id * DIM, DIM) *
+			                    (qs * s8[a[i].id]));
+		vx_hnsw_i8_symmetric(v, 0);
 	}
 	vx_hnsw_free(vr);
 	/* a scale that is not a number is refused */
