@@ -145,6 +145,48 @@ static void test_quantize(void)
 	CHECK(qz[0] == 0 && qz[2] == 0);
 }
 
+/* About the row's middle: each value within half a step of offset + q *
+ * scale, the smallest at -127 and the largest at 127; rows of one sign
+ * (where em_quantize_i8 uses half the bytes' range) included */
+static void test_quantize_affine(void)
+{
+	float v[384], off;
+	int8_t q[384];
+	int bad = 0;
+	for (int r = 0; r < 200; r++) {
+		uint32_t n = 2 + rnd() % 383;
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = rnd_float() * (r % 7 == 0 ? 1e-6f : 1.0f) + (r % 3 == 0 ? 5.0f : 0.0f);
+		float scale = em_quantize_i8_affine(v, n, q, &off);
+		float lo = v[0], hi = v[0];
+		int8_t qlo = 127, qhi = -127;
+		for (uint32_t i = 0; i < n; i++) {
+			lo = fminf(lo, v[i]);
+			hi = fmaxf(hi, v[i]);
+			qlo = q[i] < qlo ? q[i] : qlo;
+			qhi = q[i] > qhi ? q[i] : qhi;
+		}
+		bad += !(scale > 0.0f) || fabsf(scale * 254.0f - (hi - lo)) > (hi - lo) * 1e-5f;
+		bad += fabsf(off - (lo + hi) / 2) > 1e-6f * fabsf(hi);
+		/* the ends reach -127 and 127, unless the spread is a few ulps of
+		 * the values (5 +- 1e-6: the middle itself rounds by steps) */
+		if (hi - lo > 1e-3f * fabsf(hi))
+			bad += qlo != -127 || qhi != 127;
+		for (uint32_t i = 0; i < n; i++)
+			bad += fabsf(off + (float)q[i] * scale - v[i]) > 0.5001f * scale + 1e-6f * fabsf(v[i]);
+	}
+	CHECK_EQ(bad, 0);
+	/* a constant row: the offset holds it; zero and non-finite rows: 0 */
+	float c[3] = { 0.25f, 0.25f, 0.25f }, z[3] = { 0, 0, 0 }, nf[3] = { 1, NAN, 2 };
+	int8_t qz[3] = { 1, 1, 1 };
+	CHECK(em_quantize_i8_affine(c, 3, qz, &off) == 0.0f && off == 0.25f);
+	CHECK(qz[0] == 0 && qz[1] == 0 && qz[2] == 0);
+	CHECK(em_quantize_i8_affine(z, 3, qz, &off) == 0.0f && off == 0.0f);
+	memset(qz, 1, 3);
+	CHECK(em_quantize_i8_affine(nf, 3, qz, &off) == 0.0f && off == 0.0f);
+	CHECK(qz[0] == 0 && qz[1] == 0 && qz[2] == 0);
+}
+
 int main(void)
 {
 	/* every kernel this CPU runs: SSE2, then AVX2 when it has it, then the
@@ -159,5 +201,6 @@ int main(void)
 		RUN(test_dot_f32_i8);
 	}
 	RUN(test_quantize);
+	RUN(test_quantize_affine);
 	return TEST_DONE();
 }

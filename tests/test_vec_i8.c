@@ -4,8 +4,9 @@
  *
  *   - an int8 index answers semantic searches with the top k of a
  *     reference computed here, independently, over the same int8 rows (each
- *     vector quantised by em_quantize_i8, scored in double against the float
- *     query, times its scale): the exact path to the rounding of a score,
+ *     vector quantised by em_quantize_i8_affine, scored in double against the
+ *     float query, times its scale, plus its offset times the query's sum):
+ *     the exact path to the rounding of a score,
  *     the graph path (HNSW over the int8 rows) with recall >= 0.9 and every
  *     score it gives the reference's, strict mode's rescoring too;
  *   - float32 and int8 segments in one index, searched together, and merged
@@ -16,7 +17,8 @@
  *   - a damaged int8 section (behind valid checksums: the segment resealed
  *     and the manifest naming its new footer) is FATHOM_ECORRUPT naming the
  *     file, never a crash: a size that disagrees with the header, a scale
- *     NaN or infinite (the exact path, the graph's view, a merge, verify), a bitmap
+ *     NaN or infinite or an offset infinite (the exact path, the graph's
+ *     view, a merge, verify), a bitmap
  *     that disagrees with the count; an unknown element type is
  *     FATHOM_EVERSION, as an older build reports an int8 section.
  */
@@ -46,7 +48,7 @@
 static float *vecs;      /* NDOC rows */
 static float *queries;   /* NQ rows */
 static int8_t q8[(size_t)NDOC * DIM];
-static float s8[NDOC];
+static float s8[NDOC], o8[NDOC];
 static uint8_t as_i8[NDOC];   /* doc d's vector is stored as int8 */
 static uint8_t dead[NDOC];    /* doc d deleted */
 
@@ -83,7 +85,12 @@ static double ref_score(uint32_t q, uint32_t d)
 	for (uint32_t k = 0; k < DIM; k++)
 		s += (double)qv[k] * (as_i8[d] ? (double)q8[(size_t)d * DIM + k]
 		                               : (double)vecs[(size_t)d * DIM + k]);
-	return as_i8[d] ? s * s8[d] : s;
+	if (!as_i8[d])
+		return s;
+	double qsum = 0;
+	for (uint32_t k = 0; k < DIM; k++)
+		qsum += qv[k];
+	return s * s8[d] + (double)o8[d] * qsum;
 }
 
 typedef struct hit {
@@ -221,12 +228,13 @@ static void test_int8_search(void)
 	const struct vx_hnsw *g;
 	CHECK_OK(seg_graph(ix_segment_at(fx->ix, 0), &g));
 	CHECK_EQ(seg_graph(ix_segment_at(fx->ix, 1), &g), FATHOM_ENOTFOUND);
-	/* the stored bytes are em_quantize_i8's */
+	/* the stored bytes are em_quantize_i8_affine's */
 	ix_vecs v;
 	CHECK_OK(seg_vectors(ix_segment_at(fx->ix, 1), &v));
-	CHECK(v.qrows && v.scales && !v.rows);
+	CHECK(v.qrows && v.scales && v.offsets && !v.rows);
 	CHECK(memcmp(v.qrows, q8 + (size_t)NA * DIM, (size_t)NB * DIM) == 0);
 	CHECK(memcmp(v.scales, s8 + NA, NB * sizeof(float)) == 0);
+	CHECK(memcmp(v.offsets, o8 + NA, NB * sizeof(float)) == 0);
 	double r = check_searches(fx);
 	printf("     graph recall@%d against the int8 reference: %.4f\n", K, r);
 	CHECK(r >= 0.9);
@@ -378,7 +386,8 @@ static void set_f32(unsigned char *p, float f)
 
 /* Each damage, and what reports it: the path searched (exact or the
  * graph's), the code, and words of the message. */
-enum { BAD_SIZE, BAD_NAN, BAD_INF, BAD_NAN_GRAPH, BAD_BITMAP, BAD_TYPE, BAD_CRC, NCASE };
+enum { BAD_SIZE, BAD_NAN, BAD_INF, BAD_OFFSET, BAD_NAN_GRAPH, BAD_BITMAP, BAD_TYPE, BAD_CRC,
+       NCASE };
 static const struct {
 	int exact, code;
 	const char *what;
@@ -386,6 +395,7 @@ static const struct {
 	[BAD_SIZE] = { 1, FATHOM_ECORRUPT, "'VECS': its size does not match" },
 	[BAD_NAN] = { 1, FATHOM_ECORRUPT, "chunk 1" },
 	[BAD_INF] = { 1, FATHOM_ECORRUPT, "chunk 1" },
+	[BAD_OFFSET] = { 1, FATHOM_ECORRUPT, "chunk 1" },
 	[BAD_NAN_GRAPH] = { 0, FATHOM_ECORRUPT, "int8 row 1 has scale" },
 	[BAD_BITMAP] = { 1, FATHOM_ECORRUPT, "bitmap disagrees" },
 	/* what an older build says of an int8 section */
@@ -412,6 +422,8 @@ static void test_damaged_i8(void)
 			set_f32(scales + 4, NAN);
 		else if (c == BAD_INF)
 			set_f32(scales + 4, INFINITY);
+		else if (c == BAD_OFFSET)
+			set_f32(scales + (n * 4 + 63) / 64 * 64 + 4, -INFINITY);   /* the offsets follow */
 		else if (c == BAD_BITMAP)
 			h[64] &= (unsigned char)~2u;
 		else if (c == BAD_TYPE)
@@ -429,13 +441,13 @@ static void test_damaged_i8(void)
 			reseal_into(dir, img, size);
 		}
 		expect_damage(dir, seen[c].exact, seen[c].code, seen[c].what);
-		if (c == BAD_NAN || c == BAD_INF) {
+		if (c == BAD_NAN || c == BAD_INF || c == BAD_OFFSET) {
 			/* a merge reading the row (rewriting it as float32) */
 			fathom_index *fx = test_open(dir, FATHOM_OPEN_WRITE);
 			CHECK_OK(fathom_config_set(fx, "vector.storage", "float32"));
 			CHECK_EQ(fathom_optimize(fx), FATHOM_ECORRUPT);
 			CHECK(strstr(fathom_errmsg(), "seg-00000001.fseg") != NULL);
-			CHECK(strstr(fathom_errmsg(), "chunk 1's scale") != NULL);
+			CHECK(strstr(fathom_errmsg(), "chunk 1's scale is") != NULL);
 			fathom_close(fx);
 		}
 		free(img);
@@ -452,7 +464,8 @@ int main(void)
 	if (!vecs || !queries)
 		return 2;
 	for (uint32_t d = 0; d < NDOC; d++)
-		s8[d] = with_vector(d) ? em_quantize_i8(vecs + (size_t)d * DIM, DIM, q8 + (size_t)d * DIM)
+		s8[d] = with_vector(d) ? em_quantize_i8_affine(vecs + (size_t)d * DIM, DIM,
+		                                               q8 + (size_t)d * DIM, &o8[d])
 		                       : 0.0f;
 	RUN(test_int8_search);
 	RUN(test_mixed_merge);

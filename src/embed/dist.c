@@ -3,8 +3,10 @@
  * and of int8 vectors (cosine on unit vectors is their dot product), the
  * asymmetric one of a float query against an int8 row (em_dot_f32_i8, the
  * row's scale applied by the caller: no quantisation error on the query's
- * side, which is what kept int8 recall@10 about 0.02 below float32's when
- * the query was quantised too), and the int8 quantisation of a vector.
+ * side, measured 0.002 to 0.004 of recall@10 better than quantising the
+ * query too), and the int8 quantisation of a vector:
+ * about zero with one scale (em_quantize_i8), or about the row's middle
+ * with a scale and an offset (em_quantize_i8_affine, what segments store).
  *
  * Each kernel has a plain C reference (em_dot_ref, em_dot_i8_ref,
  * em_dot_f32_i8_ref), which the tests hold the fast ones to. On x86-64 the
@@ -225,6 +227,35 @@ const char *em_dist_kernel(void)
 #else
 	return "scalar";
 #endif
+}
+
+float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offset)
+{
+	float lo = n ? v[0] : 0.0f, hi = lo;
+	for (uint32_t i = 1; i < n; i++) {
+		lo = fminf(lo, v[i]);
+		hi = fmaxf(hi, v[i]);
+	}
+	memset(out, 0, n);
+	*offset = 0.0f;
+	/* halves first: lo + hi may overflow where their halves do not */
+	float mid = 0.5f * lo + 0.5f * hi, scale = 0.5f * hi - 0.5f * lo;
+	if (!isfinite(lo) || !isfinite(hi) || !isfinite(mid) || !isfinite(scale))
+		return 0.0f;
+	for (uint32_t i = 0; i < n; i++)
+		if (isnan(v[i]))
+			return 0.0f;   /* fminf and fmaxf pass a NaN by unseen */
+	*offset = mid;
+	scale /= 127.0f;
+	if (!(scale > 0.0f))
+		return 0.0f;   /* every value is mid: the offset alone holds the row */
+	/* divided, not multiplied by 1 / scale, which a subnormal scale makes
+	 * infinite */
+	for (uint32_t i = 0; i < n; i++) {
+		float q = nearbyintf((v[i] - mid) / scale);
+		out[i] = (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : q);
+	}
+	return scale;
 }
 
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out)

@@ -201,7 +201,7 @@ int ix_rollback(ix_index *ix);
 #define IX_VEC_I8 2u
 
 /* A segment's vectors, read in place: float32 rows (rows), or int8 rows
- * (qrows, row i ~ qrows[i * dim ..] * scales[i]; rows NULL). */
+ * (qrows, row i ~ offsets[i] + qrows[i * dim ..] * scales[i]; rows NULL). */
 typedef struct ix_vecs {
 	uint32_t dim, count, present;
 	uint32_t elem;               /* IX_VEC_F32 or IX_VEC_I8 */
@@ -210,6 +210,7 @@ typedef struct ix_vecs {
 	const float *rows;           /* float32: count * dim, 64-byte aligned */
 	const int8_t *qrows;         /* int8: count * dim, 64-byte aligned */
 	const float *scales;         /* int8: count, 64-byte aligned */
+	const float *offsets;        /* int8: count, 64-byte aligned */
 } ix_vecs;
 /* FATHOM_ENOTFOUND when the segment has none; the section's header, size
  * and bitmap checked (O(count / 8)), not its values: a score that is not
@@ -217,16 +218,18 @@ typedef struct ix_vecs {
  * every scale, and seg_vectors_verify checks all. */
 int seg_vectors(const ix_segment *s, ix_vecs *out);
 /* Every value of the section: rows with a vector finite (int8: their scale
- * finite and above 0), rows without all zero. FATHOM_ECORRUPT naming the
- * file. For `fathom verify`. */
+ * finite and not negative, their offset finite, no value -128), rows
+ * without all zero. FATHOM_ECORRUPT naming the file. For `fathom verify`. */
 int seg_vectors_verify(const ix_segment *s);
 /* Row c of v as floats into tmp (dim values): int8 rows scaled back,
- * exactly as the HNSW merge scales them (q * scale, in float). Returns
- * tmp, or the row in place for float32 rows. */
+ * exactly as the HNSW merge scales them (q * scale + offset, in float).
+ * Returns tmp, or the row in place for float32 rows. */
 const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp);
 /* The cosine of the float query q with row c (dim values): em_dot for
- * float32 rows, em_dot_f32_i8 times the row's scale for int8 ones. */
-float ix_vecs_score(const ix_vecs *v, const float *q, uint32_t c);
+ * float32 rows; for int8 ones em_dot_f32_i8 times the row's scale, plus its
+ * offset times qsum, the sum of q's values (ix_vecs_qsum, once a query). */
+float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c);
+float ix_vecs_qsum(const float *q, uint32_t dim);
 
 /* The HNSW graph over a segment's vectors (the HNSW section, docs/FORMAT.md
  * 5.13): node i is chunk i (VECS row i); a chunk without a vector is a hole

@@ -34,6 +34,7 @@
  * the same bytes, whatever the threads.
  */
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "index/index_int.h"
@@ -221,9 +222,12 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 			 * keeps floats, and quantising them again gives the same int8
 			 * values (the scale within a rounding) when it stores int8 */
 			if (m->vec.elem == IX_VEC_I8 &&
-			    !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX))
-				return fa_err(FATHOM_ECORRUPT, "%s: section 'VECS': chunk %u's scale is %g",
-				              s->path, c, (double)m->vec.scales[c]);
+			    !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX &&
+			      isfinite(m->vec.offsets[c])))
+				return fa_err(FATHOM_ECORRUPT,
+				              "%s: section 'VECS': chunk %u's scale is %g, its offset %g",
+				              s->path, c, (double)m->vec.scales[c],
+				              (double)m->vec.offsets[c]);
 			int rc = ix_segw_chunk_vector(w, m->map[c], ix_vecs_row(&m->vec, c, mv->row),
 			                              m->vec.dim, m->vec.fp);
 			if (rc)

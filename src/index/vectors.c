@@ -16,15 +16,18 @@
  *           unit vector when its bit is set, zeros when not
  *   int8 (element 2):
  *   64+B    S: count little-endian float32 scales, then zeros to a
- *           multiple of 64 bytes (S = round64(4 count)); scale i > 0 and
- *           finite when bit i is set, 0 when not
- *   64+B+S  count rows of dim int8 (-127..127), row i ~ its values times
- *           scale i (em_quantize_i8 of the unit vector), zeros when not set
+ *           multiple of 64 bytes (S = round64(4 count)); scale i finite and
+ *           not negative, 0 when bit i is not set
+ *   64+B+S  S: count little-endian float32 offsets, then zeros; offset i
+ *           finite, 0 when bit i is not set
+ *   64+B+2S count rows of dim int8 (-127..127), row i ~ offset i + its
+ *           values times scale i (em_quantize_i8_affine of the unit vector),
+ *           zeros when bit i is not set
  *
  * The writer starts the section at a file offset that is a multiple of 64
  * (padding before it is covered by the page CRCs like any byte), so the
- * rows can be read in place as floats (and the scales and int8 rows start
- * at multiples of 64 too). The writer keeps float rows whatever it stores,
+ * rows can be read in place as floats (and the scales, the offsets and the
+ * int8 rows start at multiples of 64 too). The writer keeps float rows whatever it stores,
  * and quantises them when it encodes an int8 section, so a flush builds the
  * graph on the floats. A reader checks the header against the segment
  * (count = nchunks, the size exact, the bitmap's count equal to present),
@@ -60,7 +63,7 @@ static uint64_t section_len(uint32_t elem, uint32_t count, uint32_t dim)
 {
 	uint64_t rows = (uint64_t)count * dim;
 	if (elem == IX_VEC_I8)
-		return VEC_HDR + bitmap_bytes(count) + scale_bytes(count) + rows;
+		return VEC_HDR + bitmap_bytes(count) + 2 * scale_bytes(count) + rows;
 	return VEC_HDR + bitmap_bytes(count) + rows * 4;
 }
 
@@ -121,23 +124,31 @@ size_t ix_vecw_mem(const ix_vecw *v)
 	return v->rows.cap + v->bits.cap;
 }
 
-/* The int8 rows of an IX_VEC_I8 section: the scales (padded), then the
- * rows, each quantised from the writer's float row (a row without a vector
- * is zeros and quantises to scale 0 and zeros). */
+static void store_float(unsigned char *p, float f)
+{
+	uint32_t bits;
+	memcpy(&bits, &f, 4);
+	fa_store32(p, bits);
+}
+
+/* The int8 rows of an IX_VEC_I8 section: the scales and the offsets
+ * (padded), then the rows, each quantised from the writer's float row (a
+ * row without a vector is zeros and quantises to scale 0, offset 0 and
+ * zeros). */
 static int encode_i8(const ix_vecw *v, uint32_t nchunks, fbuf *out)
 {
 	const float *rows = (const float *)(const void *)v->rows.data;
-	size_t at = out->len;
-	if (fbuf_put_zeros(out, (size_t)scale_bytes(nchunks)))
+	size_t at = out->len, sb = (size_t)scale_bytes(nchunks);
+	if (fbuf_put_zeros(out, 2 * sb))
 		return out->err;
 	int8_t *q = fa_malloc(v->dim);
 	if (!q)
 		return fa_err(FATHOM_ENOMEM, "vectors");
 	for (uint32_t c = 0; c < nchunks; c++) {
-		float sc = em_quantize_i8(rows + (size_t)c * v->dim, v->dim, q);
-		uint32_t bits;
-		memcpy(&bits, &sc, 4);
-		fa_store32(out->data + at + (size_t)c * 4, bits);
+		float off;
+		float sc = em_quantize_i8_affine(rows + (size_t)c * v->dim, v->dim, q, &off);
+		store_float(out->data + at + (size_t)c * 4, sc);
+		store_float(out->data + at + sb + (size_t)c * 4, off);
 		if (fbuf_append(out, q, v->dim))
 			break;
 	}
@@ -236,7 +247,8 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	out->bits = bits;
 	if (elem == IX_VEC_I8) {
 		out->scales = (const float *)(const void *)(h + VEC_HDR + bb);
-		out->qrows = (const int8_t *)(h + VEC_HDR + bb + scale_bytes(count));
+		out->offsets = (const float *)(const void *)(h + VEC_HDR + bb + scale_bytes(count));
+		out->qrows = (const int8_t *)(h + VEC_HDR + bb + 2 * scale_bytes(count));
 	} else {
 		out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
 	}
@@ -248,17 +260,26 @@ const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp)
 	if (v->rows)
 		return v->rows + (size_t)c * v->dim;
 	const int8_t *q = v->qrows + (size_t)c * v->dim;
-	float sc = v->scales[c];
+	float sc = v->scales[c], off = v->offsets[c];
 	for (uint32_t k = 0; k < v->dim; k++)
-		tmp[k] = (float)q[k] * sc;
+		tmp[k] = (float)q[k] * sc + off;
 	return tmp;
 }
 
-float ix_vecs_score(const ix_vecs *v, const float *q, uint32_t c)
+float ix_vecs_qsum(const float *q, uint32_t dim)
+{
+	float s = 0.0f;
+	for (uint32_t k = 0; k < dim; k++)
+		s += q[k];
+	return s;
+}
+
+float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c)
 {
 	if (v->rows)
 		return em_dot(q, v->rows + (size_t)c * v->dim, v->dim);
-	return em_dot_f32_i8(q, v->qrows + (size_t)c * v->dim, v->dim) * v->scales[c];
+	return em_dot_f32_i8(q, v->qrows + (size_t)c * v->dim, v->dim) * v->scales[c] +
+	       v->offsets[c] * qsum;
 }
 
 int seg_vectors_verify(const ix_segment *s)
@@ -274,12 +295,12 @@ int seg_vectors_verify(const ix_segment *s)
 	for (uint32_t c = 0; c < v.count; c++) {
 		int set = v.bits[c >> 3] >> (c & 7) & 1, bad = 0;
 		if (v.elem == IX_VEC_I8) {
-			float sc = v.scales[c];
+			float sc = v.scales[c], off = v.offsets[c];
 			const int8_t *q = v.qrows + (size_t)c * v.dim;
 			if (set)
-				bad = !(sc > 0.0f && sc <= FLT_MAX);
+				bad = !(sc >= 0.0f && sc <= FLT_MAX) || !isfinite(off);
 			else
-				bad = sc != 0.0f;
+				bad = sc != 0.0f || off != 0.0f;
 			for (uint32_t k = 0; k < v.dim && !bad; k++)
 				bad = q[k] == -128 || (!set && q[k]);
 		} else {
@@ -289,7 +310,7 @@ int seg_vectors_verify(const ix_segment *s)
 		}
 		if (bad)
 			return fa_err(FATHOM_ECORRUPT, "%s: section 'VECS': chunk %u's %s", s->path, c,
-			              set ? "vector is not finite or its scale not positive"
+			              set ? "vector, scale or offset is not finite (or the scale negative)"
 			                  : "row is not zero though it has no vector");
 	}
 	return 0;
@@ -359,8 +380,8 @@ int seg_graph(const ix_segment *s, const vx_hnsw **out)
 		return rc;
 	vx_hnsw *mine;
 	if (v.elem == IX_VEC_I8)
-		rc = vx_hnsw_view_i8(&mine, s->data + off, (size_t)len, v.qrows, v.scales, NULL,
-		                     v.count, v.dim, s->path);
+		rc = vx_hnsw_view_i8(&mine, s->data + off, (size_t)len, v.qrows, v.scales, v.offsets,
+		                     NULL, v.count, v.dim, s->path);
 	else
 		rc = vx_hnsw_view(&mine, s->data + off, (size_t)len, v.rows, v.count, v.dim, s->path);
 	if (rc)

@@ -14,8 +14,8 @@
  * they are under VX_BRUTE_SHARE of the graph, vx_hnsw_search scores just
  * them, exactly. Other segments take the exact path: every allowed vector
  * scored (ix_vecs_score: em_dot on float32 rows; on int8 rows the float
- * query against the int8 values times the row's scale, em_dot_f32_i8, the
- * query never quantised). A score that is not finite (a damaged row or
+ * query against the int8 values times the row's scale, em_dot_f32_i8, plus
+ * the row's offset times the query's sum, the query never quantised). A score that is not finite (a damaged row or
  * scale) is FATHOM_ECORRUPT naming the segment. FATHOM_VECTOR_EXACT in the environment forces the
  * exact path everywhere (tests and evaluations compare the two). Segments
  * made by another embedder (another fingerprint) or without vectors are
@@ -194,6 +194,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		return fa_err(FATHOM_ENOMEM, "vector candidates");
 	uint32_t n = 0;
 	size_t nseg = ix_nsegments(ix);
+	float qsum = ix_vecs_qsum(qv->v, qv->dim);   /* for int8 rows' offsets */
 	int exact = exact_forced() || fetch > VX_MAX_K;
 	for (size_t si = 0; si < nseg; si++) {
 		ix_segment *s = ix_segment_at(ix, si);
@@ -233,7 +234,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 				continue;
 			if (seg_is_deleted(s, c))
 				continue;
-			vhit x = { ix_vecs_score(&v, qv->v, c), (uint32_t)si, c };
+			vhit x = { ix_vecs_score(&v, qv->v, qsum, c), (uint32_t)si, c };
 			vs->scored++;
 			if (!isfinite(x.score))
 				return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
@@ -257,6 +258,7 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 	if (!vv || !state || !h)
 		return fa_err(FATHOM_ENOMEM, "vector rescoring");
 	uint32_t n = 0;
+	float qsum = ix_vecs_qsum(qv->v, qv->dim);
 	for (size_t i = 0; i < kw->n; i++) {
 		uint32_t si = kw->v[i].seg, c = kw->v[i].chunk;
 		if (si >= nseg)
@@ -274,7 +276,7 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 			vs->chunks_without++;
 			continue;
 		}
-		h[n] = (vhit){ ix_vecs_score(&vv[si], qv->v, c), si, c };
+		h[n] = (vhit){ ix_vecs_score(&vv[si], qv->v, qsum, c), si, c };
 		if (!isfinite(h[n].score))
 			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
 			              seg_path(ix_segment_at(ix, si)), c);
