@@ -5,7 +5,8 @@
  *   0    4  u32 version (1)
  *   4    4  u32 dim (1..IX_VEC_MAX_DIM)
  *   8    4  u32 count: the segment's nchunks
- *   12   4  u32 element: 1 float32, 2 int8 with a float32 scale per row
+ *   12   4  u32 element: 1 float32, 2 int8 with a float32 scale and offset
+ *           per row
  *   16   8  u64 embedder fingerprint: fa_hash64 of the embedder's ident
  *   24   4  u32 present: chunks with a vector
  *   28   36 reserved (0)
@@ -27,9 +28,9 @@
  * The writer starts the section at a file offset that is a multiple of 64
  * (padding before it is covered by the page CRCs like any byte), so the
  * rows can be read in place as floats (and the scales, the offsets and the
- * int8 rows start at multiples of 64 too). The writer keeps float rows whatever it stores,
- * and quantises them when it encodes an int8 section, so a flush builds the
- * graph on the floats. A reader checks the header against the segment
+ * int8 rows start at multiples of 64 too). The writer keeps float rows
+ * whatever it stores, and quantises them when it encodes an int8 section,
+ * so a flush builds the graph on the floats. A reader checks the header against the segment
  * (count = nchunks, the size exact, the bitmap's count equal to present),
  * and the pages the section spans, once, before the first read. Values are
  * checked for what a search needs when scored: the score finite (a NaN or
@@ -51,7 +52,8 @@ static uint64_t bitmap_bytes(uint32_t count)
 	return (b + 63) / 64 * 64;
 }
 
-/* int8: the scales' bytes, padded so the rows start at a multiple of 64 */
+/* int8: the bytes of the scales (and of the offsets), padded so what
+ * follows starts at a multiple of 64 */
 static uint64_t scale_bytes(uint32_t count)
 {
 	return ((uint64_t)count * 4 + 63) / 64 * 64;

@@ -15,11 +15,13 @@
  * them, exactly. Other segments take the exact path: every allowed vector
  * scored (ix_vecs_score: em_dot on float32 rows; on int8 rows the float
  * query against the int8 values times the row's scale, em_dot_f32_i8, plus
- * the row's offset times the query's sum, the query never quantised). A score that is not finite (a damaged row or
- * scale) is FATHOM_ECORRUPT naming the segment. FATHOM_VECTOR_EXACT in the environment forces the
- * exact path everywhere (tests and evaluations compare the two). Segments
- * made by another embedder (another fingerprint) or without vectors are
- * counted, and the receipt says so, not searched.
+ * the row's offset times the query's sum, the query never quantised). A
+ * score that is not finite (a damaged row, scale or offset) is
+ * FATHOM_ECORRUPT naming the segment. FATHOM_VECTOR_EXACT in the
+ * environment forces the exact path everywhere (tests and evaluations
+ * compare the two). Segments made by another embedder (another
+ * fingerprint) or without vectors are counted, and the receipt says so,
+ * not searched.
  */
 #include <math.h>
 #include <stdlib.h>
