@@ -3,8 +3,8 @@
  * and of int8 vectors (cosine on unit vectors is their dot product), the
  * asymmetric one of a float query against an int8 row (em_dot_f32_i8, the
  * row's scale applied by the caller: no quantisation error on the query's
- * side, measured 0.002 to 0.004 of recall@10 better than quantising the
- * query too), and the int8 quantisation of a vector:
+ * side: measured, up to 0.004 of recall@10 better than quantising the query
+ * too), and the int8 quantisation of a vector:
  * about zero with one scale (em_quantize_i8), or about the row's middle
  * with a scale and an offset (em_quantize_i8_affine, what segments store).
  *
