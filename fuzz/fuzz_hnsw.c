@@ -39,7 +39,7 @@ static void row(uint32_t i, uint32_t dim, float *v)
 		v[k] = (float)(v[k] / sqrt(ss));
 }
 
-static float vf[MAX_N * MAX_DIM], sc[MAX_N];
+static float vf[MAX_N * MAX_DIM], sc[MAX_N], of[MAX_N];
 static int8_t vq[MAX_N * MAX_DIM];
 
 static void search_all(const vx_hnsw *h, uint32_t n, uint32_t dim)
@@ -69,12 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		row(i, dim, vf + (size_t)i * dim);
-		sc[i] = em_quantize_i8(vf + (size_t)i * dim, dim, vq + (size_t)i * dim);
+		sc[i] = em_quantize_i8_affine(vf + (size_t)i * dim, dim, vq + (size_t)i * dim, &of[i]);
 	}
 	for (int mode = 0; mode < 3; mode++) {
 		vx_hnsw *h = NULL;
 		int rc = mode == 0 ? vx_hnsw_view(&h, data, size, vf, n, dim, "fuzz")
-		                   : vx_hnsw_view_i8(&h, data, size, vq, sc, mode == 2 ? vf : NULL,
+		                   : vx_hnsw_view_i8(&h, data, size, vq, sc, of, mode == 2 ? vf : NULL,
 		                                     n, dim, "fuzz");
 		if (rc) {
 			if (h)

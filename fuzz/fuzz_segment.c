@@ -96,10 +96,24 @@ static void exercise(const uint8_t *data, size_t size)
 	}
 	ix_vecs v;
 	const vx_hnsw *g;
-	if (seg_vectors(s, &v) == 0 && seg_graph(s, &g) == 0 && v.count) {
-		vx_hit hits[5];
-		uint32_t nh;
-		vx_hnsw_search(g, v.rows, 5, 0, NULL, hits, &nh);
+	if (seg_vectors(s, &v) == 0 && v.count) {
+		/* row 0 as the query (an int8 row scaled back), scored against
+		 * every row as the exact path does, then the graph's walk */
+		float *q = malloc((size_t)v.dim * sizeof *q);
+		if (q) {
+			const float *row = ix_vecs_row(&v, 0, q);
+			if (row != q)
+				memcpy(q, row, (size_t)v.dim * sizeof *q);
+			for (uint32_t k = 0; k < v.count && k < 500; k++)
+				(void)ix_vecs_score(&v, q, ix_vecs_qsum(q, v.dim), k);
+			if (seg_graph(s, &g) == 0) {
+				vx_hit hits[5];
+				uint32_t nh;
+				vx_hnsw_search(g, q, 5, 0, NULL, hits, &nh);
+			}
+			free(q);
+		}
+		seg_vectors_verify(s);
 	}
 	seg_verify(s);
 	free(c);

@@ -1,7 +1,8 @@
 /*
  * test_dist.c — the distance kernels (src/embed/dist.c) against their plain
  * references: float32 dot products within a rounding bound, int8 ones
- * exact, at every length from 0 to 300 and at offsets that misalign the
+ * exact, the asymmetric float-by-int8 one within the float bound, at every
+ * length from 0 to 300 and at offsets that misalign the
  * loads; int8 quantisation within half a step of each value.
  */
 #include <float.h>
@@ -25,39 +26,59 @@ static float rnd_float(void)
 	return ((float)(rnd() % 2000001) - 1000000.0f) / 250000.0f;   /* -4 .. 4 */
 }
 
-static void test_dot_f32(void)
+/* A float kernel at every length from 0 to 300 and 4 misalignments, on
+ * values in -4..4 (i8: the second operand int8, -128 and 127 among them):
+ * the fast one and the reference each within the rounding bound of the
+ * exact sum (each float sum is within n ulps of the products' magnitudes).
+ * Returns the number of misses. */
+static int float_kernel_misses(int i8)
 {
 	enum { MAX = 300 };
 	static float a[MAX + 8], b[MAX + 8];
+	static int8_t b8[MAX + 8];
 	int bad = 0;
-	printf("     kernel: %s\n", em_dist_kernel());
 	for (uint32_t n = 0; n <= MAX; n++) {
 		for (uint32_t off = 0; off < 4; off++) {
 			double mag = 0.0, exact = 0.0;
 			for (uint32_t i = 0; i < n; i++) {
+				uint32_t r = rnd() % 260;
 				a[off + i] = rnd_float();
-				b[off + i] = rnd_float();
+				b8[off + i] = r >= 256 ? (int8_t)(r & 1 ? 127 : -128) : (int8_t)(r - 128);
+				b[off + i] = i8 ? (float)b8[off + i] : rnd_float();
 				mag += fabs((double)a[off + i] * b[off + i]);
 				exact += (double)a[off + i] * b[off + i];
 			}
-			float fast = em_dot(a + off, b + off, n), ref = em_dot_ref(a + off, b + off, n);
-			/* each float sum is within n ulps of the products' magnitudes */
+			float fast = i8 ? em_dot_f32_i8(a + off, b8 + off, n) : em_dot(a + off, b + off, n);
+			float ref = i8 ? em_dot_f32_i8_ref(a + off, b8 + off, n)
+			               : em_dot_ref(a + off, b + off, n);
 			double bound = (n + 2) * (double)FLT_EPSILON * mag + 1e-30;
 			bad += fabs((double)fast - exact) > bound || fabs((double)ref - exact) > bound;
 			if (n == 0)
 				bad += fast != 0.0f || ref != 0.0f;
 		}
 	}
-	CHECK_EQ(bad, 0);
-	/* unit vectors: a vector with itself is 1 */
-	float u[384];
+	return bad;
+}
+
+/* A random unit vector of n <= 384 values. */
+static void unit_vector(float *u, int n)
+{
 	double ss = 0;
-	for (int i = 0; i < 384; i++) {
+	for (int i = 0; i < n; i++) {
 		u[i] = rnd_float();
 		ss += (double)u[i] * u[i];
 	}
-	for (int i = 0; i < 384; i++)
+	for (int i = 0; i < n; i++)
 		u[i] = (float)(u[i] / sqrt(ss));
+}
+
+static void test_dot_f32(void)
+{
+	printf("     kernel: %s\n", em_dist_kernel());
+	CHECK_EQ(float_kernel_misses(0), 0);
+	/* unit vectors: a vector with itself is 1 */
+	float u[384];
+	unit_vector(u, 384);
 	CHECK(fabs(em_dot(u, u, 384) - 1.0f) < 1e-5f);
 }
 
@@ -81,6 +102,19 @@ static void test_dot_i8(void)
 	memset(m, 0x80, sizeof m);
 	CHECK_EQ(em_dot_i8(m, m, 4096), 4096 * 16384);
 	CHECK_EQ(em_dot_i8_ref(m, m, 4096), 4096 * 16384);
+}
+
+/* the asymmetric kernel (float query, int8 row) against its reference and
+ * the exact sum */
+static void test_dot_f32_i8(void)
+{
+	CHECK_EQ(float_kernel_misses(1), 0);
+	/* a quantised unit vector scored against itself, scale applied: about 1 */
+	float u[384];
+	int8_t q[384];
+	unit_vector(u, 384);
+	float sc = em_quantize_i8(u, 384, q);
+	CHECK(fabsf(em_dot_f32_i8(u, q, 384) * sc - 1.0f) < 1e-3f);
 }
 
 static void test_quantize(void)
@@ -111,6 +145,48 @@ static void test_quantize(void)
 	CHECK(qz[0] == 0 && qz[2] == 0);
 }
 
+/* About the row's middle: each value within half a step of offset + q *
+ * scale, the smallest at -127 and the largest at 127; rows of one sign
+ * (where em_quantize_i8 uses half the bytes' range) included */
+static void test_quantize_affine(void)
+{
+	float v[384], off;
+	int8_t q[384];
+	int bad = 0;
+	for (int r = 0; r < 200; r++) {
+		uint32_t n = 2 + rnd() % 383;
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = rnd_float() * (r % 7 == 0 ? 1e-6f : 1.0f) + (r % 3 == 0 ? 5.0f : 0.0f);
+		float scale = em_quantize_i8_affine(v, n, q, &off);
+		float lo = v[0], hi = v[0];
+		int8_t qlo = 127, qhi = -127;
+		for (uint32_t i = 0; i < n; i++) {
+			lo = fminf(lo, v[i]);
+			hi = fmaxf(hi, v[i]);
+			qlo = q[i] < qlo ? q[i] : qlo;
+			qhi = q[i] > qhi ? q[i] : qhi;
+		}
+		bad += !(scale > 0.0f) || fabsf(scale * 254.0f - (hi - lo)) > (hi - lo) * 1e-5f;
+		bad += fabsf(off - (lo + hi) / 2) > 1e-6f * fabsf(hi);
+		/* the ends reach -127 and 127, unless the spread is a few ulps of
+		 * the values (5 +- 1e-6: the middle itself rounds by steps) */
+		if (hi - lo > 1e-3f * fabsf(hi))
+			bad += qlo != -127 || qhi != 127;
+		for (uint32_t i = 0; i < n; i++)
+			bad += fabsf(off + (float)q[i] * scale - v[i]) > 0.5001f * scale + 1e-6f * fabsf(v[i]);
+	}
+	CHECK_EQ(bad, 0);
+	/* a constant row: the offset holds it; zero and non-finite rows: 0 */
+	float c[3] = { 0.25f, 0.25f, 0.25f }, z[3] = { 0, 0, 0 }, nf[3] = { 1, NAN, 2 };
+	int8_t qz[3] = { 1, 1, 1 };
+	CHECK(em_quantize_i8_affine(c, 3, qz, &off) == 0.0f && off == 0.25f);
+	CHECK(qz[0] == 0 && qz[1] == 0 && qz[2] == 0);
+	CHECK(em_quantize_i8_affine(z, 3, qz, &off) == 0.0f && off == 0.0f);
+	memset(qz, 1, 3);
+	CHECK(em_quantize_i8_affine(nf, 3, qz, &off) == 0.0f && off == 0.0f);
+	CHECK(qz[0] == 0 && qz[1] == 0 && qz[2] == 0);
+}
+
 int main(void)
 {
 	/* every kernel this CPU runs: SSE2, then AVX2 when it has it, then the
@@ -122,7 +198,9 @@ int main(void)
 		}
 		RUN(test_dot_f32);
 		RUN(test_dot_i8);
+		RUN(test_dot_f32_i8);
 	}
 	RUN(test_quantize);
+	RUN(test_quantize_affine);
 	return TEST_DONE();
 }

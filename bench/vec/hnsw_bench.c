@@ -3,8 +3,11 @@
  * a Gaussian mixture (CENTRES centres with N(0,1) components, each vector a
  * centre plus N(0, sigma^2) noise, unit length), queries drawn the same way.
  * Prints the build time, then per ef recall@10 (against float32 brute force)
- * and single-thread queries per second, for float32 rows, int8 rows and
- * int8 rows reranked on float32; then the merge of two graphs (rebuilding
+ * and single-thread queries per second, for float32 rows, int8 rows
+ * (scored asymmetrically, the float query against them: with a scale and
+ * an offset per row, as a segment stored as int8 is searched, and with a
+ * scale alone; and symmetrically, the query quantised too) and int8 rows
+ * reranked on float32; then the merge of two graphs (rebuilding
  * versus inserting into a copy of the larger). With -o DIR it writes the
  * vectors for bench/vec/peers.py: DIR/base.f32, DIR/queries.f32 (raw
  * little-endian float32, row after row), DIR/truth.i32 (10 ids per query)
@@ -182,7 +185,11 @@ static float *read_index(const char *dir, const char *queries, uint32_t *n, uint
 				if (!(v = realloc(v, cap * *dim * sizeof *v)))
 					exit(1);
 			}
-			memcpy(v + rows++ * *dim, vv.rows + (size_t)c * *dim, *dim * sizeof *v);
+			/* an int8 index's rows scaled back to floats */
+			float *dst = v + rows++ * *dim;
+			const float *row = ix_vecs_row(&vv, c, dst);
+			if (row != dst)
+				memcpy(dst, row, *dim * sizeof *v);
 		}
 	}
 	*n = (uint32_t)rows;
@@ -356,29 +363,66 @@ int main(int argc, char **argv)
 		return 1;
 	unsigned char *g = NULL;
 	size_t glen = 0;
-	int8_t *q8 = malloc((size_t)n * dim);
-	float *sc = malloc(sizeof(float) * n);
-	vx_hnsw *vi = NULL, *vr = NULL;
-	if (!q8 || !sc || vx_hnsw_write(h, &g, &glen))
+	/* int8 rows two ways: a scale and an offset each, as segments store
+	 * them (em_quantize_i8_affine), and a scale alone (em_quantize_i8) */
+	int8_t *q8 = malloc((size_t)n * dim), *a8 = malloc((size_t)n * dim);
+	float *sc = malloc(sizeof(float) * n), *as = malloc(sizeof(float) * n);
+	float *ao = malloc(sizeof(float) * n);
+	vx_hnsw *va = NULL, *vi = NULL, *vs = NULL, *vr = NULL;
+	if (!q8 || !sc || !a8 || !as || !ao || vx_hnsw_write(h, &g, &glen))
 		return 1;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		sc[i] = em_quantize_i8(v + (size_t)i * dim, dim, q8 + (size_t)i * dim);
-	if (vx_hnsw_view_i8(&vi, g, glen, q8, sc, NULL, n, dim, "bench") ||
-	    vx_hnsw_view_i8(&vr, g, glen, q8, sc, v, n, dim, "bench"))
+		as[i] = em_quantize_i8_affine(v + (size_t)i * dim, dim, a8 + (size_t)i * dim, &ao[i]);
+	}
+	if (vx_hnsw_view_i8(&va, g, glen, a8, as, ao, NULL, n, dim, "bench") ||
+	    vx_hnsw_view_i8(&vi, g, glen, q8, sc, NULL, NULL, n, dim, "bench") ||
+	    vx_hnsw_view_i8(&vs, g, glen, q8, sc, NULL, NULL, n, dim, "bench") ||
+	    vx_hnsw_view_i8(&vr, g, glen, a8, as, ao, v, n, dim, "bench"))
 		return 1;
+	vx_hnsw_i8_symmetric(vs, 1);
 	printf("build (m 16, ef_construction 64, one thread): %.1f s; HNSW section %zu bytes "
 	       "(%.1f per vector)\n\n", tbuild, glen, (double)glen / n);
-	printf("  ef | float32 recall   QPS | int8 recall   QPS | int8+rerank recall   QPS\n");
+	/* int8, the float query against the rows (asymmetric): rows with a
+	 * scale and an offset (what a segment stored as int8 is searched
+	 * with), rows with a scale alone; then those with the query quantised
+	 * too (symmetric); and the first reranked on the float rows */
+	printf("  ef | float32 recall   QPS | int8 recall   QPS | int8-scale recall   QPS | "
+	       "int8-sym recall   QPS | int8+rerank recall   QPS\n");
 	const uint32_t efs[] = { 10, 20, 40, 80, 160 };
 	for (int e = 0; e < 5; e++) {
-		double rf, qf, ri, qi, rr, qr;
+		double rf, qf, ra, qa, ri, qi, rs, qsy, rr, qr;
 		measure(h, qs, nq, dim, truth, efs[e], &rf, &qf);
+		measure(va, qs, nq, dim, truth, efs[e], &ra, &qa);
 		measure(vi, qs, nq, dim, truth, efs[e], &ri, &qi);
+		measure(vs, qs, nq, dim, truth, efs[e], &rs, &qsy);
 		measure(vr, qs, nq, dim, truth, efs[e], &rr, &qr);
-		printf(" %3u |        %.4f %6.0f |     %.4f %5.0f |            %.4f %5.0f\n", efs[e],
-		       rf, qf, ri, qi, rr, qr);
+		printf(" %3u |        %.4f %6.0f |     %.4f %5.0f |           %.4f %5.0f |"
+		       "         %.4f %5.0f |            %.4f %5.0f\n", efs[e], rf, qf, ra, qa, ri, qi,
+		       rs, qsy, rr, qr);
 	}
+	/* exact int8 (every row scored): what quantisation alone costs */
+	uint64_t hits8 = 0, hitsa = 0;
+	for (uint32_t q = 0; q < nq; q++) {
+		vx_hit b[K], c[K];
+		uint32_t nb = 0, nc = 0;
+		vx_brute_i8(q8, sc, NULL, n, dim, qs + (size_t)q * dim, K, NULL, b, &nb);
+		vx_brute_i8(a8, as, ao, n, dim, qs + (size_t)q * dim, K, NULL, c, &nc);
+		for (uint32_t j = 0; j < K; j++) {
+			for (uint32_t i = 0; i < nb; i++)
+				hits8 += b[i].id == truth[(size_t)q * K + j];
+			for (uint32_t i = 0; i < nc; i++)
+				hitsa += c[i].id == truth[(size_t)q * K + j];
+		}
+	}
+	printf("int8 brute force (asymmetric): recall@10 %.4f with offsets, %.4f scale alone\n",
+	       (double)hitsa / ((double)nq * K), (double)hits8 / ((double)nq * K));
+	vx_hnsw_free(va);
 	vx_hnsw_free(vi);
+	vx_hnsw_free(vs);
+	free(a8);
+	free(as);
+	free(ao);
 	vx_hnsw_free(vr);
 	fa_free(g);
 	if (filtered(h, v, n, dim, qs, nq, 0.10, dir) || filtered(h, v, n, dim, qs, nq, 0.01, dir))

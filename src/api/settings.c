@@ -108,6 +108,10 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	[API_S_HNSW_EFS] = { "hnsw.ef-search", FATHOM_SETTING_INT, "0", 0, 10000, NULL,
 	                     "HNSW beam while searching, at least the hits fetched (0: the\n"
 	                     "graph's own, 40 below 100k vectors)" },
+	[API_S_VEC_STORAGE] = { "vector.storage", FATHOM_SETTING_CHOICE, "float32", 0, 0,
+	                        "float32 int8",
+	                        "how segments written store chunk vectors: float32, or int8 with\n"
+	                        "a scale per row (a quarter of the bytes; optimize rewrites)" },
 };
 
 const fathom_setting_info *fathom_setting_at(size_t i)
@@ -315,12 +319,12 @@ void api_settings_free(api_settings *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The hnsw.* settings to the index: the graphs of the segments it writes,
- * the beam its searches use. */
+/* The hnsw.* settings and vector.storage to the index: the graphs and the
+ * vector rows of the segments it writes, the beam its searches use. */
 static void apply_graph_settings(fathom_index *fx)
 {
 	const api_settings *s = &fx->cfg;
-	ix_graph_opts o = { 0, 0, 0, 0 };
+	ix_graph_opts o = { 0, 0, 0, 0, 0 };
 	uint32_t *dst[] = { &o.min_vectors, &o.m, &o.ef_construction, &o.ef_search };
 	int row[] = { API_S_HNSW_MIN, API_S_HNSW_M, API_S_HNSW_EFC, API_S_HNSW_EFS };
 	for (size_t i = 0; i < FA_ARRAY_LEN(row); i++)
@@ -328,6 +332,9 @@ static void apply_graph_settings(fathom_index *fx)
 			*dst[i] = (uint32_t)s->num[row[i]];
 	if (o.m == 1)
 		o.m = 2;
+	/* the choice's index: 0 float32, 1 int8 */
+	o.storage = ((s->set >> API_S_VEC_STORAGE) & 1) && s->num[API_S_VEC_STORAGE] == 1
+	            ? IX_VEC_I8 : IX_VEC_F32;
 	(void)ix_set_graph_opts(fx->ix, &o);   /* the table's bounds are within its own */
 }
 

@@ -1,15 +1,20 @@
 /*
  * dist.c — the distance kernels of vector search: dot products of float32
- * and of int8 vectors (cosine on unit vectors is their dot product), and
- * the int8 quantisation of a vector.
+ * and of int8 vectors (cosine on unit vectors is their dot product), the
+ * asymmetric one of a float query against an int8 row (em_dot_f32_i8, the
+ * row's scale applied by the caller: no quantisation error on the query's
+ * side: measured, up to 0.004 of recall@10 better than quantising the query
+ * too), and the int8 quantisation of a vector:
+ * about zero with one scale (em_quantize_i8), or about the row's middle
+ * with a scale and an offset (em_quantize_i8_affine, what segments store).
  *
- * Each kernel has a plain C reference (em_dot_ref, em_dot_i8_ref), which
- * the tests hold the fast ones to. On x86-64 the fast ones use AVX2 and FMA
- * when the CPU has them (checked once, at the first call) and SSE2
- * otherwise; elsewhere the references are used as they are. The float
- * kernels add in a different order from the reference, so their results
- * differ in the last bits (the tests bound by how much); the int8 ones are
- * exact.
+ * Each kernel has a plain C reference (em_dot_ref, em_dot_i8_ref,
+ * em_dot_f32_i8_ref), which the tests hold the fast ones to. On x86-64 the
+ * fast ones use AVX2 and FMA when the CPU has them (checked once, at the
+ * first call) and SSE2 otherwise; elsewhere the references are used as
+ * they are. The float kernels add in a different order from the reference,
+ * so their results differ in the last bits (the tests bound by how much);
+ * the int8 ones are exact.
  */
 #include <math.h>
 #include <string.h>
@@ -34,6 +39,14 @@ int32_t em_dot_i8_ref(const int8_t *a, const int8_t *b, uint32_t n)
 	int32_t s = 0;
 	for (uint32_t i = 0; i < n; i++)
 		s += (int32_t)a[i] * (int32_t)b[i];
+	return s;
+}
+
+float em_dot_f32_i8_ref(const float *q, const int8_t *r, uint32_t n)
+{
+	float s = 0.0f;
+	for (uint32_t i = 0; i < n; i++)
+		s += q[i] * (float)r[i];
 	return s;
 }
 
@@ -116,6 +129,37 @@ static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b, uint32_t n)
 	return s;
 }
 
+/* The float query against an int8 row: eight bytes widened to 32-bit
+ * integers, converted to floats (exactly: |r| <= 128), multiplied and
+ * added in two chains of eight lanes. SSE2 has no byte widening worth the
+ * shuffles, so without AVX2 the reference is used. */
+__attribute__((target("avx2,fma")))
+static float dot_f32_i8_avx2(const float *q, const int8_t *r, uint32_t n)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+	uint32_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r + i));
+		__m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+		__m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)));
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x0, s0);
+		s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), x1, s1);
+	}
+	for (; i + 8 <= n; i += 8) {
+		__m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(r + i));
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)),
+		                     s0);
+	}
+	s0 = _mm256_add_ps(s0, s1);
+	__m128 h = _mm_add_ps(_mm256_castps256_ps128(s0), _mm256_extractf128_ps(s0, 1));
+	float lane[4];
+	_mm_storeu_ps(lane, h);
+	float s = (lane[0] + lane[1]) + (lane[2] + lane[3]);
+	for (; i < n; i++)
+		s += q[i] * (float)r[i];
+	return s;
+}
+
 /* 1: AVX2 and FMA; 0: SSE2 only; -1 not checked yet. Racing first calls
  * store the same value. */
 static int have_avx2 = -1;
@@ -150,6 +194,15 @@ int32_t em_dot_i8(const int8_t *a, const int8_t *b, uint32_t n)
 #endif
 }
 
+float em_dot_f32_i8(const float *q, const int8_t *r, uint32_t n)
+{
+#ifdef EM_X86
+	return use_avx2() ? dot_f32_i8_avx2(q, r, n) : em_dot_f32_i8_ref(q, r, n);
+#else
+	return em_dot_f32_i8_ref(q, r, n);
+#endif
+}
+
 int em_dist_select(int avx2)
 {
 #ifdef EM_X86
@@ -174,6 +227,35 @@ const char *em_dist_kernel(void)
 #else
 	return "scalar";
 #endif
+}
+
+float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offset)
+{
+	float lo = n ? v[0] : 0.0f, hi = lo;
+	for (uint32_t i = 1; i < n; i++) {
+		lo = fminf(lo, v[i]);
+		hi = fmaxf(hi, v[i]);
+	}
+	memset(out, 0, n);
+	*offset = 0.0f;
+	/* halves first: lo + hi may overflow where their halves do not */
+	float mid = 0.5f * lo + 0.5f * hi, scale = 0.5f * hi - 0.5f * lo;
+	if (!isfinite(lo) || !isfinite(hi) || !isfinite(mid) || !isfinite(scale))
+		return 0.0f;
+	for (uint32_t i = 0; i < n; i++)
+		if (isnan(v[i]))
+			return 0.0f;   /* fminf and fmaxf pass a NaN by unseen */
+	*offset = mid;
+	scale /= 127.0f;
+	if (!(scale > 0.0f))
+		return 0.0f;   /* every value is mid: the offset alone holds the row */
+	/* divided, not multiplied by 1 / scale, which a subnormal scale makes
+	 * infinite */
+	for (uint32_t i = 0; i < n; i++) {
+		float q = nearbyintf((v[i] - mid) / scale);
+		out[i] = (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : q);
+	}
+	return scale;
 }
 
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out)

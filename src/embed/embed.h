@@ -321,6 +321,12 @@ float em_dot(const float *a, const float *b, uint32_t n);
 int32_t em_dot_i8(const int8_t *a, const int8_t *b, uint32_t n);
 float em_dot_ref(const float *a, const float *b, uint32_t n);
 int32_t em_dot_i8_ref(const int8_t *a, const int8_t *b, uint32_t n);
+/* The float q against the int8 row r (asymmetric: the query is not
+ * quantised): sum q[i] * r[i]; times the row's scale, the cosine. AVX2 +
+ * FMA when the CPU has them, else the reference; the two differ in
+ * rounding only. */
+float em_dot_f32_i8(const float *q, const int8_t *r, uint32_t n);
+float em_dot_f32_i8_ref(const float *q, const int8_t *r, uint32_t n);
 /* The kernel em_dot uses: "avx2", "sse2" or "scalar". */
 const char *em_dist_kernel(void);
 /* For tests: 1 the AVX2 kernels, 0 the SSE2 ones, -1 the CPU's choice
@@ -330,6 +336,15 @@ int em_dist_select(int avx2);
  * largest |v[i]| to 127); returns the scale (0 for a zero or non-finite
  * vector, out all 0). */
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out);
+/* v as int8 about its own middle: *offset the middle of its smallest and
+ * largest values, the scale (returned) half their spread over 127, so that
+ * v[i] ~ *offset + out[i] * scale, the smallest at -127, the largest at
+ * 127 (|out[i]| <= 127): the full range of the bytes used whatever the
+ * row's skew, where em_quantize_i8 uses half of it for a row of positive
+ * values. Scale 0 and out all 0 for a constant row (the offset holds it),
+ * and with offset 0 too for one that is not finite. How a segment stores
+ * int8 rows (docs/FORMAT.md 5.12). */
+float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offset);
 
 /* ---- safetensors.c: the container of Model2Vec's matrix ---------------------
  *

@@ -46,7 +46,8 @@ static int by_live_size(const void *a, const void *b, void *ctx)
 }
 
 /* Choose the segments to merge: those with too many deletions (and, for
- * ix_optimize, those of an older format), then the smallest while there are
+ * ix_optimize, those of an older format or whose vectors are stored as
+ * another element type than vector.storage), then the smallest while there are
  * too many segments, then any next-smallest no bigger than the group so far
  * (so a merged segment grows geometrically and no segment is rewritten over
  * and over for small additions). */
@@ -61,6 +62,19 @@ static int vectors_current(const ix_segment *s, uint64_t fp)
 		return 0;
 	}
 	return v.fp == fp && v.present == v.count;
+}
+
+/* Are s's vectors stored as the index stores them now (vector.storage)?
+ * No vectors: yes. An optimize rewrites the segments where not. */
+static int vectors_stored_as(const ix_segment *s, uint32_t storage)
+{
+	ix_vecs v;
+	int rc = seg_vectors(s, &v);
+	if (rc) {
+		fa_err_clear();
+		return 1;
+	}
+	return v.elem == (storage == IX_VEC_I8 ? IX_VEC_I8 : IX_VEC_F32);
 }
 
 static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)
@@ -79,6 +93,7 @@ static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)
 		if (all_deleted(w) ||
 		    (nc && (double)ix_wseg_ndel_chunks(w) > ix->merge_max_deleted * (double)nc) ||
 		    (ix->merge_upgrade && w->seg->version < IX_FORMAT_VERSION) ||
+		    (ix->merge_upgrade && !vectors_stored_as(w->seg, ix->graph.storage)) ||
 		    (ix->embed.embed && nc && !vectors_current(w->seg, ix->embed.fp))) {
 			pick[i] = 1;
 			k++;

@@ -195,15 +195,41 @@ int ix_rollback(ix_index *ix);
 
 #define IX_VEC_MAX_DIM 4096u        /* as EM_MAX_DIM */
 
-/* A segment's vectors, read in place. */
+/* The element types of VECS rows (docs/FORMAT.md 5.12; values only ever
+ * appended): float32, or int8 with one float32 scale per row. */
+#define IX_VEC_F32 1u
+#define IX_VEC_I8 2u
+
+/* A segment's vectors, read in place: float32 rows (rows), or int8 rows
+ * (qrows, row i ~ offsets[i] + qrows[i * dim ..] * scales[i]; rows NULL). */
 typedef struct ix_vecs {
 	uint32_t dim, count, present;
+	uint32_t elem;               /* IX_VEC_F32 or IX_VEC_I8 */
 	uint64_t fp;                 /* the embedder's fingerprint */
 	const uint8_t *bits;         /* count bits: has a vector */
-	const float *rows;           /* count * dim, 64-byte aligned */
+	const float *rows;           /* float32: count * dim, 64-byte aligned */
+	const int8_t *qrows;         /* int8: count * dim, 64-byte aligned */
+	const float *scales;         /* int8: count, 64-byte aligned */
+	const float *offsets;        /* int8: count, 64-byte aligned */
 } ix_vecs;
-/* FATHOM_ENOTFOUND when the segment has none; the section checked. */
+/* FATHOM_ENOTFOUND when the segment has none; the section's header, size
+ * and bitmap checked (O(count / 8)), not its values: a score that is not
+ * finite is FATHOM_ECORRUPT where it is computed, the graph's view checks
+ * every scale, and seg_vectors_verify checks all. */
 int seg_vectors(const ix_segment *s, ix_vecs *out);
+/* Every value of the section: rows with a vector finite (int8: their scale
+ * finite and not negative, their offset finite, no value -128), rows
+ * without all zero. FATHOM_ECORRUPT naming the file. For `fathom verify`. */
+int seg_vectors_verify(const ix_segment *s);
+/* Row c of v as floats into tmp (dim values): int8 rows scaled back,
+ * exactly as the HNSW merge scales them (q * scale + offset, in float).
+ * Returns tmp, or the row in place for float32 rows. */
+const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp);
+/* The cosine of the float query q with row c (dim values): em_dot for
+ * float32 rows; for int8 ones em_dot_f32_i8 times the row's scale, plus its
+ * offset times qsum, the sum of q's values (ix_vecs_qsum, once a query). */
+float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c);
+float ix_vecs_qsum(const float *q, uint32_t dim);
 
 /* The HNSW graph over a segment's vectors (the HNSW section, docs/FORMAT.md
  * 5.13): node i is chunk i (VECS row i); a chunk without a vector is a hole
@@ -218,6 +244,9 @@ int seg_vectors(const ix_segment *s, ix_vecs *out);
 typedef struct ix_graph_opts {
 	uint32_t min_vectors;   /* 0: IX_HNSW_MIN_VECTORS; UINT32_MAX: no graphs */
 	uint32_t m, ef_construction, ef_search;
+	uint32_t storage;       /* VECS rows written: 0 or IX_VEC_F32, IX_VEC_I8
+	                         * (a merge converts; optimize rewrites segments
+	                         * of the other type) */
 } ix_graph_opts;
 /* For the segments this handle writes from now on. FATHOM_EINVAL for m
  * outside 2..64, an ef outside 0..10000. */

@@ -33,6 +33,8 @@
  * handed out in order and written back in order: the same vectors, and
  * the same bytes, whatever the threads.
  */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "index/index_int.h"
@@ -75,6 +77,8 @@ typedef struct merge_vec {
 	size_t *slot_at;         /* each slot's first chunk */
 	size_t nslots;
 	uint64_t embedded;       /* chunks embedded here (not copied) */
+	float *row;              /* an int8 row scaled back (room for row_dim) */
+	uint32_t row_dim;
 } merge_vec;
 
 /* The inputs' text is read in windows of whole runs of frames, not one
@@ -205,9 +209,26 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	if (have) {
 		if (!mv->fp)
 			mv->fp = m->vec.fp;
+		if (m->vec.elem == IX_VEC_I8 && mv->row_dim < m->vec.dim) {
+			fa_free(mv->row);
+			mv->row_dim = 0;
+			if (!(mv->row = fa_malloc((size_t)m->vec.dim * sizeof *mv->row)))
+				return fa_err(FATHOM_ENOMEM, "merge: vectors");
+			mv->row_dim = m->vec.dim;
+		}
 		for (uint32_t i = 0; i < n; i++) {
-			int rc = ix_segw_chunk_vector(w, m->map[c0 + i],
-			                              m->vec.rows + (size_t)(c0 + i) * m->vec.dim,
+			uint32_t c = c0 + i;
+			/* int8 rows scaled back (as vx_hnsw_merge does): the writer
+			 * keeps floats, and quantising them again gives the same int8
+			 * values (the scale within a rounding) when it stores int8 */
+			if (m->vec.elem == IX_VEC_I8 &&
+			    !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX &&
+			      isfinite(m->vec.offsets[c])))
+				return fa_err(FATHOM_ECORRUPT,
+				              "%s: section 'VECS': chunk %u's scale is %g, its offset %g",
+				              s->path, c, (double)m->vec.scales[c],
+				              (double)m->vec.offsets[c]);
+			int rc = ix_segw_chunk_vector(w, m->map[c], ix_vecs_row(&m->vec, c, mv->row),
 			                              m->vec.dim, m->vec.fp);
 			if (rc)
 				return rc;
@@ -341,7 +362,11 @@ static int merge_graph(ix_index *ix, ix_segw *w, const merge_in *m, size_t n, co
 			live += in->map[c] != IX_END;
 		if (!live)
 			continue;
-		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc)
+		/* int8 rows: no input graph can be reused (vx_hnsw_merge reuses
+		 * only float ones), so the writer builds it from the merged rows,
+		 * the same work */
+		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc ||
+		    in->vec.elem != IX_VEC_F32)
 			goto done;   /* the writer builds it */
 		if (!(keep[ng] = fa_calloc((size_t)nc / 8 + 1, 1))) {
 			rc = fa_err(FATHOM_ENOMEM, "merge: HNSW graphs");
@@ -837,6 +862,7 @@ cleanup:
 	fa_free(mv.chunk);
 	fa_free(mv.texts);
 	fa_free(mv.out);
+	fa_free(mv.row);
 	fa_free(m);
 	fa_free(path);
 	return rc;

@@ -1146,6 +1146,7 @@ static int write_vectors(ix_segw *w)
 		return 0;
 	fbuf b;
 	fbuf_init(&b, 0);
+	w->vec.elem = w->gopts.storage;
 	int rc = ix_vecw_encode(&w->vec, ix_segw_nchunks(w), &b);
 	if (!rc && !(rc = align64(w)))
 		rc = write_section(w, IX_SEC_VECTORS, b.data, b.len);

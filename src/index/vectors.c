@@ -5,25 +5,42 @@
  *   0    4  u32 version (1)
  *   4    4  u32 dim (1..IX_VEC_MAX_DIM)
  *   8    4  u32 count: the segment's nchunks
- *   12   4  u32 element: 1 float32
+ *   12   4  u32 element: 1 float32, 2 int8 with a float32 scale and offset
+ *           per row
  *   16   8  u64 embedder fingerprint: fa_hash64 of the embedder's ident
  *   24   4  u32 present: chunks with a vector
  *   28   36 reserved (0)
  *   64   B  bitmap, bit i (byte i / 8, bit i % 8) set when chunk i has a
  *           vector; B = ceil(count / 8) rounded up to a multiple of 64
+ *   float32 (element 1):
  *   64+B    count rows of dim little-endian float32, row i chunk i's: a
  *           unit vector when its bit is set, zeros when not
+ *   int8 (element 2):
+ *   64+B    S: count little-endian float32 scales, then zeros to a
+ *           multiple of 64 bytes (S = round64(4 count)); scale i finite and
+ *           not negative, 0 when bit i is not set
+ *   64+B+S  S: count little-endian float32 offsets, then zeros; offset i
+ *           finite, 0 when bit i is not set
+ *   64+B+2S count rows of dim int8 (-127..127), row i ~ offset i + its
+ *           values times scale i (em_quantize_i8_affine of the unit vector),
+ *           zeros when bit i is not set
  *
  * The writer starts the section at a file offset that is a multiple of 64
  * (padding before it is covered by the page CRCs like any byte), so the
- * rows can be read in place as floats. A reader checks the header against
- * the segment (count = nchunks, the size exact, the bitmap's count equal to
- * present), and the pages the section spans, once, before the first read.
- * Rows are checked for what a search needs (finite values) when first
- * scored.
+ * rows can be read in place as floats (and the scales, the offsets and the
+ * int8 rows start at multiples of 64 too). The writer keeps float rows
+ * whatever it stores, and quantises them when it encodes an int8 section,
+ * so a flush builds the graph on the floats. A reader checks the header against the segment
+ * (count = nchunks, the size exact, the bitmap's count equal to present),
+ * and the pages the section spans, once, before the first read. Values are
+ * checked for what a search needs when scored: the score finite (a NaN or
+ * infinite scale or value makes it not; the graph's view checks every
+ * scale at once); seg_vectors_verify checks everything.
  */
+#include <float.h>
 #include <math.h>
 
+#include "embed/embed.h"
 #include "index/index_int.h"
 #include "vec/vec.h"
 
@@ -33,6 +50,23 @@ static uint64_t bitmap_bytes(uint32_t count)
 {
 	uint64_t b = ((uint64_t)count + 7) / 8;
 	return (b + 63) / 64 * 64;
+}
+
+/* int8: the bytes of the scales (and of the offsets), padded so what
+ * follows starts at a multiple of 64 */
+static uint64_t scale_bytes(uint32_t count)
+{
+	return ((uint64_t)count * 4 + 63) / 64 * 64;
+}
+
+/* The section's exact length (count and dim within their u32 ranges: no
+ * overflow in 64 bits). */
+static uint64_t section_len(uint32_t elem, uint32_t count, uint32_t dim)
+{
+	uint64_t rows = (uint64_t)count * dim;
+	if (elem == IX_VEC_I8)
+		return VEC_HDR + bitmap_bytes(count) + 2 * scale_bytes(count) + rows;
+	return VEC_HDR + bitmap_bytes(count) + rows * 4;
 }
 
 int ix_vecw_set(ix_vecw *v, uint32_t dim, uint64_t fp)
@@ -92,6 +126,38 @@ size_t ix_vecw_mem(const ix_vecw *v)
 	return v->rows.cap + v->bits.cap;
 }
 
+static void store_float(unsigned char *p, float f)
+{
+	uint32_t bits;
+	memcpy(&bits, &f, 4);
+	fa_store32(p, bits);
+}
+
+/* The int8 rows of an IX_VEC_I8 section: the scales and the offsets
+ * (padded), then the rows, each quantised from the writer's float row (a
+ * row without a vector is zeros and quantises to scale 0, offset 0 and
+ * zeros). */
+static int encode_i8(const ix_vecw *v, uint32_t nchunks, fbuf *out)
+{
+	const float *rows = (const float *)(const void *)v->rows.data;
+	size_t at = out->len, sb = (size_t)scale_bytes(nchunks);
+	if (fbuf_put_zeros(out, 2 * sb))
+		return out->err;
+	int8_t *q = fa_malloc(v->dim);
+	if (!q)
+		return fa_err(FATHOM_ENOMEM, "vectors");
+	for (uint32_t c = 0; c < nchunks; c++) {
+		float off;
+		float sc = em_quantize_i8_affine(rows + (size_t)c * v->dim, v->dim, q, &off);
+		store_float(out->data + at + (size_t)c * 4, sc);
+		store_float(out->data + at + sb + (size_t)c * 4, off);
+		if (fbuf_append(out, q, v->dim))
+			break;
+	}
+	fa_free(q);
+	return out->err;
+}
+
 int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out)
 {
 	int rc = pad_rows(v, nchunks);
@@ -100,16 +166,21 @@ int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out)
 	size_t row = (size_t)v->dim * sizeof(float);
 	if (v->rows.len != (size_t)nchunks * row)
 		return fa_err(FATHOM_EINVAL, "vectors for more chunks than the segment has");
+	uint32_t elem = v->elem == IX_VEC_I8 ? IX_VEC_I8 : IX_VEC_F32;
 	unsigned char h[VEC_HDR] = { 0 };
 	fa_store32(h, 1);
 	fa_store32(h + 4, v->dim);
 	fa_store32(h + 8, nchunks);
-	fa_store32(h + 12, IX_VEC_F32);
+	fa_store32(h + 12, elem);
 	fa_store64(h + 16, v->fp);
 	fa_store32(h + 24, v->present);
 	fbuf_append(out, h, sizeof h);
 	fbuf_append(out, v->bits.data, v->bits.len);
 	fbuf_put_zeros(out, (size_t)(bitmap_bytes(nchunks) - v->bits.len));
+	if (out->err)
+		return out->err;
+	if (elem == IX_VEC_I8)
+		return encode_i8(v, nchunks, out);
 	fbuf_append(out, v->rows.data, v->rows.len);
 	return out->err;
 }
@@ -152,7 +223,7 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	if (version != 1)
 		return fa_err(FATHOM_EVERSION, "%s: section 'VECS' of version %u (this build reads 1)",
 		              s->path, version);
-	if (elem != IX_VEC_F32)
+	if (elem != IX_VEC_F32 && elem != IX_VEC_I8)
 		return fa_err(FATHOM_EVERSION, "%s: section 'VECS': element type %u unknown", s->path,
 		              elem);
 	if (dim == 0 || dim > IX_VEC_MAX_DIM)
@@ -160,7 +231,7 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	if (count != s->nchunks)
 		return vcorrupt(s, "its count is not the segment's chunks");
 	uint64_t bb = bitmap_bytes(count);
-	if ((uint64_t)count * dim * 4 + bb + VEC_HDR != len)
+	if (section_len(elem, count, dim) != len)
 		return vcorrupt(s, "its size does not match its count and dimension");
 	const uint8_t *bits = h + VEC_HDR;
 	uint64_t have = 0;
@@ -173,9 +244,77 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	out->dim = dim;
 	out->count = count;
 	out->present = present;
+	out->elem = elem;
 	out->fp = fa_load64(h + 16);
 	out->bits = bits;
-	out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
+	if (elem == IX_VEC_I8) {
+		out->scales = (const float *)(const void *)(h + VEC_HDR + bb);
+		out->offsets = (const float *)(const void *)(h + VEC_HDR + bb + scale_bytes(count));
+		out->qrows = (const int8_t *)(h + VEC_HDR + bb + 2 * scale_bytes(count));
+	} else {
+		out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
+	}
+	return 0;
+}
+
+const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp)
+{
+	if (v->rows)
+		return v->rows + (size_t)c * v->dim;
+	const int8_t *q = v->qrows + (size_t)c * v->dim;
+	float sc = v->scales[c], off = v->offsets[c];
+	for (uint32_t k = 0; k < v->dim; k++)
+		tmp[k] = (float)q[k] * sc + off;
+	return tmp;
+}
+
+float ix_vecs_qsum(const float *q, uint32_t dim)
+{
+	float s = 0.0f;
+	for (uint32_t k = 0; k < dim; k++)
+		s += q[k];
+	return s;
+}
+
+float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c)
+{
+	if (v->rows)
+		return em_dot(q, v->rows + (size_t)c * v->dim, v->dim);
+	return em_dot_f32_i8(q, v->qrows + (size_t)c * v->dim, v->dim) * v->scales[c] +
+	       v->offsets[c] * qsum;
+}
+
+int seg_vectors_verify(const ix_segment *s)
+{
+	ix_vecs v;
+	int rc = seg_vectors(s, &v);
+	if (rc == FATHOM_ENOTFOUND) {
+		fa_err_clear();
+		return 0;
+	}
+	if (rc)
+		return rc;
+	for (uint32_t c = 0; c < v.count; c++) {
+		int set = v.bits[c >> 3] >> (c & 7) & 1, bad = 0;
+		if (v.elem == IX_VEC_I8) {
+			float sc = v.scales[c], off = v.offsets[c];
+			const int8_t *q = v.qrows + (size_t)c * v.dim;
+			if (set)
+				bad = !(sc >= 0.0f && sc <= FLT_MAX) || !isfinite(off);
+			else
+				bad = sc != 0.0f || off != 0.0f;
+			for (uint32_t k = 0; k < v.dim && !bad; k++)
+				bad = q[k] == -128 || (!set && q[k]);
+		} else {
+			const float *r = v.rows + (size_t)c * v.dim;
+			for (uint32_t k = 0; k < v.dim && !bad; k++)
+				bad = set ? !isfinite(r[k]) : r[k] != 0.0f;
+		}
+		if (bad)
+			return fa_err(FATHOM_ECORRUPT, "%s: section 'VECS': chunk %u's %s", s->path, c,
+			              set ? "vector, scale or offset is not finite (or the scale negative)"
+			                  : "row is not zero though it has no vector");
+	}
 	return 0;
 }
 
@@ -199,6 +338,9 @@ void ix_graph_params(const ix_graph_opts *o, uint32_t count, vx_params *p)
 
 int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o)
 {
+	if (o->storage > IX_VEC_I8)
+		return fa_err(FATHOM_EINVAL, "vector storage %u (0, %u float32, %u int8)", o->storage,
+		              IX_VEC_F32, IX_VEC_I8);
 	if ((o->m && (o->m < 2 || o->m > VX_MAX_M)) || o->ef_construction > VX_MAX_K ||
 	    o->ef_search > VX_MAX_K)
 		return fa_err(FATHOM_EINVAL, "HNSW m %u (2 to %u), ef-construction %u and ef-search %u "
@@ -239,7 +381,12 @@ int seg_graph(const ix_segment *s, const vx_hnsw **out)
 	if (rc || (rc = seg_check_range(s, off, len)))
 		return rc;
 	vx_hnsw *mine;
-	if ((rc = vx_hnsw_view(&mine, s->data + off, (size_t)len, v.rows, v.count, v.dim, s->path)))
+	if (v.elem == IX_VEC_I8)
+		rc = vx_hnsw_view_i8(&mine, s->data + off, (size_t)len, v.qrows, v.scales, v.offsets,
+		                     NULL, v.count, v.dim, s->path);
+	else
+		rc = vx_hnsw_view(&mine, s->data + off, (size_t)len, v.rows, v.count, v.dim, s->path);
+	if (rc)
 		return rc;
 	if (__atomic_compare_exchange_n(slot, &have, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		have = mine;

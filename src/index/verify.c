@@ -19,7 +19,10 @@ int ix_verify(ix_index *ix)
 		ix_segment *s = ix->segs[i];
 		if ((rc = seg_verify(s)) != 0)
 			return rc;
-		/* the HNSW graph's structure (seg_graph checks what a search reads) */
+		/* every vector's values, then the HNSW graph's structure
+		 * (seg_graph checks what a search reads) */
+		if ((rc = seg_vectors_verify(s)) != 0)
+			return rc;
 		const struct vx_hnsw *g;
 		if ((rc = seg_graph(s, &g)) == FATHOM_ENOTFOUND)
 			rc = 0;

@@ -13,11 +13,17 @@
  * where to walk), with a beam of max(the graph's ef_search, fetch); when
  * they are under VX_BRUTE_SHARE of the graph, vx_hnsw_search scores just
  * them, exactly. Other segments take the exact path: every allowed vector
- * scored (em_dot, SIMD). FATHOM_VECTOR_EXACT in the environment forces the
- * exact path everywhere (tests and evaluations compare the two). Segments
- * made by another embedder (another fingerprint) or without vectors are
- * counted, and the receipt says so, not searched.
+ * scored (ix_vecs_score: em_dot on float32 rows; on int8 rows the float
+ * query against the int8 values times the row's scale, em_dot_f32_i8, plus
+ * the row's offset times the query's sum, the query never quantised). A
+ * score that is not finite (a damaged row, scale or offset) is
+ * FATHOM_ECORRUPT naming the segment. FATHOM_VECTOR_EXACT in the
+ * environment forces the exact path everywhere (tests and evaluations
+ * compare the two). Segments made by another embedder (another
+ * fingerprint) or without vectors are counted, and the receipt says so,
+ * not searched.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,7 +176,7 @@ static int graph_segment(q_vector *vs, fa_arena *work, const ix_segment *s, uint
 		return rc;
 	vs->graph_segments++;
 	for (uint32_t i = 0; i < nh; i++) {
-		if (!(hits[i].score == hits[i].score))
+		if (!isfinite(hits[i].score))
 			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite", seg_path(s),
 			              hits[i].id);
 		heap_offer(heap, n, fetch, (vhit){ hits[i].score, si, hits[i].id });
@@ -190,6 +196,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		return fa_err(FATHOM_ENOMEM, "vector candidates");
 	uint32_t n = 0;
 	size_t nseg = ix_nsegments(ix);
+	float qsum = ix_vecs_qsum(qv->v, qv->dim);   /* for int8 rows' offsets */
 	int exact = exact_forced() || fetch > VX_MAX_K;
 	for (size_t si = 0; si < nseg; si++) {
 		ix_segment *s = ix_segment_at(ix, si);
@@ -229,9 +236,9 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 				continue;
 			if (seg_is_deleted(s, c))
 				continue;
-			vhit x = { em_dot(qv->v, v.rows + (size_t)c * v.dim, v.dim), (uint32_t)si, c };
+			vhit x = { ix_vecs_score(&v, qv->v, qsum, c), (uint32_t)si, c };
 			vs->scored++;
-			if (!(x.score == x.score))
+			if (!isfinite(x.score))
 				return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
 				              seg_path(s), c);
 			heap_offer(heap, &n, fetch, x);
@@ -253,6 +260,7 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 	if (!vv || !state || !h)
 		return fa_err(FATHOM_ENOMEM, "vector rescoring");
 	uint32_t n = 0;
+	float qsum = ix_vecs_qsum(qv->v, qv->dim);
 	for (size_t i = 0; i < kw->n; i++) {
 		uint32_t si = kw->v[i].seg, c = kw->v[i].chunk;
 		if (si >= nseg)
@@ -270,7 +278,11 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 			vs->chunks_without++;
 			continue;
 		}
-		h[n++] = (vhit){ em_dot(qv->v, vv[si].rows + (size_t)c * qv->dim, qv->dim), si, c };
+		h[n] = (vhit){ ix_vecs_score(&vv[si], qv->v, qsum, c), si, c };
+		if (!isfinite(h[n].score))
+			return fa_err(FATHOM_ECORRUPT, "%s: chunk %u's vector is not finite",
+			              seg_path(ix_segment_at(ix, si)), c);
+		n++;
 		vs->scored++;
 	}
 	return emit_sorted(out, work, h, n);

@@ -46,24 +46,34 @@ void vx_params_for(uint64_t n, vx_params *p)
 	}
 }
 
-/* A query as the rows want it: the floats, and for int8 rows the query
- * quantised the same way (its own scale). */
+/* A query as the rows want it: the floats, and for int8 rows that score
+ * symmetrically (vx_hnsw_i8_symmetric) the query quantised the same way
+ * (its own scale). int8 rows otherwise score asymmetrically: the float
+ * query against the int8 values, times the row's scale. */
 typedef struct query {
 	const float *f;
 	int8_t q[VX_MAX_DIM];
 	float qs;
+	float sum;       /* the sum of the query's values, for rows' offsets */
 } query;
 
 static void query_init(query *q, const vx_rows *r, const float *v)
 {
 	q->f = v;
-	q->qs = r->q ? em_quantize_i8(v, r->dim, q->q) : 0.0f;
+	q->qs = r->q && r->sym ? em_quantize_i8(v, r->dim, q->q) : 0.0f;
+	q->sum = 0.0f;
+	for (uint32_t i = 0; r->o && i < r->dim; i++)
+		q->sum += v[i];
 }
 
 static inline float score_of(const vx_rows *r, const query *q, uint32_t id)
 {
+	float off = r->o ? r->o[id] * q->sum : 0.0f;
+	if (r->q && r->sym)
+		return (float)em_dot_i8(q->q, r->q + (size_t)id * r->dim, r->dim) * (q->qs * r->s[id]) +
+		       off;
 	if (r->q)
-		return (float)em_dot_i8(q->q, r->q + (size_t)id * r->dim, r->dim) * (q->qs * r->s[id]);
+		return em_dot_f32_i8(q->f, r->q + (size_t)id * r->dim, r->dim) * r->s[id] + off;
 	return em_dot(q->f, r->f + (size_t)id * r->dim, r->dim);
 }
 
@@ -558,8 +568,9 @@ static const float *row_of(const vx_hnsw *g, uint32_t i, float *tmp)
 	if (g->rows.f)
 		return g->rows.f + (size_t)i * g->dim;
 	const int8_t *r = g->rows.q + (size_t)i * g->dim;
+	float o = g->rows.o ? g->rows.o[i] : 0.0f;
 	for (uint32_t k = 0; k < g->dim; k++)
-		tmp[k] = (float)r[k] * g->rows.s[i];
+		tmp[k] = (float)r[k] * g->rows.s[i] + o;
 	return tmp;
 }
 
@@ -712,14 +723,15 @@ static int brute_rows(const vx_rows *r, uint32_t count, const float *qv, uint32_
 int vx_brute(const float *vecs, uint32_t count, uint32_t dim, const float *q, uint32_t k,
              const vx_filter *f, vx_hit *out, uint32_t *n)
 {
-	vx_rows r = { vecs, NULL, NULL, dim };
+	vx_rows r = { vecs, NULL, NULL, NULL, dim, 0 };
 	return brute_rows(&r, count, q, k, f, out, n);
 }
 
-int vx_brute_i8(const int8_t *rows, const float *scales, uint32_t count, uint32_t dim,
-                const float *q, uint32_t k, const vx_filter *f, vx_hit *out, uint32_t *n)
+int vx_brute_i8(const int8_t *rows, const float *scales, const float *offsets, uint32_t count,
+                uint32_t dim, const float *q, uint32_t k, const vx_filter *f, vx_hit *out,
+                uint32_t *n)
 {
-	vx_rows r = { NULL, rows, scales, dim };
+	vx_rows r = { NULL, rows, scales, offsets, dim, 0 };
 	return brute_rows(&r, count, q, k, f, out, n);
 }
 

@@ -22,12 +22,17 @@
 #include "vec/vec.h"
 
 /* The rows a search scores: float32 (f), or int8 (q) with one scale per row
- * (s: row i ~ q[i] * s[i]). */
+ * and optionally an offset (s, o: row i ~ o[i] + q[i] * s[i]), scored
+ * against the float query (asymmetric: q . row = o[i] * sum(q) + s[i] *
+ * (q . q[i])), or with sym set against the query quantised too
+ * (em_dot_i8). */
 typedef struct vx_rows {
 	const float *f;
 	const int8_t *q;
 	const float *s;
+	const float *o;     /* NULL: offsets 0 */
 	uint32_t dim;
+	int sym;
 } vx_rows;
 
 struct vx_hnsw {

@@ -36,6 +36,7 @@
  * catches damage; these checks keep a reader safe from a writer's bug or
  * a crafted file.
  */
+#include <math.h>
 #include <string.h>
 
 #include "fathom.h"
@@ -238,6 +239,10 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 		for (uint32_t i = 0; i < n; i++)
 			if (!(rows->s[i] >= 0.0f && rows->s[i] <= 3.4e38f))
 				return BAD("%s: int8 row %u has scale %g", name, i, (double)rows->s[i]);
+	if (rows->o)
+		for (uint32_t i = 0; i < n; i++)
+			if (!isfinite(rows->o[i]))
+				return BAD("%s: int8 row %u has offset %g", name, i, (double)rows->o[i]);
 	vx_hnsw *h = new_view(rows, n, dim);
 	if (!h)
 		return fa_err(FATHOM_ENOMEM, "HNSW view");
@@ -282,16 +287,22 @@ static int view(vx_hnsw **out, const unsigned char *g, size_t len, const vx_rows
 int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
                  uint32_t n, uint32_t dim, const char *name)
 {
-	vx_rows r = { vecs, NULL, NULL, dim };
+	vx_rows r = { vecs, NULL, NULL, NULL, dim, 0 };
 	return view(out, graph, len, &r, n, dim, name);
 }
 
 int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
-                    const float *scales, const float *rerank, uint32_t n, uint32_t dim,
-                    const char *name)
+                    const float *scales, const float *offsets, const float *rerank, uint32_t n,
+                    uint32_t dim, const char *name)
 {
-	vx_rows r = { rerank, rows, scales, dim };
+	vx_rows r = { rerank, rows, scales, offsets, dim, 0 };
 	return view(out, graph, len, &r, n, dim, name);
+}
+
+void vx_hnsw_i8_symmetric(vx_hnsw *h, int on)
+{
+	if (h && h->view)
+		h->rows.sym = on ? 1 : 0;
 }
 
 int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim)
@@ -302,7 +313,7 @@ int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim)
 	if (n && !vecs)
 		return fa_err(FATHOM_EINVAL, "no vectors for an HNSW merge input");
 	/* no links: never walked, never the graph a merge reuses (m 0) */
-	vx_rows r = { vecs, NULL, NULL, dim };
+	vx_rows r = { vecs, NULL, NULL, NULL, dim, 0 };
 	if (!(*out = new_view(&r, n, dim)))
 		return fa_err(FATHOM_ENOMEM, "HNSW merge input");
 	return 0;

@@ -14,9 +14,11 @@
  *            over mapped bytes (links and vectors not copied), after one
  *            O(size) check of everything a search reads
  *
- * Vectors are float32 rows, or int8 rows with one scale each (em_quantize_i8;
- * the query is quantised the same way and scored with em_dot_i8), optionally
- * with the float32 rows at hand to rescore the beam. A graph is built on
+ * Vectors are float32 rows, or int8 rows with one scale each and optionally
+ * an offset (em_quantize_i8, em_quantize_i8_affine; the float query is
+ * scored against them with em_dot_f32_i8, times the row's scale, plus its
+ * offset times the query's sum: asymmetric, no error on the query's side),
+ * optionally with the float32 rows at hand to rescore the beam. A graph is built on
  * float32 rows; a view may search it over either. Merging builds one graph
  * from several, leaving deleted vectors out.
  */
@@ -82,10 +84,13 @@ int vx_hnsw_search(const vx_hnsw *h, const float *q, uint32_t k, uint32_t ef,
 /* The same, exact: every allowed vector scored. */
 int vx_brute(const float *vecs, uint32_t count, uint32_t dim, const float *q, uint32_t k,
              const vx_filter *f, vx_hit *out, uint32_t *n);
-/* The same over int8 rows (row i ~ rows[i] * scales[i]); the query is
- * quantised as the rows were, so scores are approximate. */
-int vx_brute_i8(const int8_t *rows, const float *scales, uint32_t count, uint32_t dim,
-                const float *q, uint32_t k, const vx_filter *f, vx_hit *out, uint32_t *n);
+/* The same over int8 rows (row i ~ offsets[i] + rows[i] * scales[i];
+ * offsets NULL: 0), scored against the float query (em_dot_f32_i8 times
+ * the scale, plus the offset times the query's sum): approximate only by
+ * the rows' rounding. */
+int vx_brute_i8(const int8_t *rows, const float *scales, const float *offsets, uint32_t count,
+                uint32_t dim, const float *q, uint32_t k, const vx_filter *f, vx_hit *out,
+                uint32_t *n);
 /* The graph's float vectors (count * dim); for a view over int8 rows, its
  * rerank rows (NULL without). */
 const float *vx_hnsw_vectors(const vx_hnsw *h);
@@ -97,7 +102,8 @@ const float *vx_hnsw_vectors(const vx_hnsw *h);
  * into *out (fa_malloc'd, the caller fa_frees), *len bytes.
  *
  * vx_hnsw_view: a read-only graph over those bytes and n rows of dim floats
- * (vx_hnsw_view_i8: int8 rows and one scale per row; with float rows in
+ * (vx_hnsw_view_i8: int8 rows, one scale per row and optionally one offset
+ * (NULL: 0; row i ~ offsets[i] + rows[i] * scales[i]); with float rows in
  * rerank, too, the walk reads the int8 rows and the beam's ef survivors
  * are scored again on the floats: exact scores, float recall, while the
  * float pages touched are ef per query). Neither is copied
@@ -113,8 +119,13 @@ int vx_hnsw_write(const vx_hnsw *h, unsigned char **out, size_t *len);
 int vx_hnsw_view(vx_hnsw **out, const unsigned char *graph, size_t len, const float *vecs,
                  uint32_t n, uint32_t dim, const char *name);
 int vx_hnsw_view_i8(vx_hnsw **out, const unsigned char *graph, size_t len, const int8_t *rows,
-                    const float *scales, const float *rerank, uint32_t n, uint32_t dim,
-                    const char *name);
+                    const float *scales, const float *offsets, const float *rerank, uint32_t n,
+                    uint32_t dim, const char *name);
+/* For comparisons (bench/vec): a view over int8 rows scores them with the
+ * query quantised too (em_dot_i8, symmetric) when on, asymmetrically (the
+ * default) when not. Call before the view is shared; no effect on a graph
+ * that is not a view. */
+void vx_hnsw_i8_symmetric(vx_hnsw *h, int on);
 
 /* ---- merging (hnsw.c) -------------------------------------------------------
  *
