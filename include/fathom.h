@@ -1097,11 +1097,15 @@ typedef struct fathom_stats {
 	                            * to 2); -1: never retrained */
 	uint64_t embedder_drift_pairs;      /* the pairs it averages */
 	uint64_t embedder_drift_generation; /* the commit it was measured before */
+	/* version 3: the chunks' vectors and their HNSW graphs, in bytes_total
+	 * (versions 1 and 2 counted them nowhere, and bytes_total without
+	 * them); the corpus embedder's model is in bytes_other */
+	uint64_t bytes_vectors;
 } fathom_stats;
 
-#define FATHOM_STATS_VERSION 2
+#define FATHOM_STATS_VERSION 3
 #define FATHOM_STATS_INIT { FATHOM_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
-	0, "", 0, 0, 0, 0, "", 0, 0, -1.0, 0, 0 }
+	0, "", 0, 0, 0, 0, "", 0, 0, -1.0, 0, 0, 0 }
 int fathom_stats_init(fathom_stats *st, unsigned version);
 
 int fathom_stats_get(fathom_stats *out, fathom_index *ix);

@@ -391,6 +391,11 @@ static void test_corpus_drift(void)
 	CHECK_STR(st.embedder, "corpus");
 	CHECK_EQ(st.vector_chunks, 200);
 	CHECK(st.vector_dim > 0);
+	/* the vectors are counted, and in the total (200 rows at least) */
+	CHECK(st.bytes_vectors >= 200ull * st.vector_dim * 4);
+	CHECK_EQ(st.bytes_total, st.bytes_dict + st.bytes_postings + st.bytes_positions +
+	                         st.bytes_docstore + st.bytes_docs + st.bytes_chunks +
+	                         st.bytes_trigrams + st.bytes_vectors + st.bytes_other);
 	CHECK(st.embedder_drift == -1.0);   /* trained once, never retrained */
 	/* retrained on the same chunks: the same model (deterministic) */
 	CHECK_OK(fathom_optimize(ix));
@@ -414,6 +419,7 @@ static void test_corpus_drift(void)
 	CHECK_OK(fathom_stats_get(&st, ix));
 	CHECK_STR(st.embedder, "none");
 	CHECK(st.vector_chunks == 0 && st.vector_dim == 0 && st.embedder_drift == -1.0);
+	CHECK_EQ(st.bytes_vectors, 0);
 	fathom_close(ix);
 	test_rmrf(dir);
 	test_rmrf(dir2);

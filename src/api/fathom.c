@@ -491,6 +491,7 @@ int fathom_stats_get(fathom_stats *caller, fathom_index *fx)
 	out->bytes_chunks = sz.chunks;
 	out->bytes_other = sz.other;
 	out->bytes_trigrams = sz.trigrams;
+	out->bytes_vectors = sz.vectors;
 	out->raw_text_bytes = sz.raw_text;
 	out->grep_files = sz.grep_files;
 	out->grep_file_bytes = sz.grep_file_bytes;

@@ -203,7 +203,8 @@ int cmd_stats(int argc, char **argv)
 		printf("{\"generation\":%llu,\"documents\":%llu,\"chunks\":%llu,\"deleted_chunks\":%llu,"
 		       "\"terms\":%llu,\"segments\":%u,\"bytes_total\":%llu,\"bytes\":{\"dictionary\":%llu,"
 		       "\"postings\":%llu,\"positions\":%llu,\"docstore\":%llu,\"documents\":%llu,"
-		       "\"chunks\":%llu,\"trigrams\":%llu,\"other\":%llu},\"bytes_trigrams\":%llu,"
+		       "\"chunks\":%llu,\"trigrams\":%llu,\"vectors\":%llu,\"other\":%llu},"
+		       "\"bytes_trigrams\":%llu,"
 		       "\"raw_text_bytes\":%llu,\"size_ratio\":%.4f,\"grep_files\":%llu,"
 		       "\"grep_file_bytes\":%llu,\"grep_only_files\":%llu,\"stem_language\":",
 		       (unsigned long long)s.generation, (unsigned long long)s.docs,
@@ -212,8 +213,9 @@ int cmd_stats(int argc, char **argv)
 		       (unsigned long long)s.bytes_dict, (unsigned long long)s.bytes_postings,
 		       (unsigned long long)s.bytes_positions, (unsigned long long)s.bytes_docstore,
 		       (unsigned long long)s.bytes_docs, (unsigned long long)s.bytes_chunks,
-		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.bytes_other,
-		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.raw_text_bytes, ratio,
+		       (unsigned long long)s.bytes_trigrams, (unsigned long long)s.bytes_vectors,
+		       (unsigned long long)s.bytes_other, (unsigned long long)s.bytes_trigrams,
+		       (unsigned long long)s.raw_text_bytes, ratio,
 		       (unsigned long long)s.grep_files, (unsigned long long)s.grep_file_bytes,
 		       (unsigned long long)s.grep_only_files);
 		cli_json_cstr(stdout, s.stem_language);
@@ -260,7 +262,8 @@ int cmd_stats(int argc, char **argv)
 		{ "dictionary", s.bytes_dict }, { "postings", s.bytes_postings },
 		{ "positions", s.bytes_positions }, { "doc store", s.bytes_docstore },
 		{ "documents", s.bytes_docs }, { "chunks", s.bytes_chunks },
-		{ "trigrams", s.bytes_trigrams }, { "other", s.bytes_other },
+		{ "trigrams", s.bytes_trigrams }, { "vectors", s.bytes_vectors },
+		{ "other", s.bytes_other },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
 		printf("  %-11s %llu bytes\n", parts[i].name, (unsigned long long)parts[i].v);

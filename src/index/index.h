@@ -312,7 +312,7 @@ int ix_verify(ix_index *ix);
 
 /* Sizes per structure, summed over segments. */
 typedef struct ix_sizes {
-	uint64_t dict, postings, positions, docstore, docs, chunks, trigrams, other, total;
+	uint64_t dict, postings, positions, docstore, docs, chunks, trigrams, vectors, other, total;
 	uint64_t terms, docs_live, chunks_live, chunks_deleted, raw_text;
 	uint64_t grep_files, grep_file_bytes, grep_only_files;
 } ix_sizes;

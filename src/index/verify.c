@@ -60,6 +60,7 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 		out->docs += l[IX_SEC_DOCS] + l[IX_SEC_DOC_STRINGS] + l[IX_SEC_KEYS];
 		out->chunks += l[IX_SEC_CHUNKS] + l[IX_SEC_CHUNK_STRINGS];
 		out->trigrams += l[IX_SEC_TRI_POST] + l[IX_SEC_TRI_INDEX];
+		out->vectors += l[IX_SEC_VECTORS] + l[IX_SEC_GRAPH];
 		/* The preamble, the page CRCs, the directory, the footer, and any
 		 * section this build does not know. */
 		uint64_t known = 0;
@@ -94,6 +95,6 @@ int ix_sizes_get(ix_index *ix, ix_sizes *out)
 		if (ix->pay[i].kind == IX_KV_FILE)
 			out->other += ix->pay[i].len + 28;
 	out->total = out->dict + out->postings + out->positions + out->docstore + out->docs +
-	             out->chunks + out->trigrams + out->other;
+	             out->chunks + out->trigrams + out->vectors + out->other;
 	return 0;
 }

@@ -583,12 +583,13 @@ json_t *sv_op_stats(sv_state *s, const sv_req *rq, sv_err *e)
 		sv_err_api(e, rc, "stats");
 		return NULL;
 	}
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:s,s:b}", "generation",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:s,s:b}", "generation",
 	                 (json_int_t)st.generation, "documents", (json_int_t)st.docs, "chunks",
 	                 (json_int_t)st.chunks, "deleted_chunks", (json_int_t)st.deleted_chunks, "terms",
 	                 (json_int_t)st.terms, "segments", (int)st.segments, "bytes",
 	                 (json_int_t)st.bytes_total, "grep_files", (json_int_t)st.grep_files,
-	                 "bytes_trigrams", (json_int_t)st.bytes_trigrams, "stem_language",
+	                 "bytes_trigrams", (json_int_t)st.bytes_trigrams, "bytes_vectors",
+	                 (json_int_t)st.bytes_vectors, "stem_language",
 	                 st.stem_language, "writable", sv_writable(s));
 }
 

@@ -48,7 +48,8 @@ static const struct_info structs[FA_NSTRUCTS] = {
 	[FA_INGEST_STATS] = { "fathom_ingest_stats", FATHOM_INGEST_STATS_VERSION,
 	                      { 0, sizeof(fathom_ingest_stats) } },
 	[FA_STATS] = { "fathom_stats", FATHOM_STATS_VERSION,
-	               { 0, offsetof(fathom_stats, embedder), sizeof(fathom_stats) } },
+	               { 0, offsetof(fathom_stats, embedder), offsetof(fathom_stats, bytes_vectors),
+	                 sizeof(fathom_stats) } },
 	[FA_GREP_STATS] = { "fathom_grep_stats", FATHOM_GREP_STATS_VERSION,
 	                    { 0, sizeof(fathom_grep_stats) } },
 	[FA_JSON_OPTS] = { "fathom_json_opts", FATHOM_JSON_OPTS_VERSION,
@@ -66,7 +67,7 @@ _Static_assert(FATHOM_INGEST_OPTS_VERSION == 6, "a new fathom_ingest_opts versio
 _Static_assert(FATHOM_SEARCH_OPTS_VERSION == 6, "a new fathom_search_opts version: update structs[]");
 _Static_assert(FATHOM_GREP_OPTS_VERSION == 3, "a new fathom_grep_opts version: update structs[]");
 _Static_assert(FATHOM_INGEST_STATS_VERSION == 1, "a new fathom_ingest_stats version: update structs[]");
-_Static_assert(FATHOM_STATS_VERSION == 2, "a new fathom_stats version: update structs[]");
+_Static_assert(FATHOM_STATS_VERSION == 3, "a new fathom_stats version: update structs[]");
 _Static_assert(FATHOM_GREP_STATS_VERSION == 1, "a new fathom_grep_stats version: update structs[]");
 _Static_assert(FATHOM_JSON_OPTS_VERSION == 1, "a new fathom_json_opts version: update structs[]");
 _Static_assert(FATHOM_GET_INFO_VERSION == 1, "a new fathom_get_info version: update structs[]");
