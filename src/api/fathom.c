@@ -137,6 +137,7 @@ int fathom_search(fathom_results **out, fathom_index *fx, const char *query,
 		fx->gloss_ok = 1;
 	}
 	q_hybrid hy;
+	memset(&hy, 0, sizeof hy);   /* an older options version: keyword, no vectors */
 	float *qvec = NULL;
 	int rc = opts->version == FATHOM_SEARCH_OPTS_VERSION ? api_hybrid(fx, query, opts, &hy, &qvec)
 	                                                      : 0;
