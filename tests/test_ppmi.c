@@ -396,8 +396,19 @@ static void test_version1(void)
 		em_embedder_free(e);   /* frees r */
 	}
 	em_embedder *e2 = NULL;
+	CHECK(!m->has_crc);   /* trained: its ident's CRC comes from writing it */
 	CHECK_OK(em_corpus_new(&e2, m));
 	CHECK(e2 && strstr(e2->ident, " sif=0.003"));
+	/* read back: the file's own CRC, and the same ident */
+	em_model *r3 = NULL;
+	CHECK_OK(em_model_read(&r3, b, len, "v2.model"));
+	em_embedder *e3 = NULL;
+	if (r3) {
+		CHECK(r3->has_crc && r3->crc == fa_load32(b + len - 4));
+		CHECK_OK(em_corpus_new(&e3, r3));
+	}
+	CHECK(e2 && e3 && strcmp(e2->ident, e3->ident) == 0);
+	em_embedder_free(e3);   /* frees r3 */
 	em_embedder_free(e2);   /* frees m */
 	free(v1);
 	fa_free(b);

@@ -156,6 +156,10 @@ typedef struct em_model {
 	double sif_a;                /* SIF's a (0: EM_SIF_A, as files of version 1) */
 	uint32_t version;            /* the file's layout it was read from or is
 	                              * written in (0: the newest) */
+	int has_crc;                 /* read from a file whose CRC32C is crc: its
+	                              * ident needs no writing again (a caller that
+	                              * changes a model it read clears it) */
+	uint32_t crc;
 } em_model;
 
 /* SIF's a for the corpus embedder's models (version 2 files keep it):

@@ -309,6 +309,8 @@ int em_model_read(em_model **out, const unsigned char *data, size_t len, const c
 			goto fail;
 		}
 	}
+	m->crc = fa_load32(data + len - 4);
+	m->has_crc = 1;
 	rc = em_model_index(m, name);
 	if (rc)
 		goto fail;
@@ -327,13 +329,17 @@ static void model_free_cb(void *p)
 int em_corpus_new(em_embedder **out, em_model *m)
 {
 	*out = NULL;
-	unsigned char *b;
-	size_t len;
-	int rc = em_model_write(m, &b, &len);
-	if (rc)
-		return rc;
-	uint32_t crc = fa_load32(b + len - 4);
-	fa_free(b);
+	uint32_t crc = m->crc;
+	if (!m->has_crc) {
+		/* a model trained here: the CRC its file will have */
+		unsigned char *b;
+		size_t len;
+		int rc = em_model_write(m, &b, &len);
+		if (rc)
+			return rc;
+		crc = fa_load32(b + len - 4);
+		fa_free(b);
+	}
 	char ident[EM_IDENT_MAX];
 	int n = snprintf(ident, sizeof ident,
 	                 "corpus v1 dim=%u window=%u min_count=%u vocab=%u words=%llu seed=%llu "
