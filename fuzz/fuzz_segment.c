@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "embed/embed.h"
 #include "index/index_int.h"
 #include "vec/vec.h"
 
@@ -105,7 +106,7 @@ static void exercise(const uint8_t *data, size_t size)
 			if (row != q)
 				memcpy(q, row, (size_t)v.dim * sizeof *q);
 			for (uint32_t k = 0; k < v.count && k < 500; k++)
-				(void)ix_vecs_score(&v, q, ix_vecs_qsum(q, v.dim), k);
+				(void)ix_vecs_score(&v, q, em_sum(q, v.dim), k);
 			if (seg_graph(s, &g) == 0) {
 				vx_hit hits[5];
 				uint32_t nh;

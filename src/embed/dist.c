@@ -258,6 +258,20 @@ float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offs
 	return scale;
 }
 
+void em_dequantize_i8(const int8_t *q, uint32_t n, float scale, float offset, float *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (float)q[i] * scale + offset;
+}
+
+float em_sum(const float *v, uint32_t n)
+{
+	float s = 0.0f;
+	for (uint32_t i = 0; i < n; i++)
+		s += v[i];
+	return s;
+}
+
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out)
 {
 	float m = 0.0f;

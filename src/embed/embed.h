@@ -349,6 +349,12 @@ float em_quantize_i8(const float *v, uint32_t n, int8_t *out);
  * and with offset 0 too for one that is not finite. How a segment stores
  * int8 rows (docs/FORMAT.md 5.12). */
 float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offset);
+/* An int8 row back as floats: out[i] = q[i] * scale + offset, in float (the
+ * one formula the graph's merge and a segment merge both read rows by). */
+void em_dequantize_i8(const int8_t *q, uint32_t n, float scale, float offset, float *out);
+/* The sum of v's values (the asymmetric int8 score's offset term needs the
+ * query's, once a query). */
+float em_sum(const float *v, uint32_t n);
 
 /* ---- safetensors.c: the container of Model2Vec's matrix ---------------------
  *

@@ -221,15 +221,14 @@ int seg_vectors(const ix_segment *s, ix_vecs *out);
  * finite and not negative, their offset finite, no value -128), rows
  * without all zero. FATHOM_ECORRUPT naming the file. For `fathom verify`. */
 int seg_vectors_verify(const ix_segment *s);
-/* Row c of v as floats into tmp (dim values): int8 rows scaled back,
- * exactly as the HNSW merge scales them (q * scale + offset, in float).
+/* Row c of v as floats into tmp (dim values): int8 rows scaled back by
+ * em_dequantize_i8, as the HNSW merge scales them.
  * Returns tmp, or the row in place for float32 rows. */
 const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp);
 /* The cosine of the float query q with row c (dim values): em_dot for
  * float32 rows; for int8 ones em_dot_f32_i8 times the row's scale, plus its
- * offset times qsum, the sum of q's values (ix_vecs_qsum, once a query). */
+ * offset times qsum, the sum of q's values (em_sum, once a query). */
 float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c);
-float ix_vecs_qsum(const float *q, uint32_t dim);
 
 /* The HNSW graph over a segment's vectors (the HNSW section, docs/FORMAT.md
  * 5.13): node i is chunk i (VECS row i); a chunk without a vector is a hole

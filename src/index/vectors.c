@@ -261,19 +261,8 @@ const float *ix_vecs_row(const ix_vecs *v, uint32_t c, float *tmp)
 {
 	if (v->rows)
 		return v->rows + (size_t)c * v->dim;
-	const int8_t *q = v->qrows + (size_t)c * v->dim;
-	float sc = v->scales[c], off = v->offsets[c];
-	for (uint32_t k = 0; k < v->dim; k++)
-		tmp[k] = (float)q[k] * sc + off;
+	em_dequantize_i8(v->qrows + (size_t)c * v->dim, v->dim, v->scales[c], v->offsets[c], tmp);
 	return tmp;
-}
-
-float ix_vecs_qsum(const float *q, uint32_t dim)
-{
-	float s = 0.0f;
-	for (uint32_t k = 0; k < dim; k++)
-		s += q[k];
-	return s;
 }
 
 float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c)

@@ -196,7 +196,7 @@ int q_vector_retrieve(q_vector *vs, fa_arena *work, ix_index *ix, q_plan *plan,
 		return fa_err(FATHOM_ENOMEM, "vector candidates");
 	uint32_t n = 0;
 	size_t nseg = ix_nsegments(ix);
-	float qsum = ix_vecs_qsum(qv->v, qv->dim);   /* for int8 rows' offsets */
+	float qsum = em_sum(qv->v, qv->dim);   /* for int8 rows' offsets */
 	int exact = exact_forced() || fetch > VX_MAX_K;
 	for (size_t si = 0; si < nseg; si++) {
 		ix_segment *s = ix_segment_at(ix, si);
@@ -260,7 +260,7 @@ int q_vector_rescore(q_vector *vs, fa_arena *work, ix_index *ix, const q_vquery 
 	if (!vv || !state || !h)
 		return fa_err(FATHOM_ENOMEM, "vector rescoring");
 	uint32_t n = 0;
-	float qsum = ix_vecs_qsum(qv->v, qv->dim);
+	float qsum = em_sum(qv->v, qv->dim);
 	for (size_t i = 0; i < kw->n; i++) {
 		uint32_t si = kw->v[i].seg, c = kw->v[i].chunk;
 		if (si >= nseg)

@@ -61,20 +61,20 @@ static void query_init(query *q, const vx_rows *r, const float *v)
 {
 	q->f = v;
 	q->qs = r->q && r->sym ? em_quantize_i8(v, r->dim, q->q) : 0.0f;
-	q->sum = 0.0f;
-	for (uint32_t i = 0; r->o && i < r->dim; i++)
-		q->sum += v[i];
+	q->sum = r->o ? em_sum(v, r->dim) : 0.0f;
 }
 
+/* Called for every node a walk visits: float rows first, with no test of
+ * the int8 fields. */
 static inline float score_of(const vx_rows *r, const query *q, uint32_t id)
 {
+	if (!r->q)
+		return em_dot(q->f, r->f + (size_t)id * r->dim, r->dim);
 	float off = r->o ? r->o[id] * q->sum : 0.0f;
-	if (r->q && r->sym)
+	if (r->sym)
 		return (float)em_dot_i8(q->q, r->q + (size_t)id * r->dim, r->dim) * (q->qs * r->s[id]) +
 		       off;
-	if (r->q)
-		return em_dot_f32_i8(q->f, r->q + (size_t)id * r->dim, r->dim) * r->s[id] + off;
-	return em_dot(q->f, r->f + (size_t)id * r->dim, r->dim);
+	return em_dot_f32_i8(q->f, r->q + (size_t)id * r->dim, r->dim) * r->s[id] + off;
 }
 
 /* the builder's scores: always its float rows */
@@ -567,10 +567,8 @@ static const float *row_of(const vx_hnsw *g, uint32_t i, float *tmp)
 {
 	if (g->rows.f)
 		return g->rows.f + (size_t)i * g->dim;
-	const int8_t *r = g->rows.q + (size_t)i * g->dim;
-	float o = g->rows.o ? g->rows.o[i] : 0.0f;
-	for (uint32_t k = 0; k < g->dim; k++)
-		tmp[k] = (float)r[k] * g->rows.s[i] + o;
+	em_dequantize_i8(g->rows.q + (size_t)i * g->dim, g->dim, g->rows.s[i],
+	                 g->rows.o ? g->rows.o[i] : 0.0f, tmp);
 	return tmp;
 }
 
