@@ -111,7 +111,8 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	[API_S_VEC_STORAGE] = { "vector.storage", FATHOM_SETTING_CHOICE, "float32", 0, 0,
 	                        "float32 int8",
 	                        "how segments written store chunk vectors: float32, or int8 with\n"
-	                        "a scale per row (a quarter of the bytes; optimize rewrites)" },
+	                        "a scale and an offset per row (a quarter of the bytes; optimize\n"
+	                        "rewrites)" },
 };
 
 const fathom_setting_info *fathom_setting_at(size_t i)

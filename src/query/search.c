@@ -341,11 +341,13 @@ static int run_pass(q_pass *p, fa_arena *work, ix_index *ix, text_analyzer *an, 
 	if ((rc = q_filter_init(&p->filter, work, opts, &p->ast)))
 		return rc;
 	/* hybrid: the vectors on the helper thread, full text here */
-	vector_job job = { p, hy, ix, fetch, 0, { 0 } };
+	vector_job job;
 	int beside = mode == FATHOM_MODE_HYBRID && hy->qv.v && fa_worker_usable(hy->worker) &&
 	             hy->vwork;
-	if (beside)
+	if (beside) {
+		job = (vector_job){ .p = p, .hy = hy, .ix = ix, .fetch = fetch };
 		fa_worker_post(hy->worker, vector_side, &job);
+	}
 	if (mode == FATHOM_MODE_SEMANTIC) {
 		/* the keyword source's state stays empty: explain reads it */
 		if ((rc = q_keyword_retrieve(&p->kw, work, ix, an, &p->plan, &p->filter, opts, 0,

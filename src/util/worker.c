@@ -53,8 +53,8 @@ static inline void relax(void)
 }
 
 /* Spin until the state is `want` (or quit, when also_quit) or ns have
- * passed: 1 when it is. The first 2 µs pause; after that each turn
- * yields the CPU to any thread that waits for it. */
+ * passed: 1 when it is. The first 64 turns pause (a few microseconds);
+ * after that each turn yields the CPU to any thread that waits for it. */
 static int spin_for(const fa_worker *w, int want, int also_quit, uint64_t ns)
 {
 	uint64_t start = 0;
