@@ -84,6 +84,28 @@ static inline void test_write(const char *path, const char *text)
 	fclose(f);
 }
 
+/* A whole file into malloc'd memory (*size bytes); exits on failure. */
+static inline unsigned char *test_read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) { perror(path); exit(2); }
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
+	if (n < 0 || !b || fread(b, 1, (size_t)n, f) != (size_t)n) { perror(path); exit(2); }
+	fclose(f);
+	*size = (size_t)n;
+	return b;
+}
+
+/* Overwrite a file with size bytes of buf (the same length: in place). */
+static inline void test_write_file(const char *path, const unsigned char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r+b");
+	if (!f || fwrite(buf, 1, size, f) != size || fclose(f) != 0) { perror(path); exit(2); }
+}
+
 /* A segment file's section (docs/FORMAT.md: 32-byte directory records
  * ending before the 160-byte footer, whose byte 136 holds their count):
  * 1 and its offset and length when buf (size bytes) has tag, else 0. */

@@ -5,7 +5,6 @@
  * not, a refused query vector and embedder, a damaged VECS section, and
  * vectors kept through a merge.
  */
-#include <fcntl.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -571,18 +570,13 @@ static void test_damaged_vectors(void)
 	fathom_close(ix);
 	char seg[1024];
 	snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
-	int fd = open(seg, O_RDWR);
-	CHECK(fd >= 0);
-	struct stat st;
-	CHECK(fstat(fd, &st) == 0);
-	unsigned char *buf = malloc((size_t)st.st_size);
-	CHECK(buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	size_t size;
+	unsigned char *buf = test_read_file(seg, &size);
 	uint64_t off = 0, len = 0;
-	CHECK(test_find_section(buf, (size_t)st.st_size, "VECS", &off, &len));
-	CHECK(off > 0 && len > 100 && off + len <= (uint64_t)st.st_size);
-	unsigned char b = buf[off + 100] ^ 0x40;
-	CHECK(pwrite(fd, &b, 1, (off_t)off + 100) == 1);
-	close(fd);
+	CHECK(test_find_section(buf, size, "VECS", &off, &len));
+	CHECK(off > 0 && len > 100 && off + len <= (uint64_t)size);
+	buf[off + 100] ^= 0x40;
+	test_write_file(seg, buf, size);
 	free(buf);
 	ix = test_open(dir, 0);
 	size_t n;

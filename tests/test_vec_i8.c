@@ -22,11 +22,9 @@
  *     that disagrees with the count; an unknown element type is
  *     FATHOM_EVERSION, as an older build reports an int8 section.
  */
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -331,13 +329,7 @@ static char *damaged_base(uint32_t n, unsigned char **img, size_t *size, uint64_
 	fathom_close(fx);
 	char seg[1024];
 	snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
-	int fd = open(seg, O_RDONLY);
-	struct stat st;
-	CHECK(fd >= 0 && fstat(fd, &st) == 0);
-	*size = (size_t)st.st_size;
-	*img = malloc(*size);
-	CHECK(*img && pread(fd, *img, *size, 0) == (ssize_t)*size);
-	close(fd);
+	*img = test_read_file(seg, size);
 	CHECK(test_find_section(*img, *size, "VECS", off, len));
 	return dir;
 }
@@ -349,9 +341,7 @@ static void reseal_into(const char *dir, unsigned char *img, size_t size)
 	char seg[1024];
 	snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
 	ix_seg_reseal(img, size);
-	int fd = open(seg, O_WRONLY);
-	CHECK(fd >= 0 && pwrite(fd, img, size, 0) == (ssize_t)size);
-	close(fd);
+	test_write_file(seg, img, size);
 	ix_segment *s = NULL;
 	CHECK_OK(seg_open_file(&s, seg));
 	ix_manifest m;
@@ -434,9 +424,7 @@ static void test_damaged_i8(void)
 			/* not resealed: the page CRC catches it */
 			char seg[1024];
 			snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
-			int fd = open(seg, O_WRONLY);
-			CHECK(fd >= 0 && pwrite(fd, img, size, 0) == (ssize_t)size);
-			close(fd);
+			test_write_file(seg, img, size);
 		} else {
 			reseal_into(dir, img, size);
 		}

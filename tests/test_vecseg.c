@@ -10,10 +10,8 @@
  * damaged HNSW section failing with FATHOM_ECORRUPT naming the file (its
  * page CRC caught, and, resealed, the graph's own check).
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -258,13 +256,8 @@ static void test_damaged_graph(void)
 		fathom_close(ix);
 		char seg[1024];
 		snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
-		int fd = open(seg, O_RDWR);
-		CHECK(fd >= 0);
-		struct stat st;
-		CHECK(fstat(fd, &st) == 0);
-		size_t size = (size_t)st.st_size;
-		unsigned char *buf = malloc(size);
-		CHECK(buf && pread(fd, buf, size, 0) == (ssize_t)size);
+		size_t size;
+		unsigned char *buf = test_read_file(seg, &size);
 		uint64_t off = 0, len = 0;
 		CHECK(test_find_section(buf, size, "HNSW", &off, &len));
 		CHECK(off % 64 == 0 && len > 4096);
@@ -277,8 +270,7 @@ static void test_damaged_graph(void)
 			/* every checksum made good again (the manifest names the old
 			 * footer's, so the segment is opened alone) */
 			ix_seg_reseal(buf, size);
-			CHECK(pwrite(fd, buf, size, 0) == (ssize_t)size);
-			close(fd);
+			test_write_file(seg, buf, size);
 			free(buf);
 			ix_segment *s = NULL;
 			CHECK_OK(seg_open_file(&s, seg));
@@ -291,8 +283,7 @@ static void test_damaged_graph(void)
 			free(dir);
 			continue;
 		}
-		CHECK(pwrite(fd, buf, size, 0) == (ssize_t)size);
-		close(fd);
+		test_write_file(seg, buf, size);
 		free(buf);
 		ix = test_open(dir, 0);
 		uint32_t ids[K];
