@@ -395,37 +395,69 @@ static size_t random_docs(char *lines, size_t cap, const char *prefix, int ndocs
 	return n;
 }
 
+/* JSON lines built once, for the builds below. */
+typedef struct lines_buf {
+	char *lines;
+	size_t n, cap;
+} lines_buf;
+
+/* An index built by build(ix, ctx) in root/<name>1 with the pools at 1
+ * thread and in root/<name>3 at 3: the two folders the same, byte for
+ * byte. */
+static void same_on_1_and_3_threads(const char *name,
+                                    void (*build)(fathom_index *ix, void *ctx), void *ctx)
+{
+	char dir[2][300];
+	for (int i = 0; i < 2; i++) {
+		unsigned t = i ? 3 : 1;
+		snprintf(dir[i], sizeof dir[i], "%s/%s%u", root, name, t);
+		ix_ds_set_threads(t);
+		fathom_index *ix = open_ix(dir[i]);
+		if (!ix) {
+			ix_ds_set_threads(0);
+			return;
+		}
+		build(ix, ctx);
+		fathom_close(ix);
+	}
+	ix_ds_set_threads(0);
+	check_same_dirs(dir[0], dir[1]);
+}
+
+static void add_lines_2_threads(fathom_index *ix, void *ctx)
+{
+	const lines_buf *lb = ctx;
+	fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+	o.threads = 2;
+	CHECK_OK(fathom_add_jsonl_mem(ix, lb->lines, lb->n, "mem", &o, NULL));
+	CHECK_OK(fathom_commit(ix));
+}
+
 /* The document store's frames compressed on 1 or 3 threads: the same bytes,
  * past the training window (frames in batches) and within it. */
 static void test_docstore_threads(void)
 {
-	size_t cap = 4u << 20;
-	char *lines = malloc(cap);
-	if (!lines)
+	lines_buf lb = { malloc(4u << 20), 0, 4u << 20 };
+	if (!lb.lines)
 		return;
 	unsigned x = 12345;
-	size_t n = random_docs(lines, cap, "d", 3000, 5000, "", &x);
+	lb.n = random_docs(lb.lines, lb.cap, "d", 3000, 5000, "", &x);
 	ix_ds_set_train_window(256u << 10);
-	for (unsigned t = 1; t <= 3; t += 2) {
-		ix_ds_set_threads(t);
-		char dir[300];
-		snprintf(dir, sizeof dir, "%s/dx%u", root, t);
-		fathom_index *ix = open_ix(dir);
-		if (!ix)
-			break;
-		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
-		o.threads = 2;
-		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
-		CHECK_OK(fathom_commit(ix));
-		fathom_close(ix);
-	}
-	ix_ds_set_threads(0);
+	same_on_1_and_3_threads("dx", add_lines_2_threads, &lb);
 	ix_ds_set_train_window(0);
-	char a[300], b[300];
-	snprintf(a, sizeof a, "%s/dx1", root);
-	snprintf(b, sizeof b, "%s/dx3", root);
-	check_same_dirs(a, b);
-	free(lines);
+	free(lb.lines);
+}
+
+/* A flush budget small enough for a flush during the ingest besides the
+ * one at commit, the flushed segments kept. */
+static void flush_often(fathom_index *ix, void *ctx)
+{
+	ix_set_flush_budget(ix->ix, 16u << 20);
+	ix_set_merge_policy(ix->ix, 1000, 1.0);   /* keep the flushed segments */
+	add_lines_2_threads(ix, ctx);
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK(st.segments > 1);
 }
 
 /* Flushes, their postings encoded on 1 or 3 threads: the same bytes. A
@@ -434,44 +466,42 @@ static void test_docstore_threads(void)
  * enough that its occurrences pass a batch's byte limit (many blocks). */
 static void test_flush_threads(void)
 {
-	size_t cap = 16u << 20;
-	char *lines = malloc(cap);
-	if (!lines)
-		return;
+	lines_buf lb = { malloc(16u << 20), 0, 16u << 20 };
 	char *big = malloc(600 * 4 + 1);
-	if (!big) {
-		free(lines);
+	if (!lb.lines || !big) {
+		free(lb.lines);
+		free(big);
 		return;
 	}
 	for (int i = 0; i < 600; i++)
 		memcpy(big + i * 4, "big ", 5);
 	unsigned x = 4242;
-	size_t n = random_docs(lines, cap, "f", 4000, 20000, big, &x);
-	for (unsigned t = 1; t <= 3; t += 2) {
-		ix_ds_set_threads(t);
-		char dir[300];
-		snprintf(dir, sizeof dir, "%s/flx%u", root, t);
-		fathom_index *ix = open_ix(dir);
-		if (!ix)
-			break;
-		ix_set_flush_budget(ix->ix, 16u << 20);
-		ix_set_merge_policy(ix->ix, 1000, 1.0);   /* keep the flushed segments */
-		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
-		o.threads = 2;
-		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
-		CHECK_OK(fathom_commit(ix));
-		fathom_stats st = FATHOM_STATS_INIT;
-		CHECK_OK(fathom_stats_get(&st, ix));
-		CHECK(st.segments > 1);
-		fathom_close(ix);
-	}
-	ix_ds_set_threads(0);
-	char a[300], b[300];
-	snprintf(a, sizeof a, "%s/flx1", root);
-	snprintf(b, sizeof b, "%s/flx3", root);
-	check_same_dirs(a, b);
+	lb.n = random_docs(lb.lines, lb.cap, "f", 4000, 20000, big, &x);
+	same_on_1_and_3_threads("flx", flush_often, &lb);
 	free(big);
-	free(lines);
+	free(lb.lines);
+}
+
+/* Three commits of 1,000 documents, deletions, optimize. */
+static void three_parts_optimized(fathom_index *ix, void *ctx)
+{
+	lines_buf *lb = ctx;
+	unsigned x = 777;
+	for (int part = 0; part < 3; part++) {
+		char prefix[16];
+		snprintf(prefix, sizeof prefix, "p%dd", part);
+		lb->n = random_docs(lb->lines, lb->cap, prefix, 1000, 7000, "common", &x);
+		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+		CHECK_OK(fathom_add_jsonl_mem(ix, lb->lines, lb->n, "mem", &o, NULL));
+		CHECK_OK(fathom_commit(ix));
+	}
+	for (int d = 0; d < 1000; d += 7) {
+		char id[32];
+		snprintf(id, sizeof id, "p1d%d", d);
+		CHECK_OK(fathom_delete_doc(ix, id));
+	}
+	CHECK_OK(fathom_commit(ix));
+	CHECK_OK(fathom_optimize(ix));
 }
 
 /* A merge (optimize) of three segments with deleted documents, its
@@ -479,41 +509,24 @@ static void test_flush_threads(void)
  * postings for many batches, and terms long enough for many blocks. */
 static void test_merge_threads(void)
 {
-	size_t cap = 2u << 20;
-	char *lines = malloc(cap);
-	if (!lines)
+	lines_buf lb = { malloc(2u << 20), 0, 2u << 20 };
+	if (!lb.lines)
 		return;
-	for (unsigned t = 1; t <= 3; t += 2) {
-		ix_ds_set_threads(t);
-		char dir[300];
-		snprintf(dir, sizeof dir, "%s/mx%u", root, t);
-		fathom_index *ix = open_ix(dir);
-		if (!ix)
-			break;
-		unsigned x = 777;
-		for (int part = 0; part < 3; part++) {
-			char prefix[16];
-			snprintf(prefix, sizeof prefix, "p%dd", part);
-			size_t n = random_docs(lines, cap, prefix, 1000, 7000, "common", &x);
-			fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
-			CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
-			CHECK_OK(fathom_commit(ix));
-		}
-		for (int d = 0; d < 1000; d += 7) {
-			char id[32];
-			snprintf(id, sizeof id, "p1d%d", d);
-			CHECK_OK(fathom_delete_doc(ix, id));
-		}
-		CHECK_OK(fathom_commit(ix));
-		CHECK_OK(fathom_optimize(ix));
-		fathom_close(ix);
-	}
-	ix_ds_set_threads(0);
-	char a[300], b[300];
-	snprintf(a, sizeof a, "%s/mx1", root);
-	snprintf(b, sizeof b, "%s/mx3", root);
-	check_same_dirs(a, b);
-	free(lines);
+	same_on_1_and_3_threads("mx", three_parts_optimized, &lb);
+	free(lb.lines);
+}
+
+/* The corpus embedder's first commit of the lines. */
+static void corpus_commit(fathom_index *ix, void *ctx)
+{
+	const lines_buf *lb = ctx;
+	CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
+	fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
+	CHECK_OK(fathom_add_jsonl_mem(ix, lb->lines, lb->n, "mem", &o, NULL));
+	CHECK_OK(fathom_commit(ix));
+	fathom_stats st = FATHOM_STATS_INIT;
+	CHECK_OK(fathom_stats_get(&st, ix));
+	CHECK_EQ(st.vector_chunks, 3000);
 }
 
 /* The corpus embedder's first commit (training, then a merge that embeds
@@ -521,34 +534,13 @@ static void test_merge_threads(void)
  * the same bytes. 3,000 chunks: two batches, and a graph. */
 static void test_embed_threads(void)
 {
-	size_t cap = 4u << 20;
-	char *lines = malloc(cap);
-	if (!lines)
+	lines_buf lb = { malloc(4u << 20), 0, 4u << 20 };
+	if (!lb.lines)
 		return;
 	unsigned x = 4242;
-	size_t n = random_docs(lines, cap, "e", 3000, 2000, "", &x);
-	for (unsigned t = 1; t <= 3; t += 2) {
-		ix_ds_set_threads(t);
-		char dir[300];
-		snprintf(dir, sizeof dir, "%s/ex%u", root, t);
-		fathom_index *ix = open_ix(dir);
-		if (!ix)
-			break;
-		CHECK_OK(fathom_config_set(ix, "embedder", "corpus"));
-		fathom_ingest_opts o = FATHOM_INGEST_OPTS_INIT;
-		CHECK_OK(fathom_add_jsonl_mem(ix, lines, n, "mem", &o, NULL));
-		CHECK_OK(fathom_commit(ix));
-		fathom_stats st = FATHOM_STATS_INIT;
-		CHECK_OK(fathom_stats_get(&st, ix));
-		CHECK_EQ(st.vector_chunks, 3000);
-		fathom_close(ix);
-	}
-	ix_ds_set_threads(0);
-	char a[300], b[300];
-	snprintf(a, sizeof a, "%s/ex1", root);
-	snprintf(b, sizeof b, "%s/ex3", root);
-	check_same_dirs(a, b);
-	free(lines);
+	lb.n = random_docs(lb.lines, lb.cap, "e", 3000, 2000, "", &x);
+	same_on_1_and_3_threads("ex", corpus_commit, &lb);
+	free(lb.lines);
 }
 
 /* Older callers' option structs (versions 1 to 4) still work. */
