@@ -1,6 +1,5 @@
 /* test_util.c — the toolbox: CRC32C, varints, bit packing, buffers, arena,
  * hash map, files. Fast paths are checked against slow references. */
-#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -406,8 +405,6 @@ static void test_read_within(void)
 
 typedef struct wtask {
 	unsigned long runs;      /* how many times a task ran */
-	unsigned long on_caller; /* of which on the calling thread (taken back) */
-	pthread_t caller;
 	unsigned spin;           /* work per task */
 	volatile unsigned sink;
 } wtask;
@@ -418,7 +415,6 @@ static void wtask_run(void *arg)
 	for (unsigned i = 0; i < t->spin; i++)
 		t->sink += i;
 	t->runs++;
-	t->on_caller += pthread_equal(pthread_self(), t->caller) != 0;
 }
 
 /* Every task posted runs exactly once, on the helper or (taken back) on
@@ -432,7 +428,7 @@ static void test_worker(void)
 	if (!w)
 		return;
 	CHECK(fa_worker_usable(w));
-	wtask t = { 0, 0, pthread_self(), 0, 0 };
+	wtask t = { 0, 0, 0 };
 	for (unsigned i = 0; i < 20000; i++) {
 		t.spin = i % 7 == 0 ? 2000 : 0;
 		unsigned long before = t.runs;
