@@ -301,6 +301,10 @@ int em_vectors_read(em_vectors **out, const char *path, int format);
 void em_vectors_free(em_vectors *v);
 /* The index of a word, or -1. */
 int64_t em_vectors_find(const em_vectors *v, const char *w, size_t len);
+/* (Re)build the word table em_vectors_find reads. A word given twice keeps
+ * its first row; the later ones are counted in dups, the first of them
+ * *first_dup (UINT32_MAX: none). */
+int em_vectors_index(em_vectors *v, uint32_t *first_dup);
 static inline const float *em_vectors_row(const em_vectors *v, uint32_t i)
 {
 	return v->v + (size_t)i * v->dim;

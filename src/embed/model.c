@@ -69,25 +69,18 @@ void em_model_free(em_model *m)
 int em_model_index(em_model *m, const char *name)
 {
 	em_vectors *v = m->vec;
-	uint32_t ns = 16;
-	while (ns < 2 * (uint64_t)v->n)
-		ns *= 2;
-	fa_free(v->slot);
-	v->nslot = 0;
-	v->slot = fa_calloc(ns, sizeof *v->slot);
+	uint32_t dup;
+	int rc = em_vectors_index(v, &dup);
+	if (rc)
+		return fa_err_wrap(rc, "%s", name);
+	if (dup != UINT32_MAX)
+		return fa_err(FATHOM_ECORRUPT, "%s: the word '%.64s' given twice", name,
+		              em_vectors_word(v, dup));
 	fa_free(m->weight);
 	m->weight = fa_malloc((size_t)v->n * sizeof *m->weight + 1);
-	if (!v->slot || !m->weight)
-		return fa_err(FATHOM_ENOMEM, "%s: word table of %u words", name, v->n);
-	v->nslot = ns;
+	if (!m->weight)
+		return fa_err(FATHOM_ENOMEM, "%s: the weights of %u words", name, v->n);
 	for (uint32_t i = 0; i < v->n; i++) {
-		const char *w = em_vectors_word(v, i);
-		size_t len = strlen(w);
-		uint32_t h = (uint32_t)fa_hash64(w, len, 0) & (ns - 1);
-		for (uint32_t s; (s = v->slot[h]) != 0; h = (h + 1) & (ns - 1))
-			if (strcmp(em_vectors_word(v, s - 1), w) == 0)
-				return fa_err(FATHOM_ECORRUPT, "%s: the word '%.64s' given twice", name, w);
-		v->slot[h] = i + 1;
 		double p = m->total ? (double)m->count[i] / (double)m->total : 1.0;
 		m->weight[i] = (float)(sif_a(m) / (sif_a(m) + p));
 	}

@@ -275,21 +275,25 @@ static int parse_w2v_bin(vparse *ps, uint64_t n)
 	return 0;
 }
 
-static int build_table(em_vectors *v)
+int em_vectors_index(em_vectors *v, uint32_t *first_dup)
 {
 	uint32_t ns = 16;
 	while (ns < 2 * (uint64_t)v->n)
 		ns *= 2;
-	v->slot = fa_malloc((size_t)ns * sizeof *v->slot);
+	fa_free(v->slot);
+	v->nslot = 0;
+	v->dups = 0;
+	*first_dup = UINT32_MAX;
+	v->slot = fa_calloc(ns, sizeof *v->slot);
 	if (!v->slot)
 		return fa_err(FATHOM_ENOMEM, "word table of %u words", v->n);
-	memset(v->slot, 0, (size_t)ns * sizeof *v->slot);
 	v->nslot = ns;
 	for (uint32_t i = 0; i < v->n; i++) {
 		const char *w = em_vectors_word(v, i);
 		size_t len = strlen(w);
 		if (em_vectors_find(v, w, len) >= 0) {
-			v->dups++;   /* the first keeps the word */
+			if (!v->dups++)   /* the first keeps the word */
+				*first_dup = i;
 			continue;
 		}
 		uint32_t h = (uint32_t)fa_hash64(w, len, 0) & (ns - 1);
@@ -366,8 +370,9 @@ int em_vectors_parse(em_vectors **out, const char *data, size_t len, int format,
 	}
 	rc = format == EM_VEC_W2V_TEXT ? parse_w2v_text(&ps, n) : parse_w2v_bin(&ps, n);
 done:
+	uint32_t first_dup;
 	if (!rc)
-		rc = build_table(v);
+		rc = em_vectors_index(v, &first_dup);
 	if (rc) {
 		em_vectors_free(v);
 		return rc;
