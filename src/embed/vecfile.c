@@ -370,9 +370,10 @@ int em_vectors_parse(em_vectors **out, const char *data, size_t len, int format,
 	}
 	rc = format == EM_VEC_W2V_TEXT ? parse_w2v_text(&ps, n) : parse_w2v_bin(&ps, n);
 done:
-	uint32_t first_dup;
-	if (!rc)
+	if (!rc) {
+		uint32_t first_dup;   /* a file's later spellings are dropped, counted */
 		rc = em_vectors_index(v, &first_dup);
+	}
 	if (rc) {
 		em_vectors_free(v);
 		return rc;
