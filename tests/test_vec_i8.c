@@ -14,6 +14,11 @@
  *     changes, the scores stay each document's (int8 rows scaled back for a
  *     float32 merge), deleted documents stay out, verify passes; and one
  *     segment rewritten by optimize when the type asked changes;
+ *   - int8-rescore (element type 3): the same int8 bytes and then the
+ *     floats to the bit; the graph is a view over the int8 rows with the
+ *     floats to rescore, and every path (exact, graph, strict) gives the
+ *     float reference's scores; merged with float32 segments (the float
+ *     graph reused); a float row damaged is ECORRUPT naming the chunk;
  *   - a damaged int8 section (behind valid checksums: the segment resealed
  *     and the manifest naming its new footer) is FATHOM_ECORRUPT naming the
  *     file, never a crash: a size that disagrees with the header, a scale
@@ -255,6 +260,18 @@ static void test_int8_search(void)
 	free(dir);
 }
 
+/* Delete every step-th doc, committed. */
+static void delete_every(fathom_index *fx, uint32_t step)
+{
+	for (uint32_t d = 0; d < NDOC; d += step) {
+		char id[16];
+		snprintf(id, sizeof id, "d%u", d);
+		CHECK_OK(fathom_delete_doc(fx, id));
+		dead[d] = 1;
+	}
+	CHECK_OK(fathom_commit(fx));
+}
+
 /* A float32 segment and an int8 one, searched together, then merged into
  * the type configured: int8 (to_i8) or float32. */
 static void mixed_merge(int to_i8)
@@ -268,13 +285,7 @@ static void mixed_merge(int to_i8)
 	CHECK_EQ(ix_nsegments(fx->ix), 2);
 	CHECK_EQ(elem_of(fx, 0), IX_VEC_F32);
 	CHECK_EQ(elem_of(fx, 1), IX_VEC_I8);
-	for (uint32_t d = 0; d < NDOC; d += 37) {
-		char id[16];
-		snprintf(id, sizeof id, "d%u", d);
-		CHECK_OK(fathom_delete_doc(fx, id));
-		dead[d] = 1;
-	}
-	CHECK_OK(fathom_commit(fx));
+	delete_every(fx, 37);
 	CHECK(check_searches(fx) >= 0.9);
 	CHECK_OK(fathom_config_set(fx, "vector.storage", to_i8 ? "int8" : "float32"));
 	CHECK_OK(fathom_optimize(fx));
@@ -389,7 +400,7 @@ static const struct {
 	[BAD_NAN_GRAPH] = { 0, FATHOM_ECORRUPT, "int8 row 1 has scale" },
 	[BAD_BITMAP] = { 1, FATHOM_ECORRUPT, "bitmap disagrees" },
 	/* what an older build says of an int8 section */
-	[BAD_TYPE] = { 1, FATHOM_EVERSION, "element type 3 unknown" },
+	[BAD_TYPE] = { 1, FATHOM_EVERSION, "element type 4 unknown" },
 	[BAD_CRC] = { 1, FATHOM_ECORRUPT, "seg-00000001.fseg" },
 };
 
@@ -417,7 +428,7 @@ static void test_damaged_i8(void)
 		else if (c == BAD_BITMAP)
 			h[64] &= (unsigned char)~2u;
 		else if (c == BAD_TYPE)
-			memcpy(h + 12, &(uint32_t){ 3 }, 4);
+			memcpy(h + 12, &(uint32_t){ 4 }, 4);
 		else
 			scales[4] ^= 0x40;
 		if (c == BAD_CRC) {
@@ -444,6 +455,67 @@ static void test_damaged_i8(void)
 	}
 }
 
+/* int8-rescore: int8 rows walked, float32 rows kept and scored. */
+static void test_int8_rescore(void)
+{
+	char *dir;
+	fathom_index *fx = new_index(&dir, "float32");
+	put_docs(fx, 0, NA);
+	CHECK_OK(fathom_config_set(fx, "vector.storage", "int8-rescore"));
+	put_docs(fx, NA, NDOC);
+	CHECK_EQ(elem_of(fx, 0), IX_VEC_F32);
+	CHECK_EQ(elem_of(fx, 1), IX_VEC_I8_RESCORE);
+	/* what a segment holds: em_quantize_i8_affine's bytes and the floats */
+	ix_vecs v;
+	CHECK_OK(seg_vectors(ix_segment_at(fx->ix, 1), &v));
+	CHECK(v.qrows && v.scales && v.offsets && v.rows);
+	CHECK(memcmp(v.qrows, q8 + (size_t)NA * DIM, (size_t)NB * DIM) == 0);
+	CHECK(memcmp(v.scales, s8 + NA, NB * sizeof(float)) == 0);
+	CHECK(memcmp(v.offsets, o8 + NA, NB * sizeof(float)) == 0);
+	for (uint32_t d = NA; d < NDOC; d++)
+		CHECK(memcmp(v.rows + (size_t)(d - NA) * DIM, vecs + (size_t)d * DIM,
+		             with_vector(d) ? DIM * sizeof(float) : 0) == 0);
+	CHECK((uintptr_t)v.rows % 64 == 0 && (uintptr_t)v.qrows % 64 == 0);
+	delete_every(fx, 41);
+	/* one segment of int8-rescore, with a graph: the scores are the floats' */
+	CHECK_OK(fathom_optimize(fx));
+	CHECK_EQ(ix_nsegments(fx->ix), 1);
+	CHECK_EQ(elem_of(fx, 0), IX_VEC_I8_RESCORE);
+	CHECK_OK(seg_vectors(ix_segment_at(fx->ix, 0), &v));
+	const struct vx_hnsw *g;
+	CHECK_OK(seg_graph(ix_segment_at(fx->ix, 0), &g));
+	CHECK(g && vx_hnsw_vectors(g) == v.rows);
+	double r = check_searches(fx);
+	printf("     int8-rescore: graph recall@%d against float32 %.4f\n", K, r);
+	CHECK(r >= 0.9);
+	CHECK_OK(fathom_verify(fx));
+	fathom_close(fx);
+	test_rmrf(dir);
+	free(dir);
+
+	/* a float row damaged behind valid checksums: exact search and verify
+	 * say which chunk */
+	fx = new_index(&dir, "int8-rescore");
+	put_docs(fx, 0, NB);
+	fathom_close(fx);
+	char seg[1024];
+	snprintf(seg, sizeof seg, "%s/seg-00000001.fseg", dir);
+	size_t size;
+	uint64_t off = 0, len = 0;
+	unsigned char *img = test_read_file(seg, &size);
+	CHECK(img && test_find_section(img, size, "VECS", &off, &len));
+	CHECK(len >= (uint64_t)NB * DIM * 4 + 64);
+	if (img && len >= (uint64_t)NB * DIM * 4 + 64) {
+		/* the floats are the section's last bytes; chunk 1's first value */
+		set_f32(img + off + len - (uint64_t)NB * DIM * 4 + DIM * 4, NAN);
+		reseal_into(dir, img, size);
+		expect_damage(dir, 1, FATHOM_ECORRUPT, "chunk 1");
+	}
+	free(img);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	uint64_t seed = 0x5eed1234abcdull;
@@ -458,6 +530,7 @@ int main(void)
 	RUN(test_int8_search);
 	RUN(test_mixed_merge);
 	RUN(test_damaged_i8);
+	RUN(test_int8_rescore);
 	free(vecs);
 	free(queries);
 	return TEST_DONE();

@@ -7,7 +7,7 @@
  * (scored asymmetrically, the float query against them: with a scale and
  * an offset per row, as a segment stored as int8 is searched, and with a
  * scale alone; and symmetrically, the query quantised too) and int8 rows
- * reranked on float32; then the merge of two graphs (rebuilding
+ * with the beam scored again on float32 (int8-rescore); then the merge of two graphs (rebuilding
  * versus inserting into a copy of the larger). With -o DIR it writes the
  * vectors for bench/vec/peers.py: DIR/base.f32, DIR/queries.f32 (raw
  * little-endian float32, row after row), DIR/truth.i32 (10 ids per query)
@@ -386,9 +386,10 @@ int main(int argc, char **argv)
 	/* int8, the float query against the rows (asymmetric): rows with a
 	 * scale and an offset (what a segment stored as int8 is searched
 	 * with), rows with a scale alone; then those with the query quantised
-	 * too (symmetric); and the first reranked on the float rows */
+	 * too (symmetric); and the first, its beam scored again on the float rows
+	 * (what a segment stored as int8-rescore is searched with) */
 	printf("  ef | float32 recall   QPS | int8 recall   QPS | int8-scale recall   QPS | "
-	       "int8-sym recall   QPS | int8+rerank recall   QPS\n");
+	       "int8-sym recall   QPS | int8-rescore recall   QPS\n");
 	const uint32_t efs[] = { 10, 20, 40, 80, 160 };
 	for (int e = 0; e < 5; e++) {
 		double rf, qf, ra, qa, ri, qi, rs, qsy, rr, qr;
@@ -398,7 +399,7 @@ int main(int argc, char **argv)
 		measure(vs, qs, nq, dim, truth, efs[e], &rs, &qsy);
 		measure(vr, qs, nq, dim, truth, efs[e], &rr, &qr);
 		printf(" %3u |        %.4f %6.0f |     %.4f %5.0f |           %.4f %5.0f |"
-		       "         %.4f %5.0f |            %.4f %5.0f\n", efs[e], rf, qf, ra, qa, ri, qi,
+		       "         %.4f %5.0f |             %.4f %5.0f\n", efs[e], rf, qf, ra, qa, ri, qi,
 		       rs, qsy, rr, qr);
 	}
 	/* exact int8 (every row scored): what quantisation alone costs */

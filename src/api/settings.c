@@ -109,10 +109,12 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	                     "HNSW beam while searching, at least the hits fetched (0: the\n"
 	                     "graph's own, 40 below 100k vectors)" },
 	[API_S_VEC_STORAGE] = { "vector.storage", FATHOM_SETTING_CHOICE, "float32", 0, 0,
-	                        "float32 int8",
-	                        "how segments written store chunk vectors: float32, or int8 with\n"
-	                        "a scale and an offset per row (a quarter of the bytes; optimize\n"
-	                        "rewrites)" },
+	                        "float32 int8 int8-rescore",
+	                        "how segments written store chunk vectors: float32; int8 with a\n"
+	                        "scale and an offset per row (a quarter of the bytes); or\n"
+	                        "int8-rescore, the int8 rows walked and the float32 rows kept to\n"
+	                        "score the graph's best again (float32's recall, 1.25x its bytes;\n"
+	                        "optimize rewrites)" },
 };
 
 const fathom_setting_info *fathom_setting_at(size_t i)
@@ -333,9 +335,12 @@ static void apply_graph_settings(fathom_index *fx)
 			*dst[i] = (uint32_t)s->num[row[i]];
 	if (o.m == 1)
 		o.m = 2;
-	/* the choice's index: 0 float32, 1 int8 */
-	o.storage = ((s->set >> API_S_VEC_STORAGE) & 1) && s->num[API_S_VEC_STORAGE] == 1
-	            ? IX_VEC_I8 : IX_VEC_F32;
+	/* the choice's index: 0 float32, 1 int8, 2 int8-rescore */
+	static const uint32_t storage[] = { IX_VEC_F32, IX_VEC_I8, IX_VEC_I8_RESCORE };
+	o.storage = IX_VEC_F32;
+	if (((s->set >> API_S_VEC_STORAGE) & 1) && s->num[API_S_VEC_STORAGE] >= 0 &&
+	    s->num[API_S_VEC_STORAGE] < (double)FA_ARRAY_LEN(storage))
+		o.storage = storage[(size_t)s->num[API_S_VEC_STORAGE]];
 	(void)ix_set_graph_opts(fx->ix, &o);   /* the table's bounds are within its own */
 }
 

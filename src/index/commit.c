@@ -74,7 +74,7 @@ static int vectors_stored_as(const ix_segment *s, uint32_t storage)
 		fa_err_clear();
 		return 1;
 	}
-	return v.elem == (storage == IX_VEC_I8 ? IX_VEC_I8 : IX_VEC_F32);
+	return v.elem == (storage ? storage : IX_VEC_F32);
 }
 
 static int plan_merge(ix_index *ix, uint8_t *pick, size_t *npick)

@@ -196,18 +196,22 @@ int ix_rollback(ix_index *ix);
 #define IX_VEC_MAX_DIM 4096u        /* as EM_MAX_DIM */
 
 /* The element types of VECS rows (docs/FORMAT.md 5.12; values only ever
- * appended): float32, or int8 with one float32 scale per row. */
+ * appended): float32; int8 with one float32 scale and offset per row; int8
+ * so, then the float32 rows too (the graph walked on the int8 rows, its
+ * beam and the exact paths scored on the floats). */
 #define IX_VEC_F32 1u
 #define IX_VEC_I8 2u
+#define IX_VEC_I8_RESCORE 3u
 
-/* A segment's vectors, read in place: float32 rows (rows), or int8 rows
- * (qrows, row i ~ offsets[i] + qrows[i * dim ..] * scales[i]; rows NULL). */
+/* A segment's vectors, read in place: float32 rows (rows), int8 rows
+ * (qrows, row i ~ offsets[i] + qrows[i * dim ..] * scales[i]; rows NULL),
+ * or both (IX_VEC_I8_RESCORE). */
 typedef struct ix_vecs {
 	uint32_t dim, count, present;
-	uint32_t elem;               /* IX_VEC_F32 or IX_VEC_I8 */
+	uint32_t elem;               /* IX_VEC_F32, IX_VEC_I8, IX_VEC_I8_RESCORE */
 	uint64_t fp;                 /* the embedder's fingerprint */
 	const uint8_t *bits;         /* count bits: has a vector */
-	const float *rows;           /* float32: count * dim, 64-byte aligned */
+	const float *rows;           /* float32 (and rescore): count * dim, aligned */
 	const int8_t *qrows;         /* int8: count * dim, 64-byte aligned */
 	const float *scales;         /* int8: count, 64-byte aligned */
 	const float *offsets;        /* int8: count, 64-byte aligned */
@@ -243,7 +247,8 @@ float ix_vecs_score(const ix_vecs *v, const float *q, float qsum, uint32_t c);
 typedef struct ix_graph_opts {
 	uint32_t min_vectors;   /* 0: IX_HNSW_MIN_VECTORS; UINT32_MAX: no graphs */
 	uint32_t m, ef_construction, ef_search;
-	uint32_t storage;       /* VECS rows written: 0 or IX_VEC_F32, IX_VEC_I8
+	uint32_t storage;       /* VECS rows written: 0 or IX_VEC_F32, IX_VEC_I8,
+	                         * IX_VEC_I8_RESCORE
 	                         * (a merge converts; optimize rewrites segments
 	                         * of the other type) */
 } ix_graph_opts;

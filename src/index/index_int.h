@@ -548,13 +548,14 @@ void ix_segw_doc_state(const ix_segw *w, uint32_t doc, ix_doc_state *out);
 /* ---- interface to code in vectors.c: the VECS section ------------------- */
 
 /* A writer's vectors, chunk by chunk, kept as float32 whatever the section
- * stores (elem: IX_VEC_F32, or IX_VEC_I8 quantised at encoding), so the
+ * stores (elem: IX_VEC_F32, or IX_VEC_I8 or IX_VEC_I8_RESCORE quantised at
+ * encoding), so the
  * graph is built on the floats. */
 typedef struct ix_vecw {
 	uint32_t dim;
 	uint64_t fp;
 	uint32_t present;
-	uint32_t elem;       /* 0 or IX_VEC_F32: float32; IX_VEC_I8 */
+	uint32_t elem;       /* 0 or IX_VEC_F32: float32; IX_VEC_I8, IX_VEC_I8_RESCORE */
 	fbuf rows, bits;
 } ix_vecw;
 void ix_vecw_init(ix_vecw *v);

@@ -365,8 +365,7 @@ static int merge_graph(ix_index *ix, ix_segw *w, const merge_in *m, size_t n, co
 		/* int8 rows: no input graph can be reused (vx_hnsw_merge reuses
 		 * only float ones), so the writer builds it from the merged rows,
 		 * the same work */
-		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc ||
-		    in->vec.elem != IX_VEC_F32)
+		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc || !in->vec.rows)
 			goto done;   /* the writer builds it */
 		if (!(keep[ng] = fa_calloc((size_t)nc / 8 + 1, 1))) {
 			rc = fa_err(FATHOM_ENOMEM, "merge: HNSW graphs");

@@ -6,7 +6,7 @@
  *   4    4  u32 dim (1..IX_VEC_MAX_DIM)
  *   8    4  u32 count: the segment's nchunks
  *   12   4  u32 element: 1 float32, 2 int8 with a float32 scale and offset
- *           per row
+ *           per row, 3 the same int8 and then the float32 rows
  *   16   8  u64 embedder fingerprint: fa_hash64 of the embedder's ident
  *   24   4  u32 present: chunks with a vector
  *   28   36 reserved (0)
@@ -24,6 +24,11 @@
  *   64+B+2S count rows of dim int8 (-127..127), row i ~ offset i + its
  *           values times scale i (em_quantize_i8_affine of the unit vector),
  *           zeros when bit i is not set
+ *   int8 and float32 (element 3, `vector.storage int8-rescore`):
+ *   64+B         the scales, the offsets and the int8 rows of element 2
+ *   64+B+2S+R    the float32 rows of element 1 (R = round64(count dim))
+ *           The graph is walked on the int8 rows and its beam scored again
+ *           on the floats; the exact paths score the floats.
  *
  * The writer starts the section at a file offset that is a multiple of 64
  * (padding before it is covered by the page CRCs like any byte), so the
@@ -63,9 +68,11 @@ static uint64_t scale_bytes(uint32_t count)
  * overflow in 64 bits). */
 static uint64_t section_len(uint32_t elem, uint32_t count, uint32_t dim)
 {
-	uint64_t rows = (uint64_t)count * dim;
+	uint64_t rows = (uint64_t)count * dim, i8 = 2 * scale_bytes(count) + rows;
 	if (elem == IX_VEC_I8)
-		return VEC_HDR + bitmap_bytes(count) + 2 * scale_bytes(count) + rows;
+		return VEC_HDR + bitmap_bytes(count) + i8;
+	if (elem == IX_VEC_I8_RESCORE)
+		return VEC_HDR + bitmap_bytes(count) + (i8 + 63) / 64 * 64 + rows * 4;
 	return VEC_HDR + bitmap_bytes(count) + rows * 4;
 }
 
@@ -166,8 +173,9 @@ int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out)
 	size_t row = (size_t)v->dim * sizeof(float);
 	if (v->rows.len != (size_t)nchunks * row)
 		return fa_err(FATHOM_EINVAL, "vectors for more chunks than the segment has");
-	uint32_t elem = v->elem == IX_VEC_I8 ? IX_VEC_I8 : IX_VEC_F32;
+	uint32_t elem = v->elem == IX_VEC_I8 || v->elem == IX_VEC_I8_RESCORE ? v->elem : IX_VEC_F32;
 	unsigned char h[VEC_HDR] = { 0 };
+	size_t start = out->len;
 	fa_store32(h, 1);
 	fa_store32(h + 4, v->dim);
 	fa_store32(h + 8, nchunks);
@@ -179,8 +187,14 @@ int ix_vecw_encode(ix_vecw *v, uint32_t nchunks, fbuf *out)
 	fbuf_put_zeros(out, (size_t)(bitmap_bytes(nchunks) - v->bits.len));
 	if (out->err)
 		return out->err;
+	if (elem != IX_VEC_F32 && (rc = encode_i8(v, nchunks, out)))
+		return rc;
 	if (elem == IX_VEC_I8)
-		return encode_i8(v, nchunks, out);
+		return 0;
+	/* the floats start at a multiple of 64 from the section's start (the
+	 * section's own start is one) */
+	if (fbuf_put_zeros(out, (64 - (out->len - start) % 64) % 64))
+		return out->err;
 	fbuf_append(out, v->rows.data, v->rows.len);
 	return out->err;
 }
@@ -223,7 +237,7 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	if (version != 1)
 		return fa_err(FATHOM_EVERSION, "%s: section 'VECS' of version %u (this build reads 1)",
 		              s->path, version);
-	if (elem != IX_VEC_F32 && elem != IX_VEC_I8)
+	if (elem != IX_VEC_F32 && elem != IX_VEC_I8 && elem != IX_VEC_I8_RESCORE)
 		return fa_err(FATHOM_EVERSION, "%s: section 'VECS': element type %u unknown", s->path,
 		              elem);
 	if (dim == 0 || dim > IX_VEC_MAX_DIM)
@@ -247,13 +261,16 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	out->elem = elem;
 	out->fp = fa_load64(h + 16);
 	out->bits = bits;
-	if (elem == IX_VEC_I8) {
-		out->scales = (const float *)(const void *)(h + VEC_HDR + bb);
-		out->offsets = (const float *)(const void *)(h + VEC_HDR + bb + scale_bytes(count));
-		out->qrows = (const int8_t *)(h + VEC_HDR + bb + 2 * scale_bytes(count));
-	} else {
-		out->rows = (const float *)(const void *)(h + VEC_HDR + bb);
+	const unsigned char *p = h + VEC_HDR + bb;
+	if (elem != IX_VEC_F32) {
+		uint64_t sb = scale_bytes(count), i8 = 2 * sb + (uint64_t)count * dim;
+		out->scales = (const float *)(const void *)p;
+		out->offsets = (const float *)(const void *)(p + sb);
+		out->qrows = (const int8_t *)(p + 2 * sb);
+		p += (i8 + 63) / 64 * 64;
 	}
+	if (elem != IX_VEC_I8)
+		out->rows = (const float *)(const void *)p;
 	return 0;
 }
 
@@ -285,7 +302,7 @@ int seg_vectors_verify(const ix_segment *s)
 		return rc;
 	for (uint32_t c = 0; c < v.count; c++) {
 		int set = v.bits[c >> 3] >> (c & 7) & 1, bad = 0;
-		if (v.elem == IX_VEC_I8) {
+		if (v.qrows) {
 			float sc = v.scales[c], off = v.offsets[c];
 			const int8_t *q = v.qrows + (size_t)c * v.dim;
 			if (set)
@@ -294,7 +311,8 @@ int seg_vectors_verify(const ix_segment *s)
 				bad = sc != 0.0f || off != 0.0f;
 			for (uint32_t k = 0; k < v.dim && !bad; k++)
 				bad = q[k] == -128 || (!set && q[k]);
-		} else {
+		}
+		if (v.rows) {
 			const float *r = v.rows + (size_t)c * v.dim;
 			for (uint32_t k = 0; k < v.dim && !bad; k++)
 				bad = set ? !isfinite(r[k]) : r[k] != 0.0f;
@@ -327,9 +345,10 @@ void ix_graph_params(const ix_graph_opts *o, uint32_t count, vx_params *p)
 
 int ix_set_graph_opts(ix_index *ix, const ix_graph_opts *o)
 {
-	if (o->storage > IX_VEC_I8)
-		return fa_err(FATHOM_EINVAL, "vector storage %u (0, %u float32, %u int8)", o->storage,
-		              IX_VEC_F32, IX_VEC_I8);
+	if (o->storage > IX_VEC_I8_RESCORE)
+		return fa_err(FATHOM_EINVAL, "vector storage %u (0, %u float32, %u int8, %u int8 "
+		              "rescored on float32)", o->storage, IX_VEC_F32, IX_VEC_I8,
+		              IX_VEC_I8_RESCORE);
 	if ((o->m && (o->m < 2 || o->m > VX_MAX_M)) || o->ef_construction > VX_MAX_K ||
 	    o->ef_search > VX_MAX_K)
 		return fa_err(FATHOM_EINVAL, "HNSW m %u (2 to %u), ef-construction %u and ef-search %u "
@@ -370,9 +389,9 @@ int seg_graph(const ix_segment *s, const vx_hnsw **out)
 	if (rc || (rc = seg_check_range(s, off, len)))
 		return rc;
 	vx_hnsw *mine;
-	if (v.elem == IX_VEC_I8)
+	if (v.qrows)   /* int8, rescored on the floats when the section has them */
 		rc = vx_hnsw_view_i8(&mine, s->data + off, (size_t)len, v.qrows, v.scales, v.offsets,
-		                     NULL, v.count, v.dim, s->path);
+		                     v.rows, v.count, v.dim, s->path);
 	else
 		rc = vx_hnsw_view(&mine, s->data + off, (size_t)len, v.rows, v.count, v.dim, s->path);
 	if (rc)
