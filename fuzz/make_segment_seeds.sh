@@ -9,7 +9,8 @@
 # title equal to the path), "multiblock" (a term in 300 chunks: a block
 # directory and several postings blocks), "twoframes" (more than 64 KiB of
 # text: two document store frames), "graph" (48 documents with 4-d vectors,
-# hnsw.min-vectors 16: VECS and an HNSW section made by a merge); each also
+# hnsw.min-vectors 16: VECS and an HNSW section made by a merge; graph-i8 and
+# graph-i8r the same stored as int8 and as int8-rescore); each but those also
 # cut short (half, one byte less, without its footer) so the readers see
 # truncation.
 set -eu
@@ -68,4 +69,12 @@ tail -n +3 "$tmp/v.jsonl" >"$tmp/v1.jsonl"
 s=$(seg "$tmp/graph")
 cp "$s" "$OUT/graph"
 cut "$s" graph
+# the same vectors stored as int8 (VECS element type 2), then as int8 with
+# the float32 rows (element type 3): optimize rewrites a segment of another
+# type
+for st in int8:graph-i8 int8-rescore:graph-i8r; do
+	"$FATHOM" config --index "$tmp/graph" vector.storage "${st%%:*}"
+	s=$(seg "$tmp/graph")
+	cp "$s" "$OUT/${st#*:}"
+done
 ls -l "$OUT"
