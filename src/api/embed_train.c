@@ -27,8 +27,9 @@
 static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, size_t n), void *ctx,
                            uint64_t *n)
 {
-	fbuf doc, one;
-	fbuf_init(&doc, 0);
+	ix_text_window doc;   /* whole runs of frames: each decompressed once */
+	fbuf one;
+	ix_text_window_init(&doc);
 	fbuf_init(&one, 0);
 	int rc = 0;
 	*n = 0;
@@ -43,26 +44,27 @@ static int each_chunk_text(ix_index *ix, int (*fn)(void *ctx, const char *t, siz
 			*n += di.n_chunks;
 			if (!fn)
 				continue;
-			fbuf_reset(&doc);
-			if ((rc = seg_doc_text(s, d, 0, di.text_len, &doc)))
+			const char *text;
+			size_t len;
+			if ((rc = seg_doc_text_window(s, d, &doc, &text, &len)))
 				break;
 			for (uint32_t c = di.first_chunk; c < di.first_chunk + di.n_chunks && !rc; c++) {
 				ix_chunk_info ci;
 				if ((rc = seg_chunk(s, c, &ci)))
 					break;
-				if (ci.byte_end > doc.len || ci.byte_start > ci.byte_end) {
+				if (ci.byte_end > len || ci.byte_start > ci.byte_end) {
 					rc = fa_err(FATHOM_ECORRUPT, "%s: chunk %u out of its document",
 					            seg_path(s), c);
 					break;
 				}
 				if (!(rc = ix_embed_text(&one, di.title, ci.headings, ci.headings_len,
-				                         (const char *)doc.data + ci.byte_start,
+				                         text + ci.byte_start,
 				                         ci.byte_end - ci.byte_start)))
 					rc = fn(ctx, (const char *)one.data, one.len);
 			}
 		}
 	}
-	fbuf_free(&doc);
+	ix_text_window_free(&doc);
 	fbuf_free(&one);
 	return rc;
 }

@@ -858,6 +858,59 @@ int ix_ds_verify(const ix_segment *s)
 	return rc;
 }
 
+void ix_text_window_init(ix_text_window *w)
+{
+	memset(w, 0, sizeof *w);
+	fbuf_init(&w->buf, 0);
+}
+
+void ix_text_window_free(ix_text_window *w)
+{
+	fbuf_free(&w->buf);
+	memset(w, 0, sizeof *w);
+}
+
+int ix_text_window_read(ix_text_window *w, const ix_segment *s, uint64_t off, uint64_t n,
+                        const char **text)
+{
+	*text = "";
+	if (n == 0)
+		return 0;
+	if (w->seg != s || off < w->start || off - w->start > w->buf.len ||
+	    n > w->buf.len - (off - w->start)) {
+		uint64_t want = n;
+		if (off <= s->raw_text && n <= s->raw_text - off)
+			want = FA_MAX(n, FA_MIN(IX_TEXT_WINDOW, s->raw_text - off));
+		fbuf_reset(&w->buf);
+		w->seg = NULL;
+		w->start = off;
+		int rc = ix_ds_read(s, off, want, &w->buf);
+		if (rc) {
+			fbuf_reset(&w->buf);
+			return rc;
+		}
+		w->seg = s;
+	}
+	*text = (const char *)w->buf.data + (off - w->start);
+	return 0;
+}
+
+int seg_doc_text_window(const ix_segment *s, uint32_t doc, ix_text_window *w, const char **text,
+                        size_t *len)
+{
+	const unsigned char *r;
+	*text = "";
+	*len = 0;
+	int rc = seg_doc_rec(s, doc, &r);
+	if (rc)
+		return rc;
+	uint64_t text_off = fa_load64(r), text_len = fa_load32(r + 48);
+	if ((rc = ix_text_window_read(w, s, text_off, text_len, text)))
+		return rc;
+	*len = (size_t)text_len;
+	return 0;
+}
+
 int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, fbuf *out)
 {
 	const unsigned char *r;

@@ -402,6 +402,27 @@ const char *ix_doc_meta(const ix_doc_info *d, const char *key);
  * the document store frames it spans). */
 int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, fbuf *out);
 
+/* Reading many documents one after another: a window of the raw text
+ * (IX_TEXT_WINDOW bytes of whole runs of frames at a time), so each frame is
+ * decompressed once, not once per document in it (a document is much
+ * smaller than a frame; documents lie in the raw stream in order). One
+ * window serves one reader at a time, over any segments. */
+#define IX_TEXT_WINDOW ((uint64_t)1 << 20)
+typedef struct ix_text_window {
+	fbuf buf;
+	const ix_segment *seg;   /* whose raw text buf holds (NULL: none) */
+	uint64_t start;          /* raw offset of buf's first byte */
+} ix_text_window;
+void ix_text_window_init(ix_text_window *w);
+void ix_text_window_free(ix_text_window *w);
+/* n bytes of s's raw text at off (a document's text_off.. within its
+ * text_len), *text pointing into the window until its next use. */
+int ix_text_window_read(ix_text_window *w, const ix_segment *s, uint64_t off, uint64_t n,
+                        const char **text);
+/* The whole text of document doc (*len bytes), as ix_text_window_read. */
+int seg_doc_text_window(const ix_segment *s, uint32_t doc, ix_text_window *w, const char **text,
+                        size_t *len);
+
 /* Per-field upper bounds for scoring: the largest tf, and the smallest field
  * length among chunks where tf > 0. With these a BM25F upper bound holds for
  * any weights, k1 and b chosen at query time. Block bounds are exact; a

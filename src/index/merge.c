@@ -81,40 +81,6 @@ typedef struct merge_vec {
 	uint32_t row_dim;
 } merge_vec;
 
-/* The inputs' text is read in windows of whole runs of frames, not one
- * document at a time: a document is much smaller than a frame, and reading
- * each alone decompressed every frame once per document in it. Documents
- * lie in the raw stream in order, so one window serves many. */
-#define MERGE_TEXT_WINDOW ((uint64_t)1 << 20)
-
-typedef struct text_window {
-	fbuf buf;
-	uint64_t start;          /* raw offset of buf's first byte */
-} text_window;
-
-/* A document's text (n bytes at raw offset off), pointing into the window
- * (valid until the next call). */
-static int doc_text(const ix_segment *s, uint64_t off, uint64_t n, text_window *tw,
-                    const char **text)
-{
-	int rc;
-	*text = "";
-	if (n == 0)
-		return 0;
-	if (off < tw->start || off - tw->start > tw->buf.len || n > tw->buf.len - (off - tw->start)) {
-		uint64_t want = n;
-		if (off <= s->raw_text && n <= s->raw_text - off)
-			want = FA_MAX(n, FA_MIN(MERGE_TEXT_WINDOW, s->raw_text - off));
-		fbuf_reset(&tw->buf);
-		tw->start = off;
-		if ((rc = ix_ds_read(s, off, want, &tw->buf)) != 0) {
-			fbuf_reset(&tw->buf);
-			return rc;
-		}
-	}
-	*text = (const char *)tw->buf.data + (off - tw->start);
-	return 0;
-}
 
 /* ---- vectors: copied, or embedded in batches on a pool --------------------- */
 
@@ -200,7 +166,7 @@ static int batch_alloc(merge_vec *mv)
  * kept; when missing and the index has an embedder, their texts join the
  * batch to embed. */
 static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_doc_info *di,
-                       const char *text, text_window *tw)
+                       const char *text, ix_text_window *tw)
 {
 	const ix_segment *s = m->s;
 	const ix_embed_hook *eh = &mv->ix->embed;
@@ -241,7 +207,7 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	if (rc)
 		return rc;
 	mv->w = w;
-	if (!text && (rc = doc_text(s, di->text_off, di->text_len, tw, &text)))
+	if (!text && (rc = ix_text_window_read(tw, s, di->text_off, di->text_len, &text)))
 		return rc;
 	fbuf one;
 	fbuf_init(&one, 0);
@@ -272,8 +238,8 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 
 /* text_base: where the input's copied frames begin in the new raw stream,
  * or UINT64_MAX when its text is recompressed (read through tw). */
-static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window *tw, fbuf *strs,
-                     uint64_t text_base, merge_vec *mv)
+static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, ix_text_window *tw,
+                     fbuf *strs, uint64_t text_base, merge_vec *mv)
 {
 	const ix_segment *s = m->s;
 	for (uint32_t c = 0; c < s->nchunks; c++)
@@ -305,7 +271,7 @@ static int copy_docs(ix_segw *w, merge_in *m, uint32_t *next_chunk, text_window 
 			if (di.text_off > UINT64_MAX - text_base)
 				return fa_err(FATHOM_ECORRUPT, "%s: document %u: bad text offset", s->path, d);
 			text_off = text_base + di.text_off;
-		} else if ((rc = doc_text(s, di.text_off, di.text_len, tw, &text)) != 0) {
+		} else if ((rc = ix_text_window_read(tw, s, di.text_off, di.text_len, &text)) != 0) {
 			return rc;
 		}
 		ix_doc_rec rec = { di.size, di.mtime_ns, di.content_hash, di.kind, di.n_tags, di.n_meta,
@@ -765,9 +731,9 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 	merge_in *m = fa_calloc(n ? n : 1, sizeof *m);
 	ix_segw *w = NULL;
 	char *path = NULL;
-	text_window tw = { .start = 0 };
+	ix_text_window tw;   /* the inputs' text: whole runs of frames at a time */
 	fbuf strs;
-	fbuf_init(&tw.buf, 0);
+	ix_text_window_init(&tw);
 	fbuf_init(&strs, 0);
 	merge_vec mv = { .ix = ix, .fp = ix->vec_fp };
 	fbuf_init(&mv.text, 0);
@@ -818,8 +784,6 @@ int ix_merge(ix_index *ix, ix_wseg *const *in, size_t n, ix_segment **out, uint6
 		goto cleanup;
 	uint32_t next_chunk = 0;
 	for (size_t k = 0; k < n && !rc; k++) {
-		fbuf_reset(&tw.buf);
-		tw.start = 0;
 		uint64_t base = UINT64_MAX;
 		if (copy && (rc = ix_segw_copy_text(w, m[k].s, &base)) != 0)
 			break;
@@ -851,7 +815,7 @@ cleanup:
 		fa_free(m[k].map);
 		fa_free(m[k].doc_map);
 	}
-	fbuf_free(&tw.buf);
+	ix_text_window_free(&tw);
 	fbuf_free(&strs);
 	fbuf_free(&mv.text);
 	fa_pool_free(mv.pool);

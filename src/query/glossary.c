@@ -685,8 +685,8 @@ int q_gloss_propose(q_glossary *g, ix_index *ix, text_analyzer *an, size_t *adde
 	for (size_t i = 0; i < g->n; i++)
 		if (g->items[i].kind == QG_CANDIDATE && g->items[i].status == QG_PENDING)
 			g->items[i].count = 0;
-	fbuf text;
-	fbuf_init(&text, 0);
+	ix_text_window text;   /* whole runs of frames: each decompressed once */
+	ix_text_window_init(&text);
 	int rc = 0;
 	for (size_t s = 0; s < ix_nsegments(ix) && !rc; s++) {
 		ix_segment *seg = ix_segment_at(ix, s);
@@ -696,13 +696,14 @@ int q_gloss_propose(q_glossary *g, ix_index *ix, text_analyzer *an, size_t *adde
 				continue;
 			if ((rc = seg_doc(seg, d, &di)))
 				break;
-			fbuf_reset(&text);
-			if ((rc = seg_doc_text(seg, d, 0, di.text_len, &text)))
+			const char *t;
+			size_t len;
+			if ((rc = seg_doc_text_window(seg, d, &text, &t, &len)))
 				break;
-			rc = scan_acronyms(g, (const char *)text.data, text.len, di.key, added);
+			rc = scan_acronyms(g, t, len, di.key, added);
 		}
 	}
-	fbuf_free(&text);
+	ix_text_window_free(&text);
 	variant_walk v = { g, ix, added, 0 };
 	for (size_t s = 0; s < ix_nsegments(ix) && !rc; s++) {
 		rc = seg_terms(ix_segment_at(ix, s), NULL, 0, visit_term, &v);
