@@ -843,6 +843,83 @@ static int bench(int argc, char **argv)
 	return 0;
 }
 
+/* ---- the words: em_words (ASCII by table) against em_words_ref ---------- */
+
+static int join_word(void *ctx, const char *w, size_t len)
+{
+	fbuf *b = ctx;
+	fbuf_append(b, w, len);
+	fbuf_putc(b, '|');
+	return b->err;
+}
+
+static void words_of(int fast, const char *t, size_t n, fbuf *out)
+{
+	fbuf_reset(out);
+	CHECK_OK(fast ? em_words(t, n, join_word, out) : em_words_ref(t, n, join_word, out));
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_words_fast(void)
+{
+	fbuf a, b;
+	fbuf_init(&a, 0);
+	fbuf_init(&b, 0);
+	/* what the header promises, both ways */
+	static const struct {
+		const char *in, *want;
+	} ex[] = {
+		{ "read_lines readLines read-lines ReadLines", "read|lines|read|lines|read|lines|read|lines|" },
+		{ "HTTPServer utf8 v2 x.y_z", "http|server|utf8|v2|x|y|z|" },
+		{ "\xc3\x89tudeCOURTE na\xc3\xafve \xe6\x9d\xb1\xe4\xba\xac", "\xc3\xa9tude|courte|na\xc3\xafve|\xe6\x9d\xb1\xe4\xba\xac|" },
+	};
+	for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++)
+		for (int fast = 0; fast < 2; fast++) {
+			words_of(fast, ex[i].in, strlen(ex[i].in), &a);
+			fbuf_putc(&a, 0);
+			CHECK_STR((const char *)a.data, ex[i].want);
+		}
+	/* random texts: every ASCII byte, letters of both cases weighted up,
+	 * multibyte letters of both cases, a combining mark, a non-letter
+	 * symbol, and bytes that are not UTF-8 */
+	static const char *const pieces[] = { "\xc3\x89", "\xc3\xa9", "\xce\xa3", "\xcf\x83",
+	                                      "\xcc\x81", "\xe2\x82\xac", "\xe6\x9d\xb1", "\xff",
+	                                      "\xc3", "\x80" };
+	uint64_t seed = 0x77aa55;
+	char t[96];
+	size_t bad = 0;
+	for (int r = 0; r < 50000; r++) {
+		size_t n = 0, want = (size_t)(next_rand(&seed) % 48);
+		while (n < want && n + 4 < sizeof t) {
+			uint64_t x = next_rand(&seed);
+			const char *p = NULL;
+			char one[2] = { 0, 0 };
+			switch (x % 8) {
+			case 0: p = pieces[(x >> 8) % (sizeof pieces / sizeof *pieces)]; break;
+			case 1: case 2: one[0] = (char)('A' + (x >> 8) % 26); p = one; break;
+			case 3: case 4: one[0] = (char)('a' + (x >> 8) % 26); p = one; break;
+			default: one[0] = (char)(1 + (x >> 8) % 127); p = one; break;
+			}
+			size_t pl = strlen(p);
+			memcpy(t + n, p, pl);
+			n += pl;
+		}
+		words_of(1, t, n, &a);
+		words_of(0, t, n, &b);
+		bad += a.len != b.len || memcmp(a.data, b.data, a.len) != 0;
+	}
+	CHECK_EQ(bad, 0);
+	fbuf_free(&a);
+	fbuf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && strcmp(argv[1], "--bench") == 0)
@@ -859,6 +936,7 @@ int main(int argc, char **argv)
 		em_model_free(m);
 		return 0;
 	}
+	RUN(test_words_fast);
 	RUN(test_synthetic);
 	RUN(test_deterministic);
 	RUN(test_kernels);

@@ -80,6 +80,9 @@ int em_normalize(float *v, uint32_t dim);
  * returned. */
 typedef int (*em_word_cb)(void *ctx, const char *w, size_t len);
 int em_words(const char *text, size_t len, em_word_cb cb, void *ctx);
+/* The same with every character read through utf8proc (em_words reads
+ * ASCII by table): the reference for tests. */
+int em_words_ref(const char *text, size_t len, em_word_cb cb, void *ctx);
 
 /* ---- wordavg.c: a text as the average of its words' vectors -----------------
  *
