@@ -683,6 +683,23 @@ static void test_scifact(void)
 		}
 	}
 	em_model_free(m);
+	/* a vocabulary of several row blocks (the solves split over threads):
+	 * the same model on 1 and 3 threads (dim 32 to be quick) */
+	unsigned char *b[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		o.dim = 32;
+		o.threads = k ? 3 : 1;
+		CHECK_OK(train(&x, &o, &m));
+		if (m && k == 0)
+			printf("     %u words at dim 32 on 1 and 3 threads\n", m->vec->n);
+		CHECK(!m || m->vec->n > 2 * 4096);
+		b[k] = m ? model_bytes(m, &len[k]) : NULL;
+		em_model_free(m);
+	}
+	CHECK(b[0] && b[1] && len[0] == len[1] && memcmp(b[0], b[1], len[0]) == 0);
+	fa_free(b[0]);
+	fa_free(b[1]);
 	texts_free(&x);
 }
 

@@ -864,13 +864,60 @@ static int eigen_symmetric(double *a, uint32_t l, double *ev)
 	return 0;
 }
 
+/* a = a R^-1 (R upper, w x w) on up to `threads` threads. Each row is
+ * solved alone, but OpenBLAS tiles the rows, and a row's rounding can
+ * depend on the tile it falls in: so the rows go in blocks of TRSM_BLOCK
+ * (one call each) whatever the thread count, and the model is the same on
+ * any number of threads (test_deterministic). */
+#define TRSM_BLOCK 4096u
+
+typedef struct trsm_job {
+	const float *r;
+	float *a;
+	uint32_t n, w, b0, b1;      /* blocks [b0, b1) of a's n rows */
+} trsm_job;
+
+static void *trsm_thread(void *p)
+{
+	trsm_job *j = p;
+	for (uint32_t b = j->b0; b < j->b1; b++) {
+		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
+		cblas_strsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit,
+		            (int)rows, (int)j->w, 1.0f, j->r, (int)j->w, j->a + (size_t)r0 * j->w,
+		            (int)j->w);
+	}
+	return NULL;
+}
+
+static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w, unsigned threads)
+{
+	trsm_job jobs[EM_PPMI_MAX_THREADS];
+	pthread_t tid[EM_PPMI_MAX_THREADS];
+	int started[EM_PPMI_MAX_THREADS];
+	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	threads = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
+	for (unsigned t = 0; t < threads; t++)
+		jobs[t] = (trsm_job){ r, a, n, w, (uint32_t)((uint64_t)nb * t / threads),
+		                      (uint32_t)((uint64_t)nb * (t + 1) / threads) };
+	for (unsigned t = 1; t < threads; t++)
+		started[t] = pthread_create(&tid[t], NULL, trsm_thread, &jobs[t]) == 0;
+	trsm_thread(&jobs[0]);
+	for (unsigned t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			trsm_thread(&jobs[t]);
+	}
+}
+
 /* The same by Cholesky QR, twice (CholeskyQR2: the second pass restores
  * the orthogonality the first loses to rounding): a = a R^-1 with R^T R =
  * a^T a, all BLAS 3, several times faster than Householder on these tall
  * matrices. A Gram matrix that is not positive definite (a nearly rank
  * deficient a) falls back to the LQ way. scratch holds 3 w * w + 1 values
  * (malloc-aligned). */
-static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch)
+static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch,
+                          unsigned threads)
 {
 	float *g = scratch;
 	/* the doubles start on an 8-byte boundary: w * w floats rounded up
@@ -886,8 +933,7 @@ static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *s
 		for (uint32_t r = 0; r < w; r++)
 			for (uint32_t c = 0; c < w; c++)
 				g[(size_t)r * w + c] = c >= r ? (float)gd[(size_t)r * w + c] : 0.0f;
-		cblas_strsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, (int)n,
-		            (int)w, 1.0f, g, (int)w, a, (int)w);
+		trsm_rows(g, a, n, w, threads);
 	}
 	return 0;
 }
@@ -932,14 +978,14 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	}
 	random_signs(z, nl, seed);
 	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
-	if ((rc = orthonormalise(q, n, l, tau, g)))
+	if ((rc = orthonormalise(q, n, l, tau, g, threads)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
 		spmm(s, 1, q, z, l, threads, scratch);      /* M^T Q */
-		if ((rc = orthonormalise(z, n, l, tau, g)))
+		if ((rc = orthonormalise(z, n, l, tau, g, threads)))
 			goto done;
 		spmm(s, 0, z, q, l, threads, scratch);      /* M (M^T Q) */
-		if ((rc = orthonormalise(q, n, l, tau, g)))
+		if ((rc = orthonormalise(q, n, l, tau, g, threads)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
