@@ -65,7 +65,6 @@
  */
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -758,8 +757,6 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
                  unsigned threads, uint32_t *scratch)
 {
 	spmm_job jobs[EM_PPMI_MAX_THREADS];
-	pthread_t tid[EM_PPMI_MAX_THREADS];
-	int started[EM_PPMI_MAX_THREADS];
 	size_t nnz = s->start[s->n];
 #ifdef HAVE_AVX2_SPMM
 	int avx2 = kernel_choice != 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -783,15 +780,7 @@ static void spmm(const spmat *s, int trans, const float *x, float *y, uint32_t w
 		jobs[t] = (spmm_job){ s, trans, avx2, x, y, w, r, r1, scratch + (size_t)t * 2 * s->maxrow };
 		r = r1;
 	}
-	for (unsigned t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, spmm_thread, &jobs[t]) == 0;
-	spmm_thread(&jobs[0]);
-	for (unsigned t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			spmm_thread(&jobs[t]);
-	}
+	fa_run_jobs(spmm_thread, jobs, sizeof *jobs, threads);
 }
 
 /* Orthonormal columns in place: a (n x w, row-major, n >= w) becomes the
@@ -892,22 +881,12 @@ static void *trsm_thread(void *p)
 static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w, unsigned threads)
 {
 	trsm_job jobs[EM_PPMI_MAX_THREADS];
-	pthread_t tid[EM_PPMI_MAX_THREADS];
-	int started[EM_PPMI_MAX_THREADS];
 	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
 	threads = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
 	for (unsigned t = 0; t < threads; t++)
 		jobs[t] = (trsm_job){ r, a, n, w, (uint32_t)((uint64_t)nb * t / threads),
 		                      (uint32_t)((uint64_t)nb * (t + 1) / threads) };
-	for (unsigned t = 1; t < threads; t++)
-		started[t] = pthread_create(&tid[t], NULL, trsm_thread, &jobs[t]) == 0;
-	trsm_thread(&jobs[0]);
-	for (unsigned t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(tid[t], NULL);
-		else
-			trsm_thread(&jobs[t]);
-	}
+	fa_run_jobs(trsm_thread, jobs, sizeof *jobs, threads);
 }
 
 /* The same by Cholesky QR, twice (CholeskyQR2: the second pass restores

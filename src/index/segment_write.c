@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "index/index_int.h"
+#include "util/pool.h"
 #include "vec/vec.h"
 
 #define OUT_BUF (1u << 20)
@@ -1198,9 +1199,10 @@ static int write_graph(ix_segw *w)
 		vx_params p;
 		ix_graph_params(&w->gopts, w->vec.present, &p);
 		const float *rows = (const float *)(const void *)w->vec.rows.data;
+		/* built on every core: the same graph whatever their count */
 		rc = vx_hnsw_new(&g, w->vec.dim, &p);
-		for (uint32_t c = 0; c < nchunks && !rc; c++)
-			rc = vx_hnsw_add(g, rows + (size_t)c * w->vec.dim);
+		if (!rc)
+			rc = vx_hnsw_add_rows(g, rows, nchunks, fa_cpu_count(VX_BUILD_MAX_THREADS));
 	}
 	unsigned char *b = NULL;
 	size_t len = 0;

@@ -243,3 +243,21 @@ int fa_pool_run(fa_pool *p, size_t window, const fa_pipeline *fns, void *ctx)
 	pthread_mutex_unlock(&p->run_mu);
 	return rc;
 }
+
+void fa_run_jobs(void *(*fn)(void *), void *jobs, size_t size, unsigned n)
+{
+	pthread_t tid[FA_POOL_MAX_THREADS];
+	int started[FA_POOL_MAX_THREADS] = { 0 };
+	unsigned char *j = jobs;
+	n = n > FA_POOL_MAX_THREADS ? FA_POOL_MAX_THREADS : n;
+	for (unsigned t = 1; t < n; t++)
+		started[t] = pthread_create(&tid[t], NULL, fn, j + t * size) == 0;
+	if (n)
+		fn(j);
+	for (unsigned t = 1; t < n; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			fn(j + t * size);
+	}
+}

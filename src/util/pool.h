@@ -66,4 +66,12 @@ unsigned fa_pool_threads(const fa_pool *p);
  * four items per thread keeps every thread busy. */
 int fa_pool_run(fa_pool *p, size_t window, const fa_pipeline *fns, void *ctx);
 
+/* The plain fork-join the kernels use (a sparse product's rows, a
+ * triangular solve's blocks, a graph batch's searches): fn(job i) for the
+ * n jobs (job i at jobs + i * size, n <= FA_POOL_MAX_THREADS), job 0 on the
+ * calling thread and the others on threads started for the call; a job
+ * whose thread cannot start runs on the calling thread. Returns when all
+ * have. What each job computes must not depend on which thread runs it. */
+void fa_run_jobs(void *(*fn)(void *), void *jobs, size_t size, unsigned n);
+
 #endif /* FATHOM_POOL_H */

@@ -29,6 +29,7 @@
 
 #include "embed/embed.h"
 #include "fathom.h"
+#include "util/pool.h"
 #include "util/util.h"
 #include "vec/hnsw_int.h"
 #include "vec/vec.h"
@@ -553,6 +554,205 @@ int vx_hnsw_add(vx_hnsw *h, const float *v)
 		return rc;
 	h->n++;
 	return insert(h, h->n - 1);
+}
+
+/* ---- building on several threads ------------------------------------------------
+ *
+ * vx_hnsw_add_rows links the rows in batches of VX_BATCH (after the first
+ * VX_BATCH_FROM one by one, so batches meet a graph that has its shape):
+ * first every node of a batch searches the graph as it stood before the
+ * batch, each layer's beam kept, as insert() would search it (this part on
+ * the threads, the graph only read); then, in id order on one thread, each
+ * node takes those beams plus the batch's earlier nodes (scored exactly)
+ * as its candidates and links as insert() does. What a node sees depends on
+ * the batch, never on the threads: the graph is the same on any number. */
+
+typedef struct batch_node {
+	uint32_t id;
+	int hole;               /* an all-zero row: no beams, no links */
+	int layers;             /* beams kept: layers min(level, top) .. 0 */
+	vx_hit *beam;           /* ef per layer: layer l's at (layers - l) * ef */
+	uint32_t cnt[VX_MAX_LEVEL + 1];
+} batch_node;
+
+typedef struct batch_job {
+	const vx_hnsw *h;
+	batch_node *nodes;
+	uint32_t nn, ef, t, threads;
+	uint32_t *stamp, mark;  /* this thread's visited marks (h->n) */
+	beam b;
+	int rc;
+} batch_job;
+
+static void *batch_search(void *p)
+{
+	batch_job *j = p;
+	const vx_hnsw *h = j->h;
+	query *q = fa_malloc(sizeof *q);
+	if (!q) {
+		j->rc = fa_err(FATHOM_ENOMEM, "HNSW build");
+		return NULL;
+	}
+	for (uint32_t k = j->t; k < j->nn; k += j->threads) {
+		batch_node *bn = &j->nodes[k];
+		if (bn->hole || bn->layers < 0)   /* < 0: the graph was empty */
+			continue;
+		q->f = h->wv + (size_t)bn->id * h->dim;
+		q->qs = 0.0f;
+		q->sum = 0.0f;
+		j->b.res[0] = descend(h, q, (int)h->wlevel[bn->id]);
+		j->b.nr = 1;
+		for (int l = bn->layers; l >= 0; l--) {
+			seen s = { j->stamp, ++j->mark, NULL };
+			if (s.mark == 0) {
+				memset(j->stamp, 0, (size_t)h->n * sizeof *j->stamp);
+				s.mark = j->mark = 1;
+			}
+			for (uint32_t i = 0; i < j->b.nr; i++)
+				s.stamp[j->b.res[i].id] = s.mark;
+			search_layer(h, q, j->ef, (uint32_t)l, NULL, &s, &j->b);
+			qsort(j->b.res, j->b.nr, sizeof *j->b.res, cmp_better);
+			uint32_t n = FA_MIN(j->b.nr, j->ef);
+			memcpy(bn->beam + (size_t)(bn->layers - l) * j->ef, j->b.res, n * sizeof *j->b.res);
+			bn->cnt[l] = n;
+		}
+	}
+	fa_free(q);
+	return NULL;
+}
+
+/* Node bn's links, in id order after the nodes before it: its beams and the
+ * batch's earlier nodes (first .. bn) on each layer, as insert() links. */
+static void batch_link(vx_hnsw *h, const batch_node *first, const batch_node *bn, uint32_t ef,
+                       vx_hit *cands, vx_hit *scratch, uint32_t *ids)
+{
+	uint32_t id = bn->id, lev = h->wlevel[id], m = h->p.m;
+	const float *v = h->wv + (size_t)id * h->dim;
+	for (int l = (int)lev; l >= 0; l--) {
+		uint32_t nc = 0;
+		if (l <= bn->layers) {
+			memcpy(cands, bn->beam + (size_t)(bn->layers - l) * ef, bn->cnt[l] * sizeof *cands);
+			nc = bn->cnt[l];
+		}
+		for (const batch_node *o = first; o < bn; o++)
+			if (!o->hole && h->wlevel[o->id] >= (uint32_t)l)
+				cands[nc++] = (vx_hit){ o->id, fscore(h, v, o->id) };
+		if (!nc)
+			continue;
+		qsort(cands, nc, sizeof *cands, cmp_better);
+		uint32_t nn = select_heuristic(h, cands, nc, m, ids);
+		set_links(h, id, (uint32_t)l, ids, nn);
+		uint32_t keep[VX_MAX_M];
+		memcpy(keep, ids, nn * sizeof *ids);
+		for (uint32_t j = 0; j < nn; j++)
+			link_back(h, keep[j], id, (uint32_t)l, scratch, ids);
+	}
+	if ((int)lev > h->top) {
+		h->top = (int)lev;
+		h->entry = id;
+	}
+}
+
+/* One batch of nn rows: placed, searched on the threads, linked in order. */
+static int add_batch(vx_hnsw *h, const float *rows, uint32_t nn, batch_job *jobs,
+                     unsigned threads, batch_node *nodes, vx_hit *cands, vx_hit *scratch,
+                     uint32_t *ids)
+{
+	uint32_t ef = FA_MAX(h->p.ef_construction, 2 * h->p.m);
+	int rc = 0;
+	size_t slots = 0;
+	for (uint32_t k = 0; k < nn; k++) {
+		const float *v = rows + (size_t)k * h->dim;
+		uint32_t id = h->n;
+		batch_node *bn = &nodes[k];
+		bn->id = id;
+		bn->beam = NULL;
+		bn->hole = is_hole(v, h->dim);
+		bn->layers = -1;
+		if ((rc = check_finite(v, h->dim)))
+			return rc;
+		if (bn->hole) {
+			rc = place_hole(h, id, v);
+		} else {
+			/* the graph has nodes (top >= 0): batches start after VX_BATCH_FROM */
+			rc = place(h, id, v);
+			bn->layers = FA_MIN((int)h->wlevel[id], h->top);
+			slots += (size_t)(bn->layers + 1) * ef;
+		}
+		if (rc)
+			return rc;
+		h->n++;
+	}
+	vx_hit *pool = fa_malloc((slots ? slots : 1) * sizeof *pool);
+	if (!pool)
+		return fa_err(FATHOM_ENOMEM, "HNSW build");
+	size_t at = 0;
+	for (uint32_t k = 0; k < nn; k++)
+		if (!nodes[k].hole) {
+			nodes[k].beam = pool + at;
+			at += (size_t)(nodes[k].layers + 1) * ef;
+		}
+	for (unsigned t = 0; t < threads; t++) {
+		jobs[t].h = h;
+		jobs[t].nodes = nodes;
+		jobs[t].nn = nn;
+		jobs[t].ef = ef;
+		jobs[t].rc = 0;
+	}
+	fa_run_jobs(batch_search, jobs, sizeof *jobs, threads);
+	for (unsigned t = 0; t < threads && !rc; t++)
+		rc = jobs[t].rc;
+	for (uint32_t k = 0; k < nn && !rc; k++)
+		if (!nodes[k].hole)
+			batch_link(h, nodes, &nodes[k], ef, cands, scratch, ids);
+	fa_free(pool);
+	return rc;
+}
+
+int vx_hnsw_add_rows(vx_hnsw *h, const float *rows, uint32_t n, unsigned threads)
+{
+	if (h->view)
+		return fa_err(FATHOM_EINVAL, "an HNSW graph read from a segment takes no new vectors");
+	int rc = 0;
+	uint32_t i = 0;
+	for (; i < n && h->n < VX_BATCH_FROM && !rc; i++)
+		rc = vx_hnsw_add(h, rows + (size_t)i * h->dim);
+	if (rc || i == n)
+		return rc;
+	if ((rc = grow(h, h->n + (n - i))))
+		return rc;
+	threads = FA_MAX(1u, FA_MIN(threads, VX_BUILD_MAX_THREADS));
+	uint32_t ef = FA_MAX(h->p.ef_construction, 2 * h->p.m), m = h->p.m;
+	batch_job jobs[VX_BUILD_MAX_THREADS];
+	memset(jobs, 0, sizeof jobs);
+	batch_node *nodes = fa_malloc(VX_BATCH * sizeof *nodes);
+	vx_hit *cands = fa_malloc((size_t)(ef + VX_BATCH) * sizeof *cands);
+	vx_hit *scratch = fa_malloc((size_t)(2 * m + 1) * sizeof *scratch);
+	uint32_t *ids = fa_malloc((size_t)(2 * m + 1) * sizeof *ids);
+	rc = nodes && cands && scratch && ids ? 0 : fa_err(FATHOM_ENOMEM, "HNSW build");
+	for (unsigned t = 0; t < threads && !rc; t++) {
+		jobs[t].t = t;
+		jobs[t].threads = threads;
+		jobs[t].stamp = fa_calloc((size_t)h->n + (n - i), sizeof *jobs[t].stamp);
+		if (!jobs[t].stamp || beam_init(&jobs[t].b, ef + 2 * m * ef + 1))
+			rc = fa_err(FATHOM_ENOMEM, "HNSW build");
+	}
+	while (i < n && !rc) {
+		uint32_t nn = FA_MIN(VX_BATCH, n - i);
+		rc = add_batch(h, rows + (size_t)i * h->dim, nn, jobs, threads, nodes, cands, scratch,
+		               ids);
+		i += nn;
+	}
+	for (unsigned t = 0; t < threads; t++) {
+		fa_free(jobs[t].stamp);
+		if (jobs[t].b.cand || jobs[t].b.res)
+			beam_free(&jobs[t].b);
+	}
+	fa_free(nodes);
+	fa_free(cands);
+	fa_free(scratch);
+	fa_free(ids);
+	return rc;
 }
 
 /* ---- merging -------------------------------------------------------------------- */

@@ -76,6 +76,16 @@ void vx_hnsw_free(vx_hnsw *h);
  * hole: it takes its id but is linked to nothing, so no search reaches it
  * (only a brute-force pass could score it: pass a filter without it). */
 int vx_hnsw_add(vx_hnsw *h, const float *v);
+/* n rows (row after row) added as vx_hnsw_add would add them one by one,
+ * but in batches whose searches run on up to `threads` threads (after the
+ * first VX_BATCH_FROM nodes, linked one by one): a node links to what the
+ * graph held before its batch and to its batch's earlier nodes. The graph
+ * is the same whatever the thread count (not the one vx_hnsw_add builds:
+ * batches change what each node saw). */
+#define VX_BATCH 64u
+#define VX_BATCH_FROM 1024u
+#define VX_BUILD_MAX_THREADS 64u
+int vx_hnsw_add_rows(vx_hnsw *h, const float *rows, uint32_t n, unsigned threads);
 uint32_t vx_hnsw_count(const vx_hnsw *h);
 /* The k best of the allowed vectors for q, best first, into out (room for
  * k); *n the number found. ef 0: the graph's ef_search. */
