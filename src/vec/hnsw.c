@@ -639,8 +639,12 @@ static void batch_link(vx_hnsw *h, const batch_node *first, const batch_node *bn
 				cands[nc++] = (vx_hit){ o->id, fscore(h, v, o->id) };
 		if (!nc)
 			continue;
+		/* the ef best, as insert()'s beam holds: the heuristic keeps a far
+		 * candidate that no kept one is nearer to, so more would give
+		 * far nodes links a beam never offers (measured: mean degree
+		 * 19.7 against 17.5, searches 9% slower) */
 		qsort(cands, nc, sizeof *cands, cmp_better);
-		uint32_t nn = select_heuristic(h, cands, nc, m, ids);
+		uint32_t nn = select_heuristic(h, cands, FA_MIN(nc, ef), m, ids);
 		set_links(h, id, (uint32_t)l, ids, nn);
 		uint32_t keep[VX_MAX_M];
 		memcpy(keep, ids, nn * sizeof *ids);
