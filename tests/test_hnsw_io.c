@@ -398,7 +398,7 @@ static void check_merge(int how, double del0, double del1)
 	vx_params_for(N, &p);
 	vx_hnsw *m = NULL;
 	if (in[0] && in[1])
-		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)in, 2, keep, &p, how));
+		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)in, 2, keep, &p, how, 2));
 	if (m) {
 		CHECK_EQ(vx_hnsw_count(m), nk);
 		/* new id j is the j-th kept vector: nothing deleted is there to return */
@@ -431,6 +431,19 @@ static void check_merge(int how, double del0, double del1)
 		if (v)
 			CHECK(same_hits(m, v, 40, NULL));
 		vx_hnsw_free(v);
+		/* the inserted vectors are linked in batches on the threads: the
+		 * same graph, byte for byte, on 1 and 3 of them */
+		for (unsigned t = 1; t <= 3; t += 2) {
+			vx_hnsw *mt = NULL;
+			unsigned char *bt = NULL;
+			size_t lt = 0;
+			CHECK_OK(vx_hnsw_merge(&mt, (const vx_hnsw *const *)in, 2, keep, &p, how, t));
+			if (mt)
+				CHECK_OK(vx_hnsw_write(mt, &bt, &lt));
+			CHECK(bt && lt == len && memcmp(bt, b, len) == 0);
+			fa_free(bt);
+			vx_hnsw_free(mt);
+		}
 		fa_free(b);
 	}
 	vx_hnsw_free(m);
@@ -452,11 +465,11 @@ static void test_merge(void)
 	vx_params p;
 	vx_params_for(100, &p);
 	if (a) {
-		CHECK_EQ(vx_hnsw_merge(&m, (const vx_hnsw *const *)&a, 1, keep, &p, VX_MERGE_REUSE),
+		CHECK_EQ(vx_hnsw_merge(&m, (const vx_hnsw *const *)&a, 1, keep, &p, VX_MERGE_REUSE, 1),
 		         FATHOM_EINVAL);
 		/* everything deleted: an empty graph */
 		memset(k, 0, sizeof k);
-		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)&a, 1, keep, &p, VX_MERGE_AUTO));
+		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)&a, 1, keep, &p, VX_MERGE_AUTO, 1));
 		if (m)
 			CHECK_EQ(vx_hnsw_count(m), 0);
 	}
@@ -472,7 +485,7 @@ static void test_merge(void)
 		s8[i] = em_quantize_i8(vecs + (size_t)i * DIM, DIM, q8 + (size_t)i * DIM);
 	if (a && vx_hnsw_write(a, &b, &len) == 0 &&
 	    vx_hnsw_view_i8(&v, b, len, q8, s8, NULL, NULL, 100, DIM, "int8") == 0) {
-		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)&v, 1, NULL, &p, VX_MERGE_AUTO));
+		CHECK_OK(vx_hnsw_merge(&m, (const vx_hnsw *const *)&v, 1, NULL, &p, VX_MERGE_AUTO, 1));
 		int same = m && vx_hnsw_count(m) == 100;
 		for (uint32_t i = 0; same && i < 100 * DIM; i++)
 			same = vx_hnsw_vectors(m)[i] == (float)q8[i] * s8[i / DIM];

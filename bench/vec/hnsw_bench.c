@@ -476,7 +476,7 @@ int main(int argc, char **argv)
 		p.m = 16, p.ef_construction = 64;
 		vx_hnsw *m = NULL;
 		t0 = now();
-		if (vx_hnsw_merge(&m, (const vx_hnsw *const *)in, 2, NULL, &p, how))
+		if (vx_hnsw_merge(&m, (const vx_hnsw *const *)in, 2, NULL, &p, how, 1))
 			return 1;
 		double tm = now() - t0;
 		uint64_t found = 0;

@@ -355,7 +355,8 @@ static int merge_graph(ix_index *ix, ix_segw *w, const merge_in *m, size_t n, co
 		vx_params p;
 		ix_graph_params(&ix->graph, ix_segw_vectors_present(w), &p);
 		vx_hnsw *out;
-		if (!(rc = vx_hnsw_merge(&out, g, ng, (const uint8_t *const *)keep, &p, VX_MERGE_AUTO)))
+		if (!(rc = vx_hnsw_merge(&out, g, ng, (const uint8_t *const *)keep, &p, VX_MERGE_AUTO,
+		                              fa_cpu_count(VX_BUILD_MAX_THREADS))))
 			ix_segw_set_graph(w, out);
 	}
 done:

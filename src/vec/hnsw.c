@@ -279,6 +279,7 @@ static int beam_init(beam *b, uint32_t cap)
 	if (!b->cand || !b->res) {
 		fa_free(b->cand);
 		fa_free(b->res);
+		b->cand = b->res = NULL;
 		return fa_err(FATHOM_ENOMEM, "vector search beam of %u", cap);
 	}
 	return 0;
@@ -657,59 +658,132 @@ static void batch_link(vx_hnsw *h, const batch_node *first, const batch_node *bn
 	}
 }
 
-/* One batch of nn rows: placed, searched on the threads, linked in order. */
-static int add_batch(vx_hnsw *h, const float *rows, uint32_t nn, batch_job *jobs,
-                     unsigned threads, batch_node *nodes, vx_hit *cands, vx_hit *scratch,
-                     uint32_t *ids)
+/* What the batches of one build share: each thread's job (visited marks
+ * for cap nodes, a beam), and the linking's scratch. */
+typedef struct batch_ctx {
+	batch_job jobs[VX_BUILD_MAX_THREADS];
+	unsigned threads;
+	uint32_t ef;
+	batch_node nodes[VX_BATCH];
+	vx_hit *cands, *scratch;
+	uint32_t *ids;
+} batch_ctx;
+
+static void batch_ctx_free(batch_ctx *c)
 {
-	uint32_t ef = FA_MAX(h->p.ef_construction, 2 * h->p.m);
+	for (unsigned t = 0; t < c->threads; t++) {
+		fa_free(c->jobs[t].stamp);
+		if (c->jobs[t].b.cand || c->jobs[t].b.res)
+			beam_free(&c->jobs[t].b);
+	}
+	fa_free(c->cands);
+	fa_free(c->scratch);
+	fa_free(c->ids);
+	fa_free(c);
+}
+
+/* For a graph that will hold cap nodes. */
+static int batch_ctx_new(batch_ctx **out, const vx_hnsw *h, unsigned threads, uint32_t cap)
+{
+	batch_ctx *c = fa_calloc(1, sizeof *c);
+	*out = NULL;
+	if (!c)
+		return fa_err(FATHOM_ENOMEM, "HNSW build");
+	uint32_t m = h->p.m;
+	c->threads = FA_MAX(1u, FA_MIN(threads, VX_BUILD_MAX_THREADS));
+	c->ef = FA_MAX(h->p.ef_construction, 2 * m);
+	c->cands = fa_malloc((size_t)(c->ef + VX_BATCH) * sizeof *c->cands);
+	c->scratch = fa_malloc((size_t)(2 * m + 1) * sizeof *c->scratch);
+	c->ids = fa_malloc((size_t)(2 * m + 1) * sizeof *c->ids);
+	int rc = c->cands && c->scratch && c->ids ? 0 : fa_err(FATHOM_ENOMEM, "HNSW build");
+	for (unsigned t = 0; t < c->threads && !rc; t++) {
+		batch_job *j = &c->jobs[t];
+		j->t = t;
+		j->threads = c->threads;
+		j->stamp = fa_calloc((size_t)cap + 1, sizeof *j->stamp);
+		if (!j->stamp || beam_init(&j->b, c->ef + 2 * m * c->ef + 1))
+			rc = fa_err(FATHOM_ENOMEM, "HNSW build");
+	}
+	if (rc) {
+		batch_ctx_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+/* Nodes [first, first + nn) (nn <= VX_BATCH), their rows in place and
+ * finite, no level yet: given levels (a hole none), searched on the
+ * threads, linked in order. */
+static int link_batch(vx_hnsw *h, uint32_t first, uint32_t nn, batch_ctx *c)
+{
+	uint32_t ef = c->ef;
+	batch_node *nodes = c->nodes;
 	int rc = 0;
 	size_t slots = 0;
-	for (uint32_t k = 0; k < nn; k++) {
-		const float *v = rows + (size_t)k * h->dim;
-		uint32_t id = h->n;
+	for (uint32_t k = 0; k < nn && !rc; k++) {
+		uint32_t id = first + k;
 		batch_node *bn = &nodes[k];
 		bn->id = id;
 		bn->beam = NULL;
-		bn->hole = is_hole(v, h->dim);
+		bn->hole = is_hole(h->wv + (size_t)id * h->dim, h->dim);
 		bn->layers = -1;
-		if ((rc = check_finite(v, h->dim)))
-			return rc;
-		if (bn->hole) {
-			rc = place_hole(h, id, v);
-		} else {
-			/* the graph has nodes (top >= 0): batches start after VX_BATCH_FROM */
-			rc = place(h, id, v);
+		h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
+		rc = give_layers(h, id, bn->hole ? 0 : draw_level(h));
+		if (!rc && !bn->hole) {
 			bn->layers = FA_MIN((int)h->wlevel[id], h->top);
 			slots += (size_t)(bn->layers + 1) * ef;
 		}
-		if (rc)
-			return rc;
-		h->n++;
 	}
+	if (rc)
+		return rc;
 	vx_hit *pool = fa_malloc((slots ? slots : 1) * sizeof *pool);
 	if (!pool)
 		return fa_err(FATHOM_ENOMEM, "HNSW build");
 	size_t at = 0;
 	for (uint32_t k = 0; k < nn; k++)
-		if (!nodes[k].hole) {
+		if (!nodes[k].hole && nodes[k].layers >= 0) {
 			nodes[k].beam = pool + at;
 			at += (size_t)(nodes[k].layers + 1) * ef;
 		}
-	for (unsigned t = 0; t < threads; t++) {
-		jobs[t].h = h;
-		jobs[t].nodes = nodes;
-		jobs[t].nn = nn;
-		jobs[t].ef = ef;
-		jobs[t].rc = 0;
+	for (unsigned t = 0; t < c->threads; t++) {
+		c->jobs[t].h = h;
+		c->jobs[t].nodes = nodes;
+		c->jobs[t].nn = nn;
+		c->jobs[t].ef = ef;
+		c->jobs[t].rc = 0;
 	}
-	fa_run_jobs(batch_search, jobs, sizeof *jobs, threads);
-	for (unsigned t = 0; t < threads && !rc; t++)
-		rc = jobs[t].rc;
+	fa_run_jobs(batch_search, c->jobs, sizeof *c->jobs, c->threads);
+	for (unsigned t = 0; t < c->threads && !rc; t++)
+		rc = c->jobs[t].rc;
 	for (uint32_t k = 0; k < nn && !rc; k++)
 		if (!nodes[k].hole)
-			batch_link(h, nodes, &nodes[k], ef, cands, scratch, ids);
+			batch_link(h, nodes, &nodes[k], ef, c->cands, c->scratch, c->ids);
 	fa_free(pool);
+	return rc;
+}
+
+/* Link nodes [first, first + n) (rows in place and finite, no level yet)
+ * into the graph, which has *linked nodes: one at a time while it has
+ * fewer than VX_BATCH_FROM, then in batches. */
+static int link_range(vx_hnsw *h, uint32_t first, uint32_t n, batch_ctx *c, uint32_t *linked)
+{
+	int rc = 0;
+	uint32_t i = 0;
+	for (; i < n && *linked < VX_BATCH_FROM && !rc; i++, (*linked)++) {
+		uint32_t id = first + i;
+		h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
+		if (is_hole(h->wv + (size_t)id * h->dim, h->dim))
+			rc = give_layers(h, id, 0);
+		else if (!(rc = give_layers(h, id, draw_level(h))))
+			rc = insert(h, id);
+	}
+	while (i < n && !rc) {
+		uint32_t nn = FA_MIN(VX_BATCH, n - i);
+		rc = link_batch(h, first + i, nn, c);
+		i += nn;
+		*linked += nn;
+	}
 	return rc;
 }
 
@@ -718,44 +792,18 @@ int vx_hnsw_add_rows(vx_hnsw *h, const float *rows, uint32_t n, unsigned threads
 	if (h->view)
 		return fa_err(FATHOM_EINVAL, "an HNSW graph read from a segment takes no new vectors");
 	int rc = 0;
-	uint32_t i = 0;
-	for (; i < n && h->n < VX_BATCH_FROM && !rc; i++)
-		rc = vx_hnsw_add(h, rows + (size_t)i * h->dim);
-	if (rc || i == n)
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = check_finite(rows + (size_t)i * h->dim, h->dim);
+	if (rc || n == 0 || (rc = grow(h, h->n + n)))
 		return rc;
-	if ((rc = grow(h, h->n + (n - i))))
+	batch_ctx *c = NULL;
+	if ((rc = batch_ctx_new(&c, h, threads, h->n + n)))
 		return rc;
-	threads = FA_MAX(1u, FA_MIN(threads, VX_BUILD_MAX_THREADS));
-	uint32_t ef = FA_MAX(h->p.ef_construction, 2 * h->p.m), m = h->p.m;
-	batch_job jobs[VX_BUILD_MAX_THREADS];
-	memset(jobs, 0, sizeof jobs);
-	batch_node *nodes = fa_malloc(VX_BATCH * sizeof *nodes);
-	vx_hit *cands = fa_malloc((size_t)(ef + VX_BATCH) * sizeof *cands);
-	vx_hit *scratch = fa_malloc((size_t)(2 * m + 1) * sizeof *scratch);
-	uint32_t *ids = fa_malloc((size_t)(2 * m + 1) * sizeof *ids);
-	rc = nodes && cands && scratch && ids ? 0 : fa_err(FATHOM_ENOMEM, "HNSW build");
-	for (unsigned t = 0; t < threads && !rc; t++) {
-		jobs[t].t = t;
-		jobs[t].threads = threads;
-		jobs[t].stamp = fa_calloc((size_t)h->n + (n - i), sizeof *jobs[t].stamp);
-		if (!jobs[t].stamp || beam_init(&jobs[t].b, ef + 2 * m * ef + 1))
-			rc = fa_err(FATHOM_ENOMEM, "HNSW build");
-	}
-	while (i < n && !rc) {
-		uint32_t nn = FA_MIN(VX_BATCH, n - i);
-		rc = add_batch(h, rows + (size_t)i * h->dim, nn, jobs, threads, nodes, cands, scratch,
-		               ids);
-		i += nn;
-	}
-	for (unsigned t = 0; t < threads; t++) {
-		fa_free(jobs[t].stamp);
-		if (jobs[t].b.cand || jobs[t].b.res)
-			beam_free(&jobs[t].b);
-	}
-	fa_free(nodes);
-	fa_free(cands);
-	fa_free(scratch);
-	fa_free(ids);
+	uint32_t first = h->n, linked = h->n;
+	memcpy(h->wv + (size_t)first * h->dim, rows, (size_t)n * h->dim * sizeof *rows);
+	h->n += n;
+	rc = link_range(h, first, n, c, &linked);
+	batch_ctx_free(c);
 	return rc;
 }
 
@@ -801,7 +849,7 @@ static int copy_graph(vx_hnsw *h, const vx_hnsw *g, uint32_t base)
 }
 
 int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
-                  const uint8_t *const *keep, const vx_params *p, int how)
+                  const uint8_t *const *keep, const vx_params *p, int how, unsigned threads)
 {
 	*out = NULL;
 	if (nin == 0)
@@ -860,27 +908,23 @@ int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
 			memcpy(h->wv + (size_t)(base++) * dim, v, dim * sizeof *v);
 		}
 	}
-	/* the others linked in, in order */
-	uint32_t id = 0;
-	for (size_t g = 0; g < nin; g++) {
+	/* the others linked in, in order (in batches, as vx_hnsw_add_rows) */
+	batch_ctx *c = NULL;
+	if ((rc = batch_ctx_new(&c, h, threads, h->n)))
+		goto fail;
+	uint32_t id = 0, linked = big < nin ? in[big]->n : 0;
+	for (size_t g = 0; g < nin && !rc; g++) {
 		const uint8_t *kg = keep ? keep[g] : NULL;
-		if (g == big) {
-			id += in[g]->n;
-			continue;
-		}
-		for (uint32_t i = 0; i < in[g]->n; i++) {
-			if (!kept(kg, i))
-				continue;
-			h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-			if (is_hole(h->wv + (size_t)id * dim, dim))
-				rc = give_layers(h, id, 0);
-			else if (!(rc = give_layers(h, id, draw_level(h))))
-				rc = insert(h, id);
-			if (rc)
-				goto fail;
-			id++;
-		}
+		uint32_t cnt = 0;
+		for (uint32_t i = 0; i < in[g]->n; i++)
+			cnt += (uint32_t)kept(kg, i);
+		if (g != big)
+			rc = link_range(h, id, cnt, c, &linked);
+		id += cnt;
 	}
+	batch_ctx_free(c);
+	if (rc)
+		goto fail;
 	fa_free(tmp);
 	*out = h;
 	return 0;

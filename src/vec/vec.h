@@ -148,13 +148,15 @@ void vx_hnsw_i8_symmetric(vx_hnsw *h, int on);
  * it; VX_MERGE_REBUILD inserts every vector afresh; VX_MERGE_AUTO reuses
  * when it can (measured: half the time for 2 x 20k at the same recall). A
  * deleted node is never in the result: a graph that lost nodes is rebuilt,
- * not patched. int8 inputs are scaled back to floats. */
+ * not patched. int8 inputs are scaled back to floats. The vectors inserted
+ * are linked as vx_hnsw_add_rows links them (batches searched on up to
+ * `threads` threads): the result does not depend on the thread count. */
 /* A merge input that is rows alone (a segment too small for a graph): n
  * nodes, no links, nothing copied (vecs must outlive it); vx_hnsw_search
  * finds nothing in it. Free with vx_hnsw_free. */
 int vx_hnsw_rows(vx_hnsw **out, const float *vecs, uint32_t n, uint32_t dim);
 enum { VX_MERGE_AUTO = 0, VX_MERGE_REUSE = 1, VX_MERGE_REBUILD = 2 };
 int vx_hnsw_merge(vx_hnsw **out, const vx_hnsw *const *in, size_t nin,
-                  const uint8_t *const *keep, const vx_params *p, int how);
+                  const uint8_t *const *keep, const vx_params *p, int how, unsigned threads);
 
 #endif /* FATHOM_VEC_H */
