@@ -253,6 +253,12 @@ static void test_edges(void)
 	CHECK_EQ(n, 1);
 	CHECK(out[0].id == 0 && out[0].score == 1.0f);
 	CHECK_EQ(vx_hnsw_search(h, q, VX_MAX_K + 1, 0, NULL, out, &n), FATHOM_EINVAL);
+	/* rows in bulk: a count past the limit refused before a row is read,
+	 * a NaN anywhere refused before any is added */
+	CHECK_EQ(vx_hnsw_add_rows(h, q, UINT32_MAX, 2), FATHOM_ETOOBIG);
+	float two[8] = { 0, 1, 0, 0, 1, NAN, 0, 0 };
+	CHECK_EQ(vx_hnsw_add_rows(h, two, 2, 2), FATHOM_EINVAL);
+	CHECK_EQ(vx_hnsw_count(h), 1);
 	vx_hnsw_free(h);
 }
 

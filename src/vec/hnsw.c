@@ -791,6 +791,8 @@ int vx_hnsw_add_rows(vx_hnsw *h, const float *rows, uint32_t n, unsigned threads
 {
 	if (h->view)
 		return fa_err(FATHOM_EINVAL, "an HNSW graph read from a segment takes no new vectors");
+	if (n > UINT32_MAX / 2 - h->n)
+		return fa_err(FATHOM_ETOOBIG, "HNSW graph of %u and %u more vectors", h->n, n);
 	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++)
 		rc = check_finite(rows + (size_t)i * h->dim, h->dim);
