@@ -7,8 +7,8 @@
  * (scored asymmetrically, the float query against them: with a scale and
  * an offset per row, as a segment stored as int8 is searched, and with a
  * scale alone; and symmetrically, the query quantised too) and int8 rows
- * with the beam scored again on float32 (int8-rescore); then the merge of two graphs (rebuilding
- * versus inserting into a copy of the larger). With -o DIR it writes the
+ * with the beam scored again on float32 (int8-rescore); then the merge of
+ * two graphs (rebuilding versus inserting into a copy of the larger). With -o DIR it writes the
  * vectors for bench/vec/peers.py: DIR/base.f32, DIR/queries.f32 (raw
  * little-endian float32, row after row), DIR/truth.i32 (10 ids per query)
  * and DIR/meta.txt (n dim nq). Then filtered searches: a seeded random
@@ -466,7 +466,8 @@ int main(int argc, char **argv)
 
 	/* merging two graphs of 20k (or n/2) each */
 	uint32_t half = FA_MIN(20000u, n / 2);
-	vx_hnsw *in[2] = { build(v, half, dim, 2, 1), build(v + (size_t)half * dim, half, dim, 3, 1) };
+	vx_hnsw *in[2] = { build(v, half, dim, 2, 1),
+		           build(v + (size_t)half * dim, half, dim, 3, 1) };
 	if (!in[0] || !in[1])
 		return 1;
 	printf("\nmerging 2 x %u vectors:\n", half);

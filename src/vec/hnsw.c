@@ -456,8 +456,7 @@ static int insert(vx_hnsw *h, uint32_t id)
 		return 0;
 	}
 	query q;
-	q.f = h->wv + (size_t)id * h->dim;
-	q.qs = 0.0f;
+	query_init(&q, &h->rows, h->wv + (size_t)id * h->dim);
 	uint32_t ef = FA_MAX(h->p.ef_construction, 2 * m);
 	beam b;
 	int rc = beam_init(&b, ef + 2 * m * ef + 1);
@@ -513,14 +512,6 @@ static int check_finite(const float *v, uint32_t dim)
 	return 0;
 }
 
-/* Node id (below h->n) gets vector v, a drawn level and empty lists. */
-static int place(vx_hnsw *h, uint32_t id, const float *v)
-{
-	memcpy(h->wv + (size_t)id * h->dim, v, h->dim * sizeof *v);
-	h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-	return give_layers(h, id, draw_level(h));
-}
-
 /* An all-zero row is no vector (VECS's "none"): a hole, placed on layer 0
  * with no links and linked from nowhere, so no walk reaches it. */
 static int is_hole(const float *v, uint32_t dim)
@@ -531,30 +522,28 @@ static int is_hole(const float *v, uint32_t dim)
 	return 1;
 }
 
-static int place_hole(vx_hnsw *h, uint32_t id, const float *v)
+/* Node id, its row in place: empty lists and a drawn level, or for a hole
+ * (*hole set) level 0 and no draw. Every builder places a node so, in id
+ * order, before it is linked. */
+static int give_level(vx_hnsw *h, uint32_t id, int *hole)
 {
-	memcpy(h->wv + (size_t)id * h->dim, v, h->dim * sizeof *v);
+	*hole = is_hole(h->wv + (size_t)id * h->dim, h->dim);
 	h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-	return give_layers(h, id, 0);
+	return give_layers(h, id, *hole ? 0 : draw_level(h));
 }
 
 int vx_hnsw_add(vx_hnsw *h, const float *v)
 {
 	if (h->view)
 		return fa_err(FATHOM_EINVAL, "an HNSW graph read from a segment takes no new vectors");
-	int rc = check_finite(v, h->dim);
+	int rc = check_finite(v, h->dim), hole;
 	if (rc || (rc = grow(h, h->n + 1)))
 		return rc;
-	if (is_hole(v, h->dim)) {
-		if ((rc = place_hole(h, h->n, v)))
-			return rc;
-		h->n++;
-		return 0;
-	}
-	if ((rc = place(h, h->n, v)))
+	memcpy(h->wv + (size_t)h->n * h->dim, v, h->dim * sizeof *v);
+	if ((rc = give_level(h, h->n, &hole)))
 		return rc;
 	h->n++;
-	return insert(h, h->n - 1);
+	return hole ? 0 : insert(h, h->n - 1);
 }
 
 /* ---- building on several threads ------------------------------------------------
@@ -582,25 +571,19 @@ typedef struct batch_job {
 	uint32_t nn, ef, t, threads;
 	uint32_t *stamp, mark;  /* this thread's visited marks (h->n) */
 	beam b;
-	int rc;
+	query q;                /* the node being searched */
 } batch_job;
 
 static void *batch_search(void *p)
 {
 	batch_job *j = p;
 	const vx_hnsw *h = j->h;
-	query *q = fa_malloc(sizeof *q);
-	if (!q) {
-		j->rc = fa_err(FATHOM_ENOMEM, "HNSW build");
-		return NULL;
-	}
+	query *q = &j->q;
 	for (uint32_t k = j->t; k < j->nn; k += j->threads) {
 		batch_node *bn = &j->nodes[k];
 		if (bn->hole || bn->layers < 0)   /* < 0: the graph was empty */
 			continue;
-		q->f = h->wv + (size_t)bn->id * h->dim;
-		q->qs = 0.0f;
-		q->sum = 0.0f;
+		query_init(q, &h->rows, h->wv + (size_t)bn->id * h->dim);
 		j->b.res[0] = descend(h, q, (int)h->wlevel[bn->id]);
 		j->b.nr = 1;
 		for (int l = bn->layers; l >= 0; l--) {
@@ -618,7 +601,6 @@ static void *batch_search(void *p)
 			bn->cnt[l] = n;
 		}
 	}
-	fa_free(q);
 	return NULL;
 }
 
@@ -726,10 +708,8 @@ static int link_batch(vx_hnsw *h, uint32_t first, uint32_t nn, batch_ctx *c)
 		batch_node *bn = &nodes[k];
 		bn->id = id;
 		bn->beam = NULL;
-		bn->hole = is_hole(h->wv + (size_t)id * h->dim, h->dim);
 		bn->layers = -1;
-		h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-		rc = give_layers(h, id, bn->hole ? 0 : draw_level(h));
+		rc = give_level(h, id, &bn->hole);
 		if (!rc && !bn->hole) {
 			bn->layers = FA_MIN((int)h->wlevel[id], h->top);
 			slots += (size_t)(bn->layers + 1) * ef;
@@ -751,16 +731,13 @@ static int link_batch(vx_hnsw *h, uint32_t first, uint32_t nn, batch_ctx *c)
 		c->jobs[t].nodes = nodes;
 		c->jobs[t].nn = nn;
 		c->jobs[t].ef = ef;
-		c->jobs[t].rc = 0;
 	}
 	fa_run_jobs(batch_search, c->jobs, sizeof *c->jobs, c->threads);
-	for (unsigned t = 0; t < c->threads && !rc; t++)
-		rc = c->jobs[t].rc;
-	for (uint32_t k = 0; k < nn && !rc; k++)
+	for (uint32_t k = 0; k < nn; k++)
 		if (!nodes[k].hole)
 			batch_link(h, nodes, &nodes[k], ef, c->cands, c->scratch, c->ids);
 	fa_free(pool);
-	return rc;
+	return 0;
 }
 
 /* Link nodes [first, first + n) (rows in place and finite, no level yet)
@@ -771,12 +748,9 @@ static int link_range(vx_hnsw *h, uint32_t first, uint32_t n, batch_ctx *c, uint
 	int rc = 0;
 	uint32_t i = 0;
 	for (; i < n && *linked < VX_BATCH_FROM && !rc; i++, (*linked)++) {
-		uint32_t id = first + i;
-		h->wl0[(size_t)id * (1 + 2 * h->p.m)] = 0;
-		if (is_hole(h->wv + (size_t)id * h->dim, h->dim))
-			rc = give_layers(h, id, 0);
-		else if (!(rc = give_layers(h, id, draw_level(h))))
-			rc = insert(h, id);
+		int hole;
+		if (!(rc = give_level(h, first + i, &hole)) && !hole)
+			rc = insert(h, first + i);
 	}
 	while (i < n && !rc) {
 		uint32_t nn = FA_MIN(VX_BATCH, n - i);
