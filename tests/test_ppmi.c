@@ -876,14 +876,6 @@ static void words_of(int fast, const char *t, size_t n, fbuf *out)
 	CHECK_OK(fast ? em_words(t, n, join_word, out) : em_words_ref(t, n, join_word, out));
 }
 
-static uint64_t next_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 static void test_words_fast(void)
 {
 	fbuf a, b;
@@ -909,20 +901,19 @@ static void test_words_fast(void)
 	static const char *const pieces[] = { "\xc3\x89", "\xc3\xa9", "\xce\xa3", "\xcf\x83",
 	                                      "\xcc\x81", "\xe2\x82\xac", "\xe6\x9d\xb1", "\xff",
 	                                      "\xc3", "\x80" };
-	uint64_t seed = 0x77aa55;
+	rng_state = 0x77aa55;
 	char t[96];
 	size_t bad = 0;
 	for (int r = 0; r < 50000; r++) {
-		size_t n = 0, want = (size_t)(next_rand(&seed) % 48);
+		size_t n = 0, want = rnd(48);
 		while (n < want && n + 4 < sizeof t) {
-			uint64_t x = next_rand(&seed);
 			const char *p = NULL;
 			char one[2] = { 0, 0 };
-			switch (x % 8) {
-			case 0: p = pieces[(x >> 8) % (sizeof pieces / sizeof *pieces)]; break;
-			case 1: case 2: one[0] = (char)('A' + (x >> 8) % 26); p = one; break;
-			case 3: case 4: one[0] = (char)('a' + (x >> 8) % 26); p = one; break;
-			default: one[0] = (char)(1 + (x >> 8) % 127); p = one; break;
+			switch (rnd(8)) {
+			case 0: p = pieces[rnd(FA_ARRAY_LEN(pieces))]; break;
+			case 1: case 2: one[0] = (char)('A' + rnd(26)); p = one; break;
+			case 3: case 4: one[0] = (char)('a' + rnd(26)); p = one; break;
+			default: one[0] = (char)(1 + rnd(127)); p = one; break;
 			}
 			size_t pl = strlen(p);
 			memcpy(t + n, p, pl);

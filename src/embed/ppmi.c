@@ -857,7 +857,7 @@ static int eigen_symmetric(double *a, uint32_t l, double *ev)
  * solved alone, but OpenBLAS tiles the rows, and a row's rounding can
  * depend on the tile it falls in: so the rows go in blocks of TRSM_BLOCK
  * (one call each) whatever the thread count, and the model is the same on
- * any number of threads (test_deterministic). */
+ * any number of threads (test_scifact: 17,717 rows on 1 and 3 threads). */
 #define TRSM_BLOCK 4096u
 
 typedef struct trsm_job {

@@ -895,17 +895,26 @@ int ix_text_window_read(ix_text_window *w, const ix_segment *s, uint64_t off, ui
 	return 0;
 }
 
-int seg_doc_text_window(const ix_segment *s, uint32_t doc, ix_text_window *w, const char **text,
-                        size_t *len)
+/* Where doc's text lies in the raw stream: *off, *len bytes (its record). */
+static int doc_text_span(const ix_segment *s, uint32_t doc, uint64_t *off, uint64_t *len)
 {
 	const unsigned char *r;
-	*text = "";
-	*len = 0;
 	int rc = seg_doc_rec(s, doc, &r);
 	if (rc)
 		return rc;
-	uint64_t text_off = fa_load64(r), text_len = fa_load32(r + 48);
-	if ((rc = ix_text_window_read(w, s, text_off, text_len, text)))
+	*off = fa_load64(r);
+	*len = fa_load32(r + 48);
+	return 0;
+}
+
+int seg_doc_text_window(const ix_segment *s, uint32_t doc, ix_text_window *w, const char **text,
+                        size_t *len)
+{
+	uint64_t text_off, text_len;
+	*text = "";
+	*len = 0;
+	int rc = doc_text_span(s, doc, &text_off, &text_len);
+	if (rc || (rc = ix_text_window_read(w, s, text_off, text_len, text)))
 		return rc;
 	*len = (size_t)text_len;
 	return 0;
@@ -913,11 +922,10 @@ int seg_doc_text_window(const ix_segment *s, uint32_t doc, ix_text_window *w, co
 
 int seg_doc_text(const ix_segment *s, uint32_t doc, uint64_t off, uint64_t len, fbuf *out)
 {
-	const unsigned char *r;
-	int rc = seg_doc_rec(s, doc, &r);
+	uint64_t text_off, text_len;
+	int rc = doc_text_span(s, doc, &text_off, &text_len);
 	if (rc)
 		return rc;
-	uint64_t text_off = fa_load64(r), text_len = fa_load32(r + 48);
 	if (off > text_len)
 		return fa_err(FATHOM_EINVAL, "offset %llu past the end of the document (%llu bytes)",
 		              (unsigned long long)off, (unsigned long long)text_len);

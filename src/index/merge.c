@@ -81,7 +81,6 @@ typedef struct merge_vec {
 	uint32_t row_dim;
 } merge_vec;
 
-
 /* ---- vectors: copied, or embedded in batches on a pool --------------------- */
 
 static int emb_produce(void *ctx, size_t slot)
@@ -175,7 +174,7 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 	if (have) {
 		if (!mv->fp)
 			mv->fp = m->vec.fp;
-		if (m->vec.elem == IX_VEC_I8 && mv->row_dim < m->vec.dim) {
+		if (!m->vec.rows && mv->row_dim < m->vec.dim) {   /* int8 rows alone */
 			fa_free(mv->row);
 			mv->row_dim = 0;
 			if (!(mv->row = fa_malloc((size_t)m->vec.dim * sizeof *mv->row)))
@@ -187,7 +186,7 @@ static int doc_vectors(ix_segw *w, merge_vec *mv, const merge_in *m, const ix_do
 			/* int8 rows scaled back (as vx_hnsw_merge does): the writer
 			 * keeps floats, and quantising them again gives the same int8
 			 * values (the scale within a rounding) when it stores int8 */
-			if (m->vec.elem == IX_VEC_I8 &&
+			if (!m->vec.rows &&
 			    !(m->vec.scales[c] >= 0.0f && m->vec.scales[c] <= FLT_MAX &&
 			      isfinite(m->vec.offsets[c])))
 				return fa_err(FATHOM_ECORRUPT,
@@ -328,9 +327,9 @@ static int merge_graph(ix_index *ix, ix_segw *w, const merge_in *m, size_t n, co
 			live += in->map[c] != IX_END;
 		if (!live)
 			continue;
-		/* int8 rows: no input graph can be reused (vx_hnsw_merge reuses
-		 * only float ones), so the writer builds it from the merged rows,
-		 * the same work */
+		/* int8 rows alone: no input graph can be reused (vx_hnsw_merge
+		 * reuses only graphs over float rows, which int8-rescore has), so
+		 * the writer builds it from the merged rows, the same work */
 		if (!in->vec.dim || in->vec.fp != mv->fp || in->vec.count != nc || !in->vec.rows)
 			goto done;   /* the writer builds it */
 		if (!(keep[ng] = fa_calloc((size_t)nc / 8 + 1, 1))) {

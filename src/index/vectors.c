@@ -64,15 +64,22 @@ static uint64_t scale_bytes(uint32_t count)
 	return ((uint64_t)count * 4 + 63) / 64 * 64;
 }
 
+/* int8 (types 2 and 3): the scales, the offsets and the int8 rows, then
+ * zeros to a multiple of 64 (the float rows of type 3 follow) */
+static uint64_t i8_bytes(uint32_t count, uint32_t dim)
+{
+	return (2 * scale_bytes(count) + (uint64_t)count * dim + 63) / 64 * 64;
+}
+
 /* The section's exact length (count and dim within their u32 ranges: no
- * overflow in 64 bits). */
+ * overflow in 64 bits). Type 2 ends with its last int8 row, unpadded. */
 static uint64_t section_len(uint32_t elem, uint32_t count, uint32_t dim)
 {
-	uint64_t rows = (uint64_t)count * dim, i8 = 2 * scale_bytes(count) + rows;
+	uint64_t rows = (uint64_t)count * dim;
 	if (elem == IX_VEC_I8)
-		return VEC_HDR + bitmap_bytes(count) + i8;
+		return VEC_HDR + bitmap_bytes(count) + 2 * scale_bytes(count) + rows;
 	if (elem == IX_VEC_I8_RESCORE)
-		return VEC_HDR + bitmap_bytes(count) + (i8 + 63) / 64 * 64 + rows * 4;
+		return VEC_HDR + bitmap_bytes(count) + i8_bytes(count, dim) + rows * 4;
 	return VEC_HDR + bitmap_bytes(count) + rows * 4;
 }
 
@@ -263,11 +270,11 @@ int seg_vectors(const ix_segment *s, ix_vecs *out)
 	out->bits = bits;
 	const unsigned char *p = h + VEC_HDR + bb;
 	if (elem != IX_VEC_F32) {
-		uint64_t sb = scale_bytes(count), i8 = 2 * sb + (uint64_t)count * dim;
+		uint64_t sb = scale_bytes(count);
 		out->scales = (const float *)(const void *)p;
 		out->offsets = (const float *)(const void *)(p + sb);
 		out->qrows = (const int8_t *)(p + 2 * sb);
-		p += (i8 + 63) / 64 * 64;
+		p += i8_bytes(count, dim);
 	}
 	if (elem != IX_VEC_I8)
 		out->rows = (const float *)(const void *)p;
