@@ -58,8 +58,10 @@ static void texts_free(texts *x)
 	memset(x, 0, sizeof *x);
 }
 
-/* Train on x; pass 2 reads x2 when given (the same words, other bytes). */
-static int train2(const texts *x, const texts *x2, const em_ppmi_opts *o, em_model **m)
+/* Train on x; pass 2 reads x2 when given (the same words, other bytes).
+ * With pairs, the pair table goes to it instead of training. */
+static int passes(const texts *x, const texts *x2, const em_ppmi_opts *o, em_model **m,
+                  int (*pairs)(void *ctx, const char *a, const char *b, float w), void *ctx)
 {
 	em_ppmi *t = NULL;
 	*m = NULL;
@@ -72,9 +74,14 @@ static int train2(const texts *x, const texts *x2, const em_ppmi_opts *o, em_mod
 	for (size_t i = 0; !rc && i < p2->n; i++)
 		rc = em_ppmi_cooc(t, p2->t[i], p2->len[i]);
 	if (!rc)
-		rc = em_ppmi_train(t, m);
+		rc = pairs ? em_ppmi_pairs(t, pairs, ctx) : em_ppmi_train(t, m);
 	em_ppmi_free(t);
 	return rc;
+}
+
+static int train2(const texts *x, const texts *x2, const em_ppmi_opts *o, em_model **m)
+{
+	return passes(x, x2, o, m, NULL, NULL);
 }
 
 static int train(const texts *x, const em_ppmi_opts *o, em_model **m)
@@ -269,6 +276,129 @@ static void test_deterministic(void)
 	em_model_free(m);
 	for (int k = 0; k < 3; k++)
 		fa_free(b[k]);
+	texts_free(&x);
+}
+
+/* The pair table against a slow reference: every pair of the random
+ * text's words at most `window` apart (a word with itself not), weighted
+ * 1 / distance, summed in double over a dense matrix; the same bits on
+ * 1 and 3 threads; and, held to a few pairs, the
+ * lightest dropped, the same on any threads. */
+#define PW 2000u
+
+typedef struct pair_seen {
+	double *ref;             /* PW x PW */
+	float *got;              /* the table's weights, in order */
+	size_t n, cap;
+	int match;               /* every pair a pair of the text, once */
+	double worst;            /* the largest relative difference */
+} pair_seen;
+
+static long word_no(const char *w)
+{
+	return w[0] == 'w' ? atol(w + 1) : -1;
+}
+
+static int on_pair(void *ctx, const char *a, const char *b, float w)
+{
+	pair_seen *ps = ctx;
+	long i = word_no(a), j = word_no(b);
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 4096;
+		ps->got = realloc(ps->got, ps->cap * sizeof *ps->got);
+		if (!ps->got)
+			exit(2);
+	}
+	ps->got[ps->n++] = w;
+	if (i < 0 || j < 0 || i >= (long)PW || j >= (long)PW || i == j) {
+		ps->match = 0;
+		return 0;
+	}
+	double r = ps->ref[(size_t)FA_MIN(i, j) * PW + (size_t)FA_MAX(i, j)];
+	ps->ref[(size_t)FA_MIN(i, j) * PW + (size_t)FA_MAX(i, j)] = -1;   /* seen */
+	if (!(r > 0)) {
+		ps->match = 0;
+		return 0;
+	}
+	ps->worst = FA_MAX(ps->worst, fabs(w - r) / r);
+	return 0;
+}
+
+/* The table of x on `threads` threads, its weights into *got (the
+ * caller frees); what was left of ref's pairs unseen into *left. */
+static pair_seen table_on(const texts *x, em_ppmi_opts *o, uint32_t threads, const double *ref,
+                          size_t *left)
+{
+	o->threads = threads;
+	double *r = malloc((size_t)PW * PW * sizeof *r);
+	if (!r)
+		exit(2);
+	memcpy(r, ref, (size_t)PW * PW * sizeof *r);
+	pair_seen ps = { r, NULL, 0, 0, 1, 0 };
+	em_model *none;
+	CHECK_OK(passes(x, NULL, o, &none, on_pair, &ps));
+	*left = 0;
+	for (size_t k = 0; k < (size_t)PW * PW; k++)
+		*left += r[k] > 0;
+	free(r);
+	ps.ref = NULL;
+	return ps;
+}
+
+static void test_pairs(void)
+{
+	texts x = { 0 };
+	random_text(&x, 120, 5000);   /* 6M records: three buffers */
+	em_ppmi_opts o = small_opts();
+	o.window = 10;
+	double *ref = calloc((size_t)PW * PW, sizeof *ref);
+	if (!ref)
+		exit(2);
+	for (size_t d = 0; d < x.n; d++) {
+		long w[5000];
+		size_t n = 0;
+		for (char *p = x.t[d]; *p && n < 5000; n++) {
+			w[n] = atol(p + 1);
+			p = strchr(p, ' ');
+			if (!p)
+				break;
+			p++;
+		}
+		for (size_t a = 0; a < n; a++)
+			for (size_t k = 1; k <= o.window && a + k < n; k++)
+				if (w[a] != w[a + k])
+					ref[(size_t)FA_MIN(w[a], w[a + k]) * PW +
+					    (size_t)FA_MAX(w[a], w[a + k])] += 1.0 / (double)k;
+	}
+	size_t nref = 0;
+	for (size_t k = 0; k < (size_t)PW * PW; k++)
+		nref += ref[k] > 0;
+	/* all of them; then held to 5,000 pairs, the lightest go (at most half
+	 * the limit is left after each drop, so fewer than the limit at the
+	 * end), and what is kept is a pair of the text */
+	for (int held = 0; held < 2; held++) {
+		o.max_pairs = held ? 5000 : 0;
+		size_t left1, left3;
+		pair_seen p1 = table_on(&x, &o, 1, ref, &left1);
+		pair_seen p3 = table_on(&x, &o, 3, ref, &left3);
+		if (!held)
+			printf("     %zu pairs (reference %zu), worst relative difference %.2g\n", p1.n,
+			       nref, p1.worst);
+		else
+			printf("     held to %zu pairs: %zu kept\n", o.max_pairs, p1.n);
+		CHECK(p1.match && p3.match);
+		CHECK(p1.n == p3.n && memcmp(p1.got, p3.got, p1.n * sizeof *p1.got) == 0);
+		if (!held) {
+			CHECK_EQ(p1.n, nref);
+			CHECK_EQ(left1, 0);
+			CHECK(p1.worst < 1e-5);
+		} else {
+			CHECK(p1.n > 0 && p1.n <= o.max_pairs);
+		}
+		free(p1.got);
+		free(p3.got);
+	}
+	free(ref);
 	texts_free(&x);
 }
 
@@ -947,6 +1077,7 @@ int main(int argc, char **argv)
 	RUN(test_words_fast);
 	RUN(test_synthetic);
 	RUN(test_deterministic);
+	RUN(test_pairs);
 	RUN(test_kernels);
 	RUN(test_roundtrip);
 	RUN(test_version1);

@@ -140,6 +140,8 @@ typedef struct em_ppmi_opts {
 	uint32_t max_vocab;          /* the most frequent words kept (50,000) */
 	uint64_t seed;
 	uint32_t threads;            /* 0: one per CPU */
+	size_t max_pairs;            /* distinct pairs kept (0: EM_PPMI_MAX_PAIRS);
+	                              * less lets a test reach the drop */
 } em_ppmi_opts;
 void em_ppmi_defaults(em_ppmi_opts *o);
 
@@ -147,6 +149,7 @@ void em_ppmi_defaults(em_ppmi_opts *o);
 #define EM_PPMI_MAX_VOCAB 65536u      /* words a model (pairs pack two ids in 32 bits) */
 #define EM_PPMI_MAX_WINDOW 64u        /* words either side */
 #define EM_PPMI_MAX_THREADS 64u
+#define EM_PPMI_MAX_PAIRS ((size_t)1 << 24) /* distinct pairs kept, past which the lightest go */
 
 /* A trained model: the `corpus` embedder's, kept in the index. */
 typedef struct em_model {
@@ -180,6 +183,11 @@ int em_ppmi_count(em_ppmi *t, const char *text, size_t len);
 int em_ppmi_vocab(em_ppmi *t);
 int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len);
 int em_ppmi_train(em_ppmi *t, em_model **out);
+/* Between the co-occurrences and training (for tests): every pair so far
+ * in key order, the smaller word id first, with its summed weight; fn
+ * nonzero stops. */
+int em_ppmi_pairs(em_ppmi *t, int (*fn)(void *ctx, const char *a, const char *b, float w),
+                  void *ctx);
 void em_ppmi_free(em_ppmi *t);
 /* For tests: the sparse products' kernel, 1 AVX2 + FMA, 0 the plain one,
  * -1 the CPU's choice again (all threads; set it before training). -1

@@ -38,29 +38,32 @@
  * a tenth of the training time; the model file keeps room for one.
  *
  * Pairs are gathered in a buffer of PAIR_BUF records, which, when full, is
- * radix-sorted, its equal pairs summed, and merged into the sorted table of
- * every pair so far (sequential, cache-friendly; far faster than a hash
- * table of millions of pairs). The table holds at most MAX_PAIRS pairs:
- * past that, the lightest pairs are dropped (the weight threshold doubles
- * until at most half remain), so memory stays bounded on any corpus; the
- * drop is deterministic.
+ * dealt to NPART parts by the smaller word's id (ranges about equal in
+ * pairs, from the counts), and each part radix-sorted, its equal pairs
+ * summed, and merged into that part's sorted table of every pair so far
+ * (sequential, cache-friendly; far faster than a hash table of millions of
+ * pairs), the parts on the trainer's threads. The tables hold at most
+ * EM_PPMI_MAX_PAIRS pairs in all: past that, the lightest pairs are
+ * dropped (the weight threshold doubles until at most half remain), so
+ * memory stays bounded on any corpus; the drop is deterministic.
  *
  * Memory, at most: the pass 1 word table (about 64 bytes a distinct word,
  * at most MAX_DISTINCT words; later new words are counted in the total
  * only), the word cache (4 bytes a word, 128 MiB at CACHE_TOKENS), the
- * pair buffer (2 x 16 MiB), the pair table (8 bytes a pair, 128 MiB at
- * MAX_PAIRS), then for training the sparse matrix (6 bytes an entry, two a
- * pair: 192 MiB at MAX_PAIRS) and two dense words x (dim + 16) float32
- * matrices (54 MiB each at 50,000 words of 256). A 60 MB random text of
- * 12M words over 200,000 words (50,000 kept) peaks at 415 MB resident,
- * its texts included.
+ * pair buffer (2 x 16 MiB), the pair tables (8 bytes a pair, 128 MiB at
+ * EM_PPMI_MAX_PAIRS), then for training the sparse matrix (6 bytes an
+ * entry, two a pair: 192 MiB at EM_PPMI_MAX_PAIRS) and two dense words x
+ * (dim + 16) float32 matrices (54 MiB each at 50,000 words of 256). A
+ * 60 MB random text of 12M words over 200,000 words (50,000 kept) peaked
+ * at 415 MB resident, its texts included.
  *
- * Determinism: everything but the two sparse products runs on one thread
- * in a fixed order; the sparse products give each row to one thread, and a
- * row's sum is taken in the same order whatever the number of threads, so
- * the model is the same bit for bit for any `threads`. OpenBLAS is held to
- * one thread while training (its threaded kernels need not sum in one
- * order); the dense parts are small beside the sparse ones. The same
+ * Determinism: everything but the pair tables' parts, the sparse products
+ * and the triangular solves runs on one thread in a fixed order; a part,
+ * a row or a block of rows is one thread's, and its sums are taken in the
+ * same order whatever the number of threads, so the model is the same
+ * bit for bit for any `threads`. OpenBLAS is held to one thread while
+ * training (its threaded kernels need not sum in one order); the dense
+ * parts are small beside the sparse ones. The same
  * OpenBLAS on another CPU may pick other kernels, and round otherwise.
  */
 #include <cblas.h>
@@ -74,7 +77,6 @@
 #include "util/util.h"
 
 #define PAIR_BUF ((size_t)1 << 21)      /* records gathered before a merge */
-#define MAX_PAIRS ((size_t)1 << 24)      /* distinct pairs kept */
 #define MAX_DISTINCT ((size_t)1 << 22)   /* distinct words counted in pass 1 */
 #define OVERSAMPLE 16u                   /* the SVD's extra columns */
 #define POWER_ITERS 1u                   /* SciFact: 0.549, 1: 0.557, 2: 0.559 */
@@ -83,6 +85,7 @@
 #define COUNT_BITS 40                    /* a word's count; its id above */
 #define COUNT_MASK (((uint64_t)1 << COUNT_BITS) - 1)
 #define CDS_ALPHA 0.75                   /* context distribution smoothing */
+#define NPART 16u                        /* the pair table's parts, merged in parallel */
 
 /* LAPACK's Fortran interface, which OpenBLAS holds (LAPACKE would load a
  * second LAPACK and BLAS beside it, each with threads of its own): column
@@ -124,6 +127,13 @@ typedef struct pair {
 
 enum { ST_COUNT, ST_COOC, ST_DONE };
 
+/* One part of the pair table: the pairs whose smaller word falls in one
+ * range of ids, sorted by key. */
+typedef struct part_tab {
+	pair *p;
+	size_t n, cap;
+} part_tab;
+
 struct em_ppmi {
 	em_ppmi_opts o;
 	int stage;
@@ -148,8 +158,9 @@ struct em_ppmi {
 	size_t nids, cap_ids;
 	pair *buf, *tmp;         /* the gathered records, and the sort's other half */
 	size_t nbuf;
-	pair *tab;               /* every pair so far, sorted by key */
-	size_t ntab, cap_tab;
+	uint8_t *part;           /* a pair's part, by its smaller word id (nv) */
+	part_tab tab[NPART];     /* every pair so far: part p's keys all below p + 1's */
+	size_t ntab;             /* their sum */
 	float drop_below;        /* pairs lighter than this were dropped (0: none) */
 };
 
@@ -198,7 +209,9 @@ void em_ppmi_free(em_ppmi *t)
 	fa_free(t->ids);
 	fa_free(t->buf);
 	fa_free(t->tmp);
-	fa_free(t->tab);
+	fa_free(t->part);
+	for (unsigned p = 0; p < NPART; p++)
+		fa_free(t->tab[p].p);
 	fa_free(t);
 }
 
@@ -295,6 +308,30 @@ static int by_count(const void *a, const void *b)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* The table's parts by ranges of the smaller word's id, about equal in
+ * pairs. A word of id i (ids by count, most frequent first) is the
+ * smaller of a pair about c_i (1 - F_i) times, c_i its count and F_i the
+ * share of the words up to it. The ranges depend on the counts alone, and
+ * the pairs' sums not at all: the table is the same whatever its parts. */
+static void part_bounds(em_ppmi *t)
+{
+	double total = 0, est = 0, cum = 0;
+	for (uint32_t i = 0; i < t->nv; i++)
+		total += (double)t->vcount[i];
+	for (uint32_t i = 0; i < t->nv; i++) {
+		cum += (double)t->vcount[i];
+		est += (double)t->vcount[i] * (1.0 - cum / total);
+	}
+	double at = 0;
+	cum = 0;
+	for (uint32_t i = 0; i < t->nv; i++) {
+		cum += (double)t->vcount[i];
+		unsigned p = est > 0 ? (unsigned)(at / est * NPART) : 0;
+		t->part[i] = (uint8_t)FA_MIN(p, NPART - 1);
+		at += (double)t->vcount[i] * (1.0 - cum / total);
+	}
+}
+
 int em_ppmi_vocab(em_ppmi *t)
 {
 	int rc = check_stage(t, ST_COUNT, "the vocabulary");
@@ -352,8 +389,10 @@ int em_ppmi_vocab(em_ppmi *t)
 	t->nv = nv;
 	t->buf = fa_malloc(PAIR_BUF * sizeof *t->buf);
 	t->tmp = fa_malloc(PAIR_BUF * sizeof *t->tmp);
-	if (!t->buf || !t->tmp)
+	t->part = fa_malloc((size_t)nv + 1);
+	if (!t->buf || !t->tmp || !t->part)
 		return t->rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the pair buffer");
+	part_bounds(t);
 	t->stage = ST_COOC;
 	return 0;
 }
@@ -382,57 +421,68 @@ static void sort_pairs(pair *a, pair *tmp, size_t n)
 	}
 }
 
+static size_t max_pairs(const em_ppmi *t)
+{
+	return t->o.max_pairs ? t->o.max_pairs : EM_PPMI_MAX_PAIRS;
+}
+
 /* Drop the pairs lighter than a threshold that leaves at most half of
- * MAX_PAIRS. */
+ * the pairs allowed (over every part). */
 static void prune_pairs(em_ppmi *t)
 {
 	float thr = t->drop_below > 0 ? t->drop_below : 1.0f;
 	for (;;) {
 		size_t keep = 0;
-		for (size_t i = 0; i < t->ntab; i++)
-			keep += t->tab[i].w >= thr;
-		if (keep <= MAX_PAIRS / 2)
+		for (unsigned p = 0; p < NPART; p++)
+			for (size_t i = 0; i < t->tab[p].n; i++)
+				keep += t->tab[p].p[i].w >= thr;
+		if (keep <= max_pairs(t) / 2)
 			break;
 		thr *= 2;
 	}
-	size_t o = 0;
-	for (size_t i = 0; i < t->ntab; i++)
-		if (t->tab[i].w >= thr)
-			t->tab[o++] = t->tab[i];
-	t->ntab = o;
+	t->ntab = 0;
+	for (unsigned p = 0; p < NPART; p++) {
+		part_tab *pt = &t->tab[p];
+		size_t o = 0;
+		for (size_t i = 0; i < pt->n; i++)
+			if (pt->p[i].w >= thr)
+				pt->p[o++] = pt->p[i];
+		pt->n = o;
+		t->ntab += o;
+	}
 	t->drop_below = thr;
 }
 
-/* Sort the buffer, sum its equal pairs, merge it into the table. */
-static int flush_pairs(em_ppmi *t)
+/* One part's records b[0, n) (tmp: as many records of scratch) sorted,
+ * their equal pairs summed in the order they came, and merged into the
+ * part's table. */
+static int merge_part(part_tab *pt, pair *b, pair *tmp, size_t n)
 {
-	if (t->nbuf == 0)
+	if (n == 0)
 		return 0;
-	pair *b = t->buf;
-	sort_pairs(b, t->tmp, t->nbuf);
+	sort_pairs(b, tmp, n);
 	size_t nb = 0;
-	for (size_t i = 0; i < t->nbuf; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (nb && b[nb - 1].key == b[i].key)
 			b[nb - 1].w += b[i].w;
 		else
 			b[nb++] = b[i];
 	}
-	t->nbuf = 0;
-	size_t need = t->ntab + nb;
-	if (need > t->cap_tab) {
-		size_t cap = t->cap_tab ? t->cap_tab : 1 << 16;
+	size_t need = pt->n + nb;
+	if (need > pt->cap) {
+		size_t cap = pt->cap ? pt->cap : 1 << 12;
 		while (cap < need)
 			cap *= 2;
-		pair *nt = fa_realloc(t->tab, cap * sizeof *nt);
+		pair *nt = fa_realloc(pt->p, cap * sizeof *nt);
 		if (!nt)
-			return fa_err(FATHOM_ENOMEM, "corpus embedder: %zu word pairs", cap);
-		t->tab = nt;
-		t->cap_tab = cap;
+			return FATHOM_ENOMEM;
+		pt->p = nt;
+		pt->cap = cap;
 	}
 	/* merge from the back into [0, need), then close the gap that pairs
 	 * found in both leave at the front */
-	pair *a = t->tab;
-	size_t i = t->ntab, j = nb, o = need;
+	pair *a = pt->p;
+	size_t i = pt->n, j = nb, o = need;
 	while (j > 0) {
 		if (i > 0 && a[i - 1].key > b[j - 1].key) {
 			a[--o] = a[--i];
@@ -447,8 +497,64 @@ static int flush_pairs(em_ppmi *t)
 	/* what is left of the table, [0, i), is in place below o */
 	if (o > i)
 		memmove(a + i, a + o, (need - o) * sizeof *a);
-	t->ntab = i + (need - o);
-	if (t->ntab > MAX_PAIRS)
+	pt->n = i + (need - o);
+	return 0;
+}
+
+typedef struct flush_job {
+	em_ppmi *t;
+	const size_t *off;       /* NPART + 1: each part's records in t->tmp */
+	unsigned *next;          /* the next part to take (shared) */
+	int rc;
+} flush_job;
+
+static void *flush_thread(void *p)
+{
+	flush_job *j = p;
+	em_ppmi *t = j->t;
+	for (;;) {
+		unsigned k = __atomic_fetch_add(j->next, 1u, __ATOMIC_RELAXED);
+		if (k >= NPART)
+			break;
+		size_t a = j->off[k], n = j->off[k + 1] - a;
+		if (merge_part(&t->tab[k], t->tmp + a, t->buf + a, n) && !j->rc)
+			j->rc = FATHOM_ENOMEM;
+	}
+	return NULL;
+}
+
+/* The buffer into the table: its records dealt to the parts (in the order
+ * they came), then the parts sorted, summed and merged on the trainer's
+ * threads, each part on one. A pair's sum is taken in the same order
+ * whatever the threads, so the table is too. */
+static int flush_pairs(em_ppmi *t)
+{
+	if (t->nbuf == 0)
+		return 0;
+	size_t off[NPART + 1] = { 0 };
+	for (size_t i = 0; i < t->nbuf; i++)
+		off[t->part[t->buf[i].key >> 16] + 1]++;
+	for (unsigned p = 0; p < NPART; p++)
+		off[p + 1] += off[p];
+	size_t at[NPART];
+	memcpy(at, off, sizeof at);
+	for (size_t i = 0; i < t->nbuf; i++)
+		t->tmp[at[t->part[t->buf[i].key >> 16]]++] = t->buf[i];
+	t->nbuf = 0;
+	unsigned threads = t->o.threads ? t->o.threads : fa_cpu_count(EM_PPMI_MAX_THREADS);
+	threads = FA_MAX(1u, FA_MIN(threads, NPART));
+	flush_job jobs[NPART];
+	unsigned next = 0;
+	for (unsigned k = 0; k < threads; k++)
+		jobs[k] = (flush_job){ t, off, &next, 0 };
+	fa_run_jobs(flush_thread, jobs, sizeof *jobs, threads);
+	t->ntab = 0;
+	for (unsigned k = 0; k < NPART; k++)
+		t->ntab += t->tab[k].n;
+	for (unsigned k = 0; k < threads; k++)
+		if (jobs[k].rc)
+			return fa_err(FATHOM_ENOMEM, "corpus embedder: %zu word pairs", t->ntab);
+	if (t->ntab > max_pairs(t))
 		prune_pairs(t);
 	return 0;
 }
@@ -519,6 +625,23 @@ int em_ppmi_cooc(em_ppmi *t, const char *text, size_t len)
 	return 0;
 }
 
+int em_ppmi_pairs(em_ppmi *t, int (*fn)(void *ctx, const char *a, const char *b, float w),
+                  void *ctx)
+{
+	int rc = check_stage(t, ST_COOC, "the pairs");
+	if (rc)
+		return rc;
+	if ((rc = flush_pairs(t)))
+		return t->rc = rc;
+	for (unsigned p = 0; p < NPART; p++)
+		for (size_t k = 0; k < t->tab[p].n; k++) {
+			const pair *e = &t->tab[p].p[k];
+			if (fn(ctx, t->vword[e->key >> 16], t->vword[e->key & 0xffff], e->w))
+				return 0;
+		}
+	return 0;
+}
+
 /* ---- training: PPMI and the randomised SVD ---------------------------------- */
 
 /* The PPMI matrix M (words x contexts, over one vocabulary) in one sparse
@@ -561,13 +684,15 @@ static int build_matrix(em_ppmi *t, spmat *s)
 		fa_free(rs);
 		return fa_err(FATHOM_ENOMEM, "corpus embedder: a matrix of %zu entries", nnz);
 	}
-	for (size_t k = 0; k < t->ntab; k++) {
-		uint32_t i = t->tab[k].key >> 16, j = t->tab[k].key & 0xffff;
-		rs[i] += t->tab[k].w;
-		rs[j] += t->tab[k].w;
-		s->start[i + 1]++;
-		s->start[j + 1]++;
-	}
+	for (unsigned p = 0; p < NPART; p++)
+		for (size_t k = 0; k < t->tab[p].n; k++) {
+			const pair *e = &t->tab[p].p[k];
+			uint32_t i = e->key >> 16, j = e->key & 0xffff;
+			rs[i] += e->w;
+			rs[j] += e->w;
+			s->start[i + 1]++;
+			s->start[j + 1]++;
+		}
 	double z = 0.0;
 	for (uint32_t i = 0; i < n; i++) {
 		s->start[i + 1] += s->start[i];
@@ -582,15 +707,17 @@ static int build_matrix(em_ppmi *t, spmat *s)
 		return fa_err(FATHOM_ENOMEM, "corpus embedder: a matrix of %zu entries", nnz);
 	}
 	memcpy(at, s->start, ((size_t)n + 1) * sizeof *at);
-	/* keys in order: each row's columns come out ascending */
-	for (size_t k = 0; k < t->ntab; k++) {
-		uint32_t i = t->tab[k].key >> 16, j = t->tab[k].key & 0xffff;
-		float lc = (float)(log((double)t->tab[k].w) + logz);
-		s->col[at[i]] = (uint16_t)j;
-		s->lc[at[i]++] = lc;
-		s->col[at[j]] = (uint16_t)i;
-		s->lc[at[j]++] = lc;
-	}
+	/* keys in order (part by part): each row's columns come out ascending */
+	for (unsigned p = 0; p < NPART; p++)
+		for (size_t k = 0; k < t->tab[p].n; k++) {
+			const pair *e = &t->tab[p].p[k];
+			uint32_t i = e->key >> 16, j = e->key & 0xffff;
+			float lc = (float)(log((double)e->w) + logz);
+			s->col[at[i]] = (uint16_t)j;
+			s->lc[at[i]++] = lc;
+			s->col[at[j]] = (uint16_t)i;
+			s->lc[at[j]++] = lc;
+		}
 	/* keep only the entries positive one way or the other */
 	size_t o = 0, from = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -649,6 +776,7 @@ static void spmm_rows(const spmat *s, int trans, const float *x, float *y, uint3
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_AVX2_SPMM 1
+#define SPMM_AHEAD 8
 
 /* One row's columns [c0, c0 + 8 nacc) with the accumulators in registers,
  * over the row's positive entries (j[], m[]): y is written once. */
@@ -662,6 +790,11 @@ spmm_block_avx2(const uint32_t *jj, const float *mm, size_t nk, const float *x, 
 	for (size_t k = 0; k < nk; k++) {
 		__m256 mv = _mm256_set1_ps(mm[k]);
 		const float *xj = x + (size_t)jj[k] * w + c0;
+		if (k + SPMM_AHEAD < nk) {
+			const char *pf = (const char *)(x + (size_t)jj[k + SPMM_AHEAD] * w + c0);
+			for (int u = 0; u < nacc; u += 2)
+				_mm_prefetch(pf + 32 * u, _MM_HINT_T0);
+		}
 		for (int u = 0; u < nacc; u++)
 			acc[u] = _mm256_fmadd_ps(mv, _mm256_loadu_ps(xj + 8 * u), acc[u]);
 	}
@@ -889,6 +1022,81 @@ static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w, unsigned
 	fa_run_jobs(trsm_thread, jobs, sizeof *jobs, threads);
 }
 
+/* c = a b (a n x k, b k x m, c n x m, row-major) on up to `threads`
+ * threads, a's rows in blocks of TRSM_BLOCK (one call each), as the
+ * solves: the same bits whatever the threads. */
+typedef struct gemm_job {
+	const float *a, *b;
+	float *c;
+	uint32_t n, k, m, b0, b1;   /* blocks [b0, b1) of a's n rows */
+} gemm_job;
+
+static void *gemm_thread(void *p)
+{
+	gemm_job *j = p;
+	for (uint32_t b = j->b0; b < j->b1; b++) {
+		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)j->m,
+		            (int)j->k, 1.0f, j->a + (size_t)r0 * j->k, (int)j->k, j->b, (int)j->m,
+		            0.0f, j->c + (size_t)r0 * j->m, (int)j->m);
+	}
+	return NULL;
+}
+
+static void gemm_rows(const float *a, const float *b, float *c, uint32_t n, uint32_t k,
+                      uint32_t m, unsigned threads)
+{
+	gemm_job jobs[EM_PPMI_MAX_THREADS];
+	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	threads = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
+	for (unsigned t = 0; t < threads; t++)
+		jobs[t] = (gemm_job){ a, b, c, n, k, m, (uint32_t)((uint64_t)nb * t / threads),
+		                      (uint32_t)((uint64_t)nb * (t + 1) / threads) };
+	fa_run_jobs(gemm_thread, jobs, sizeof *jobs, threads);
+}
+
+/* g = a^T a (a n x w row-major; g w x w, its upper triangle) on up to
+ * `threads` threads: each block of TRSM_BLOCK rows' own product (one call
+ * each) into part (w * w floats a block), then the blocks' added in their
+ * order: the same bits whatever the threads. */
+typedef struct gram_job {
+	const float *a;
+	float *part;
+	uint32_t n, w, b0, b1;
+} gram_job;
+
+static void *gram_thread(void *p)
+{
+	gram_job *j = p;
+	size_t ww = (size_t)j->w * j->w;
+	for (uint32_t b = j->b0; b < j->b1; b++) {
+		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
+		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)j->w, (int)rows, 1.0f,
+		            j->a + (size_t)r0 * j->w, (int)j->w, 0.0f, j->part + b * ww, (int)j->w);
+	}
+	return NULL;
+}
+
+static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *part,
+                      unsigned threads)
+{
+	gram_job jobs[EM_PPMI_MAX_THREADS];
+	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	size_t ww = (size_t)w * w;
+	unsigned nt = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
+	for (unsigned t = 0; t < nt; t++)
+		jobs[t] = (gram_job){ a, part, n, w, (uint32_t)((uint64_t)nb * t / nt),
+		                      (uint32_t)((uint64_t)nb * (t + 1) / nt) };
+	fa_run_jobs(gram_thread, jobs, sizeof *jobs, nt);
+	for (uint32_t r = 0; r < w; r++)
+		for (uint32_t c = r; c < w; c++) {
+			float sum = part[(size_t)r * w + c];
+			for (uint32_t b = 1; b < nb; b++)
+				sum += part[b * ww + (size_t)r * w + c];
+			g[(size_t)r * w + c] = sum;
+		}
+}
+
 /* The same by Cholesky QR, twice (CholeskyQR2: the second pass restores
  * the orthogonality the first loses to rounding): a = a R^-1 with R^T R =
  * a^T a, all BLAS 3, several times faster than Householder on these tall
@@ -896,15 +1104,14 @@ static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w, unsigned
  * deficient a) falls back to the LQ way. scratch holds 3 w * w + 1 values
  * (malloc-aligned). */
 static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch,
-                          unsigned threads)
+                          float *part, unsigned threads)
 {
 	float *g = scratch;
 	/* the doubles start on an 8-byte boundary: w * w floats rounded up
 	 * to an even count (scratch has the one float more) */
 	double *gd = (double *)(scratch + (((size_t)w * w + 1) & ~(size_t)1));
 	for (int pass = 0; pass < 2; pass++) {
-		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)w, (int)n, 1.0f, a, (int)w,
-		            0.0f, g, (int)w);
+		gram_rows(a, n, w, g, part, threads);
 		for (size_t k = 0; k < (size_t)w * w; k++)
 			gd[k] = g[k];
 		if (cholesky_upper(gd, w) != 0)
@@ -950,30 +1157,32 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	float *g = fa_malloc(((size_t)l * l * 3 + 1) * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
 	uint32_t *scratch = fa_malloc(((size_t)threads * 2 * s->maxrow + 1) * sizeof *scratch);
+	size_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	float *part = fa_malloc(nb * l * l * sizeof *part);   /* the Gram matrices' blocks */
 	int rc = 0;
-	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch) {
+	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch || !part) {
 		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the SVD of %u words", n);
 		goto done;
 	}
 	random_signs(z, nl, seed);
 	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
-	if ((rc = orthonormalise(q, n, l, tau, g, threads)))
+	if ((rc = orthonormalise(q, n, l, tau, g, part, threads)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
 		spmm(s, 1, q, z, l, threads, scratch);      /* M^T Q */
-		if ((rc = orthonormalise(z, n, l, tau, g, threads)))
+		if ((rc = orthonormalise(z, n, l, tau, g, part, threads)))
 			goto done;
 		spmm(s, 0, z, q, l, threads, scratch);      /* M (M^T Q) */
-		if ((rc = orthonormalise(q, n, l, tau, g, threads)))
+		if ((rc = orthonormalise(q, n, l, tau, g, part, threads)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
 	 * singular vectors of B, so U = Q V */
 	spmm(s, 1, q, z, l, threads, scratch);
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)l, (int)l, (int)n, 1.0f, z,
-	            (int)l, z, (int)l, 0.0f, g, (int)l);
-	for (size_t k = 0; k < (size_t)l * l; k++)
-		gd[k] = g[k];
+	gram_rows(z, n, l, g, part, threads);
+	for (uint32_t r = 0; r < l; r++)
+		for (uint32_t c = 0; c < l; c++)
+			gd[(size_t)r * l + c] = c >= r ? g[(size_t)r * l + c] : g[(size_t)c * l + r];
 	if ((rc = eigen_symmetric(gd, l, ev)))
 		goto done;
 	/* eigenvalues ascending: column l-1-c is the c-th largest; each column
@@ -984,8 +1193,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 		for (uint32_t r = 0; r < l; r++)
 			vd[(size_t)r * dim + c] = (float)(gd[(size_t)r * l + (l - 1 - c)] * sc);
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)dim, (int)l, 1.0f, q,
-	            (int)l, vd, (int)dim, 0.0f, v, (int)dim);
+	gemm_rows(q, vd, v, n, l, dim, threads);
 done:
 	fa_free(q);
 	fa_free(z);
@@ -995,6 +1203,7 @@ done:
 	fa_free(gd);
 	fa_free(ev);
 	fa_free(scratch);
+	fa_free(part);
 	return rc;
 }
 
@@ -1067,9 +1276,11 @@ int em_ppmi_train(em_ppmi *t, em_model **out)
 	em_model *m = NULL;
 	if ((rc = build_matrix(t, &s)))
 		goto done;
-	fa_free(t->tab);
-	t->tab = NULL;
-	t->ntab = t->cap_tab = 0;
+	for (unsigned p = 0; p < NPART; p++) {
+		fa_free(t->tab[p].p);
+		t->tab[p] = (part_tab){ NULL, 0, 0 };
+	}
+	t->ntab = 0;
 	if ((rc = new_model(t, dim, &m)))
 		goto done;
 	/* no positive PMI at all (a corpus of a few words): every row stays
