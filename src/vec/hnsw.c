@@ -551,11 +551,17 @@ int vx_hnsw_add(vx_hnsw *h, const float *v)
  * vx_hnsw_add_rows links the rows in batches of VX_BATCH (after the first
  * VX_BATCH_FROM one by one, so batches meet a graph that has its shape):
  * first every node of a batch searches the graph as it stood before the
- * batch, each layer's beam kept, as insert() would search it (this part on
- * the threads, the graph only read); then, in id order on one thread, each
- * node takes those beams plus the batch's earlier nodes (scored exactly)
- * as its candidates and links as insert() does. What a node sees depends on
- * the batch, never on the threads: the graph is the same on any number. */
+ * batch, each layer's beam kept, as insert() would search it, and picks
+ * its links on each layer from those beams plus the batch's earlier nodes
+ * (scored exactly), as insert() picks them (this part on the threads, the
+ * graph only read). Then each node takes its lists, in id order on one
+ * thread, and last each node it picked gets the link back (link_back,
+ * which may shrink that node's list), on the threads: a node's links back
+ * are one thread's, taken in the order one thread taking the batch's
+ * nodes in id order would take them. A node picks only nodes before it,
+ * and picking reads vectors, never lists: so this is insert()'s order
+ * exactly. What a node sees depends on the batch, never on the threads:
+ * the graph is the same on any number. */
 
 typedef struct batch_node {
 	uint32_t id;
@@ -563,16 +569,48 @@ typedef struct batch_node {
 	int layers;             /* beams kept: layers min(level, top) .. 0 */
 	vx_hit *beam;           /* ef per layer: layer l's at (layers - l) * ef */
 	uint32_t cnt[VX_MAX_LEVEL + 1];
+	uint32_t *pick;         /* its links: m per layer, layer l's at l * m */
+	uint32_t npick[VX_MAX_LEVEL + 1];
 } batch_node;
 
 typedef struct batch_job {
-	const vx_hnsw *h;
+	vx_hnsw *h;             /* read while searching; its lists written back after */
 	batch_node *nodes;
 	uint32_t nn, ef, t, threads;
 	uint32_t *stamp, mark;  /* this thread's visited marks (h->n) */
 	beam b;
 	query q;                /* the node being searched */
+	vx_hit *cands, *scratch;   /* picking: ef + VX_BATCH; link_back: 2m + 1 */
+	uint32_t *ids;             /* 2m + 1 */
 } batch_job;
+
+/* Node bn's links on each of its layers, into bn->pick: its beams and the
+ * batch's earlier nodes (first .. bn), the ef best, by the heuristic. */
+static void batch_pick(const vx_hnsw *h, const batch_node *first, batch_node *bn, uint32_t ef,
+                       vx_hit *cands)
+{
+	uint32_t id = bn->id, lev = h->wlevel[id], m = h->p.m;
+	const float *v = h->wv + (size_t)id * h->dim;
+	for (int l = (int)lev; l >= 0; l--) {
+		uint32_t nc = 0;
+		if (l <= bn->layers) {
+			memcpy(cands, bn->beam + (size_t)(bn->layers - l) * ef, bn->cnt[l] * sizeof *cands);
+			nc = bn->cnt[l];
+		}
+		for (const batch_node *o = first; o < bn; o++)
+			if (!o->hole && h->wlevel[o->id] >= (uint32_t)l)
+				cands[nc++] = (vx_hit){ o->id, fscore(h, v, o->id) };
+		bn->npick[l] = 0;
+		if (!nc)
+			continue;
+		/* the ef best, as insert()'s beam holds: the heuristic keeps a far
+		 * candidate that no kept one is nearer to, so more would give
+		 * far nodes links a beam never offers (measured: mean degree
+		 * 19.7 against 17.5, searches 9% slower) */
+		qsort(cands, nc, sizeof *cands, cmp_better);
+		bn->npick[l] = select_heuristic(h, cands, FA_MIN(nc, ef), m, bn->pick + (size_t)l * m);
+	}
+}
 
 static void *batch_search(void *p)
 {
@@ -581,8 +619,12 @@ static void *batch_search(void *p)
 	query *q = &j->q;
 	for (uint32_t k = j->t; k < j->nn; k += j->threads) {
 		batch_node *bn = &j->nodes[k];
-		if (bn->hole || bn->layers < 0)   /* < 0: the graph was empty */
+		if (bn->hole)
 			continue;
+		if (bn->layers < 0) {   /* the graph was empty */
+			batch_pick(h, j->nodes, bn, j->ef, j->cands);
+			continue;
+		}
 		query_init(q, &h->rows, h->wv + (size_t)bn->id * h->dim);
 		j->b.res[0] = descend(h, q, (int)h->wlevel[bn->id]);
 		j->b.nr = 1;
@@ -600,67 +642,51 @@ static void *batch_search(void *p)
 			memcpy(bn->beam + (size_t)(bn->layers - l) * j->ef, j->b.res, n * sizeof *j->b.res);
 			bn->cnt[l] = n;
 		}
+		batch_pick(h, j->nodes, bn, j->ef, j->cands);
 	}
 	return NULL;
 }
 
-/* Node bn's links, in id order after the nodes before it: its beams and the
- * batch's earlier nodes (first .. bn) on each layer, as insert() links. */
-static void batch_link(vx_hnsw *h, const batch_node *first, const batch_node *bn, uint32_t ef,
-                       vx_hit *cands, vx_hit *scratch, uint32_t *ids)
+/* The links back to the nodes this thread owns (id % threads), in the
+ * batch's order: node, layer from the top, pick. */
+static void *batch_back(void *p)
 {
-	uint32_t id = bn->id, lev = h->wlevel[id], m = h->p.m;
-	const float *v = h->wv + (size_t)id * h->dim;
-	for (int l = (int)lev; l >= 0; l--) {
-		uint32_t nc = 0;
-		if (l <= bn->layers) {
-			memcpy(cands, bn->beam + (size_t)(bn->layers - l) * ef, bn->cnt[l] * sizeof *cands);
-			nc = bn->cnt[l];
-		}
-		for (const batch_node *o = first; o < bn; o++)
-			if (!o->hole && h->wlevel[o->id] >= (uint32_t)l)
-				cands[nc++] = (vx_hit){ o->id, fscore(h, v, o->id) };
-		if (!nc)
+	batch_job *j = p;
+	vx_hnsw *h = j->h;
+	for (uint32_t k = 0; k < j->nn; k++) {
+		const batch_node *bn = &j->nodes[k];
+		if (bn->hole)
 			continue;
-		/* the ef best, as insert()'s beam holds: the heuristic keeps a far
-		 * candidate that no kept one is nearer to, so more would give
-		 * far nodes links a beam never offers (measured: mean degree
-		 * 19.7 against 17.5, searches 9% slower) */
-		qsort(cands, nc, sizeof *cands, cmp_better);
-		uint32_t nn = select_heuristic(h, cands, FA_MIN(nc, ef), m, ids);
-		set_links(h, id, (uint32_t)l, ids, nn);
-		uint32_t keep[VX_MAX_M];
-		memcpy(keep, ids, nn * sizeof *ids);
-		for (uint32_t j = 0; j < nn; j++)
-			link_back(h, keep[j], id, (uint32_t)l, scratch, ids);
+		for (int l = (int)h->wlevel[bn->id]; l >= 0; l--) {
+			const uint32_t *pk = bn->pick + (size_t)l * h->p.m;
+			for (uint32_t i = 0; i < bn->npick[l]; i++)
+				if (pk[i] % j->threads == j->t)
+					link_back(h, pk[i], bn->id, (uint32_t)l, j->scratch, j->ids);
+		}
 	}
-	if ((int)lev > h->top) {
-		h->top = (int)lev;
-		h->entry = id;
-	}
+	return NULL;
 }
 
 /* What the batches of one build share: each thread's job (visited marks
- * for cap nodes, a beam), and the linking's scratch. */
+ * for cap nodes, a beam, the picking's and the links back's scratch). */
 typedef struct batch_ctx {
 	batch_job jobs[VX_BUILD_MAX_THREADS];
 	unsigned threads;
 	uint32_t ef;
 	batch_node nodes[VX_BATCH];
-	vx_hit *cands, *scratch;
-	uint32_t *ids;
 } batch_ctx;
 
 static void batch_ctx_free(batch_ctx *c)
 {
 	for (unsigned t = 0; t < c->threads; t++) {
-		fa_free(c->jobs[t].stamp);
-		if (c->jobs[t].b.cand || c->jobs[t].b.res)
-			beam_free(&c->jobs[t].b);
+		batch_job *j = &c->jobs[t];
+		fa_free(j->stamp);
+		if (j->b.cand || j->b.res)
+			beam_free(&j->b);
+		fa_free(j->cands);
+		fa_free(j->scratch);
+		fa_free(j->ids);
 	}
-	fa_free(c->cands);
-	fa_free(c->scratch);
-	fa_free(c->ids);
 	fa_free(c);
 }
 
@@ -674,16 +700,17 @@ static int batch_ctx_new(batch_ctx **out, const vx_hnsw *h, unsigned threads, ui
 	uint32_t m = h->p.m;
 	c->threads = FA_MAX(1u, FA_MIN(threads, VX_BUILD_MAX_THREADS));
 	c->ef = FA_MAX(h->p.ef_construction, 2 * m);
-	c->cands = fa_malloc((size_t)(c->ef + VX_BATCH) * sizeof *c->cands);
-	c->scratch = fa_malloc((size_t)(2 * m + 1) * sizeof *c->scratch);
-	c->ids = fa_malloc((size_t)(2 * m + 1) * sizeof *c->ids);
-	int rc = c->cands && c->scratch && c->ids ? 0 : fa_err(FATHOM_ENOMEM, "HNSW build");
+	int rc = 0;
 	for (unsigned t = 0; t < c->threads && !rc; t++) {
 		batch_job *j = &c->jobs[t];
 		j->t = t;
 		j->threads = c->threads;
 		j->stamp = fa_calloc((size_t)cap + 1, sizeof *j->stamp);
-		if (!j->stamp || beam_init(&j->b, c->ef + 2 * m * c->ef + 1))
+		j->cands = fa_malloc((size_t)(c->ef + VX_BATCH) * sizeof *j->cands);
+		j->scratch = fa_malloc((size_t)(2 * m + 1) * sizeof *j->scratch);
+		j->ids = fa_malloc((size_t)(2 * m + 1) * sizeof *j->ids);
+		if (!j->stamp || !j->cands || !j->scratch || !j->ids ||
+		    beam_init(&j->b, c->ef + 2 * m * c->ef + 1))
 			rc = fa_err(FATHOM_ENOMEM, "HNSW build");
 	}
 	if (rc) {
@@ -695,37 +722,50 @@ static int batch_ctx_new(batch_ctx **out, const vx_hnsw *h, unsigned threads, ui
 }
 
 /* Nodes [first, first + nn) (nn <= VX_BATCH), their rows in place and
- * finite, no level yet: given levels (a hole none), searched on the
- * threads, linked in order. */
+ * finite, no level yet: given levels (a hole none), searched and their
+ * links picked on the threads, their lists set in order, the links back
+ * made on the threads. */
 static int link_batch(vx_hnsw *h, uint32_t first, uint32_t nn, batch_ctx *c)
 {
 	uint32_t ef = c->ef;
 	batch_node *nodes = c->nodes;
 	int rc = 0;
-	size_t slots = 0;
+	size_t slots = 0, picks = 0;
+	uint32_t m = h->p.m;
 	for (uint32_t k = 0; k < nn && !rc; k++) {
 		uint32_t id = first + k;
 		batch_node *bn = &nodes[k];
 		bn->id = id;
 		bn->beam = NULL;
+		bn->pick = NULL;
 		bn->layers = -1;
 		rc = give_level(h, id, &bn->hole);
 		if (!rc && !bn->hole) {
 			bn->layers = FA_MIN((int)h->wlevel[id], h->top);
 			slots += (size_t)(bn->layers + 1) * ef;
+			picks += (size_t)(h->wlevel[id] + 1) * m;
 		}
 	}
 	if (rc)
 		return rc;
 	vx_hit *pool = fa_malloc((slots ? slots : 1) * sizeof *pool);
-	if (!pool)
+	uint32_t *pickpool = fa_malloc((picks ? picks : 1) * sizeof *pickpool);
+	if (!pool || !pickpool) {
+		fa_free(pool);
+		fa_free(pickpool);
 		return fa_err(FATHOM_ENOMEM, "HNSW build");
-	size_t at = 0;
-	for (uint32_t k = 0; k < nn; k++)
-		if (!nodes[k].hole && nodes[k].layers >= 0) {
+	}
+	size_t at = 0, pat = 0;
+	for (uint32_t k = 0; k < nn; k++) {
+		if (nodes[k].hole)
+			continue;
+		if (nodes[k].layers >= 0) {
 			nodes[k].beam = pool + at;
 			at += (size_t)(nodes[k].layers + 1) * ef;
 		}
+		nodes[k].pick = pickpool + pat;
+		pat += (size_t)(h->wlevel[nodes[k].id] + 1) * m;
+	}
 	for (unsigned t = 0; t < c->threads; t++) {
 		c->jobs[t].h = h;
 		c->jobs[t].nodes = nodes;
@@ -733,10 +773,21 @@ static int link_batch(vx_hnsw *h, uint32_t first, uint32_t nn, batch_ctx *c)
 		c->jobs[t].ef = ef;
 	}
 	fa_run_jobs(batch_search, c->jobs, sizeof *c->jobs, c->threads);
-	for (uint32_t k = 0; k < nn; k++)
-		if (!nodes[k].hole)
-			batch_link(h, nodes, &nodes[k], ef, c->cands, c->scratch, c->ids);
+	for (uint32_t k = 0; k < nn; k++) {
+		const batch_node *bn = &nodes[k];
+		if (bn->hole)
+			continue;
+		uint32_t lev = h->wlevel[bn->id];
+		for (int l = (int)lev; l >= 0; l--)
+			set_links(h, bn->id, (uint32_t)l, bn->pick + (size_t)l * m, bn->npick[l]);
+		if ((int)lev > h->top) {
+			h->top = (int)lev;
+			h->entry = bn->id;
+		}
+	}
+	fa_run_jobs(batch_back, c->jobs, sizeof *c->jobs, c->threads);
 	fa_free(pool);
+	fa_free(pickpool);
 	return 0;
 }
 
