@@ -77,9 +77,10 @@ void vx_hnsw_free(vx_hnsw *h);
  * (only a brute-force pass could score it: pass a filter without it). */
 int vx_hnsw_add(vx_hnsw *h, const float *v);
 /* n rows (row after row) added as vx_hnsw_add would add them one by one,
- * but in batches whose searches run on up to `threads` threads (after the
- * first VX_BATCH_FROM nodes, linked one by one): a node links to what the
- * graph held before its batch and to its batch's earlier nodes. The graph
+ * but in batches whose searches, choices of links and links back run on
+ * up to `threads` threads (after the first VX_BATCH_FROM nodes, linked one
+ * by one): a node links to what the graph held before its batch and to
+ * its batch's earlier nodes. The graph
  * is the same whatever the thread count (not the one vx_hnsw_add builds:
  * batches change what each node saw). */
 /* 16: on the 100k mixture, recall@10 at ef 40 as one by one (0.9923 and
