@@ -1134,15 +1134,37 @@ static uint64_t splitmix64(uint64_t *s)
 
 /* The test matrix: n random signs (a Rademacher matrix sketches a range
  * as well as a Gaussian one in practice, and costs one random bit a
- * value, not a logarithm and a sine). */
-static void random_signs(float *out, size_t n, uint64_t seed)
+ * value, not a logarithm and a sine). Value i is bit i % 64 of the
+ * (i / 64 + 1)-th splitmix64 output from seed; splitmix64's state after
+ * k outputs is seed + k * its increment, so any word can be drawn alone
+ * and the words are drawn on the threads: the same signs on any number. */
+typedef struct signs_job {
+	float *out;
+	size_t n, w0, w1;        /* words [w0, w1) of 64 values */
+	uint64_t seed;
+} signs_job;
+
+static void *signs_thread(void *p)
 {
-	uint64_t s = seed, r = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((i & 63) == 0)
-			r = splitmix64(&s);
-		out[i] = (r >> (i & 63)) & 1 ? 1.0f : -1.0f;
+	signs_job *j = p;
+	for (size_t w = j->w0; w < j->w1; w++) {
+		uint64_t s = j->seed + w * 0x9e3779b97f4a7c15ull;
+		uint64_t r = splitmix64(&s);
+		size_t i0 = w * 64, end = FA_MIN(j->n, i0 + 64);
+		for (size_t i = i0; i < end; i++)
+			j->out[i] = (float)((int)((r >> (i - i0)) & 1) * 2 - 1);
 	}
+	return NULL;
+}
+
+static void random_signs(float *out, size_t n, uint64_t seed, unsigned threads)
+{
+	signs_job jobs[EM_PPMI_MAX_THREADS];
+	size_t words = (n + 63) / 64;
+	threads = FA_MAX(1u, FA_MIN(threads, EM_PPMI_MAX_THREADS));
+	for (unsigned t = 0; t < threads; t++)
+		jobs[t] = (signs_job){ out, n, words * t / threads, words * (t + 1) / threads, seed };
+	fa_run_jobs(signs_thread, jobs, sizeof *jobs, threads);
 }
 
 /* The words' vectors into v (n x dim): the top dim left singular vectors
@@ -1164,7 +1186,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the SVD of %u words", n);
 		goto done;
 	}
-	random_signs(z, nl, seed);
+	random_signs(z, nl, seed, threads);
 	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
 	if ((rc = orthonormalise(q, n, l, tau, g, part, threads)))
 		goto done;
