@@ -57,13 +57,14 @@
  * 60 MB random text of 12M words over 200,000 words (50,000 kept) peaked
  * at 415 MB resident, its texts included.
  *
- * Determinism: everything but the pair tables' parts, the sparse products
- * and the triangular solves runs on one thread in a fixed order; a part,
- * a row or a block of rows is one thread's, and its sums are taken in the
- * same order whatever the number of threads, so the model is the same
+ * Determinism: what runs on the threads (the pair tables' parts, the
+ * random signs, the sparse products' rows, and the dense products in
+ * fixed blocks of TRSM_BLOCK rows: the Gram matrices, the triangular
+ * solves, the last product) gives each part, row or block to one thread
+ * and takes its sums in the same order whatever the number of threads;
+ * the rest runs on one thread in a fixed order. So the model is the same
  * bit for bit for any `threads`. OpenBLAS is held to one thread while
- * training (its threaded kernels need not sum in one order); the dense
- * parts are small beside the sparse ones. The same
+ * training (its threaded kernels need not sum in one order). The same
  * OpenBLAS on another CPU may pick other kernels, and round otherwise.
  */
 #include <cblas.h>
@@ -1057,11 +1058,11 @@ static void gemm_rows(const float *a, const float *b, float *c, uint32_t n, uint
 
 /* g = a^T a (a n x w row-major; g w x w, its upper triangle) on up to
  * `threads` threads: each block of TRSM_BLOCK rows' own product (one call
- * each) into part (w * w floats a block), then the blocks' added in their
- * order: the same bits whatever the threads. */
+ * each) into blocks (w * w floats a block), then added in block order:
+ * the same bits whatever the threads. */
 typedef struct gram_job {
 	const float *a;
-	float *part;
+	float *blocks;
 	uint32_t n, w, b0, b1;
 } gram_job;
 
@@ -1072,12 +1073,12 @@ static void *gram_thread(void *p)
 	for (uint32_t b = j->b0; b < j->b1; b++) {
 		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
 		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)j->w, (int)rows, 1.0f,
-		            j->a + (size_t)r0 * j->w, (int)j->w, 0.0f, j->part + b * ww, (int)j->w);
+		            j->a + (size_t)r0 * j->w, (int)j->w, 0.0f, j->blocks + b * ww, (int)j->w);
 	}
 	return NULL;
 }
 
-static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *part,
+static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *blocks,
                       unsigned threads)
 {
 	gram_job jobs[EM_PPMI_MAX_THREADS];
@@ -1085,14 +1086,14 @@ static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *p
 	size_t ww = (size_t)w * w;
 	unsigned nt = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
 	for (unsigned t = 0; t < nt; t++)
-		jobs[t] = (gram_job){ a, part, n, w, (uint32_t)((uint64_t)nb * t / nt),
+		jobs[t] = (gram_job){ a, blocks, n, w, (uint32_t)((uint64_t)nb * t / nt),
 		                      (uint32_t)((uint64_t)nb * (t + 1) / nt) };
 	fa_run_jobs(gram_thread, jobs, sizeof *jobs, nt);
 	for (uint32_t r = 0; r < w; r++)
 		for (uint32_t c = r; c < w; c++) {
-			float sum = part[(size_t)r * w + c];
+			float sum = blocks[(size_t)r * w + c];
 			for (uint32_t b = 1; b < nb; b++)
-				sum += part[b * ww + (size_t)r * w + c];
+				sum += blocks[b * ww + (size_t)r * w + c];
 			g[(size_t)r * w + c] = sum;
 		}
 }
@@ -1104,14 +1105,14 @@ static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *p
  * deficient a) falls back to the LQ way. scratch holds 3 w * w + 1 values
  * (malloc-aligned). */
 static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch,
-                          float *part, unsigned threads)
+                          float *blocks, unsigned threads)
 {
 	float *g = scratch;
 	/* the doubles start on an 8-byte boundary: w * w floats rounded up
 	 * to an even count (scratch has the one float more) */
 	double *gd = (double *)(scratch + (((size_t)w * w + 1) & ~(size_t)1));
 	for (int pass = 0; pass < 2; pass++) {
-		gram_rows(a, n, w, g, part, threads);
+		gram_rows(a, n, w, g, blocks, threads);
 		for (size_t k = 0; k < (size_t)w * w; k++)
 			gd[k] = g[k];
 		if (cholesky_upper(gd, w) != 0)
@@ -1180,28 +1181,28 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
 	uint32_t *scratch = fa_malloc(((size_t)threads * 2 * s->maxrow + 1) * sizeof *scratch);
 	size_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
-	float *part = fa_malloc(nb * l * l * sizeof *part);   /* the Gram matrices' blocks */
+	float *blocks = fa_malloc(nb * l * l * sizeof *blocks);   /* the Gram matrices' blocks */
 	int rc = 0;
-	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch || !part) {
+	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch || !blocks) {
 		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the SVD of %u words", n);
 		goto done;
 	}
 	random_signs(z, nl, seed, threads);
 	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
-	if ((rc = orthonormalise(q, n, l, tau, g, part, threads)))
+	if ((rc = orthonormalise(q, n, l, tau, g, blocks, threads)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
 		spmm(s, 1, q, z, l, threads, scratch);      /* M^T Q */
-		if ((rc = orthonormalise(z, n, l, tau, g, part, threads)))
+		if ((rc = orthonormalise(z, n, l, tau, g, blocks, threads)))
 			goto done;
 		spmm(s, 0, z, q, l, threads, scratch);      /* M (M^T Q) */
-		if ((rc = orthonormalise(q, n, l, tau, g, part, threads)))
+		if ((rc = orthonormalise(q, n, l, tau, g, blocks, threads)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
 	 * singular vectors of B, so U = Q V */
 	spmm(s, 1, q, z, l, threads, scratch);
-	gram_rows(z, n, l, g, part, threads);
+	gram_rows(z, n, l, g, blocks, threads);
 	for (uint32_t r = 0; r < l; r++)
 		for (uint32_t c = 0; c < l; c++)
 			gd[(size_t)r * l + c] = c >= r ? g[(size_t)r * l + c] : g[(size_t)c * l + r];
@@ -1225,7 +1226,7 @@ done:
 	fa_free(gd);
 	fa_free(ev);
 	fa_free(scratch);
-	fa_free(part);
+	fa_free(blocks);
 	return rc;
 }
 
