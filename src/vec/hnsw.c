@@ -91,11 +91,11 @@ static inline int better(const vx_hit *a, const vx_hit *b)
 	return a->score > b->score || (a->score == b->score && a->id < b->id);
 }
 
-/* max: the best on top (the candidates); min: the worst on top (results) */
+/* Forced inline: each call site's max is a constant, and the walk's inner
+ * loop is made of these. */
 #define HOT static inline __attribute__((always_inline))
 
-/* (inlined: each call site's max is a constant, and the walk's inner loop
- * is made of these) */
+/* max: the best on top (the candidates); min: the worst on top (results) */
 HOT void heap_push(vx_hit *hp, uint32_t *n, vx_hit x, int max)
 {
 	uint32_t i = (*n)++;
