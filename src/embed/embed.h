@@ -189,6 +189,11 @@ int em_ppmi_train(em_ppmi *t, em_model **out);
 int em_ppmi_pairs(em_ppmi *t, int (*fn)(void *ctx, const char *a, const char *b, float w),
                   void *ctx);
 void em_ppmi_free(em_ppmi *t);
+/* Held around every call into OpenBLAS (training, the glossary's word
+ * neighbours): its single-threaded build must not be entered by two
+ * threads at once. */
+void em_blas_lock(void);
+void em_blas_unlock(void);
 /* For tests: the sparse products' kernel, 1 AVX2 + FMA, 0 the plain one,
  * -1 the CPU's choice again (all threads; set it before training). -1
  * when the CPU lacks what was asked. */
@@ -355,14 +360,15 @@ int em_dist_select(int avx2);
  * largest |v[i]| to 127); returns the scale (0 for a zero or non-finite
  * vector, out all 0). */
 float em_quantize_i8(const float *v, uint32_t n, int8_t *out);
-/* v as int8 about its own middle: *offset the middle of its smallest and
- * largest values, the scale (returned) half their spread over 127, so that
- * v[i] ~ *offset + out[i] * scale, the smallest at -127, the largest at
- * 127 (|out[i]| <= 127): the full range of the bytes used whatever the
- * row's skew, where em_quantize_i8 uses half of it for a row of positive
- * values. Scale 0 and out all 0 for a constant row (the offset holds it),
- * and with offset 0 too for one that is not finite. How a segment stores
- * int8 rows (docs/FORMAT.md 5.12). */
+/* v as int8 about its own middle: the codes from the middle of its
+ * smallest and largest values and half their spread over 127, the
+ * smallest at -127, the largest at 127 (|out[i]| <= 127): the full range
+ * of the bytes used whatever the row's skew, where em_quantize_i8 uses
+ * half of it for a row of positive values. Then *offset and the scale
+ * (returned) are those that give v back best from the codes, least
+ * squares: v[i] ~ *offset + out[i] * scale. Scale 0 and out all 0 for a
+ * constant row (the offset holds it), and with offset 0 too for one that
+ * is not finite. How a segment stores int8 rows (docs/FORMAT.md 5.12). */
 float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offset);
 /* An int8 row back as floats: out[i] = q[i] * scale + offset, in float (the
  * one formula the graph's merge and a segment merge both read rows by). */

@@ -73,8 +73,10 @@ int em_model_neighbours(const em_model *m, uint32_t top, float min_cos, em_word_
 	}
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(x + (size_t)i * v->dim, v->v + (size_t)order[i] * v->dim, v->dim * sizeof *x);
+	em_blas_lock();
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)v->dim, 1.0f, x,
 	            (int)v->dim, x, (int)v->dim, 0.0f, s, (int)n);
+	em_blas_unlock();
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t b = i == 0 ? 1 : 0;
 		for (uint32_t j = 0; j < n; j++)

@@ -58,17 +58,18 @@
  * at 415 MB resident, its texts included.
  *
  * Determinism: what runs on the threads (the pair tables' parts, the
- * random signs, the sparse products' rows, and the dense products in
- * fixed blocks of TRSM_BLOCK rows: the Gram matrices, the triangular
- * solves, the last product) gives each part, row or block to one thread
- * and takes its sums in the same order whatever the number of threads;
- * the rest runs on one thread in a fixed order. So the model is the same
- * bit for bit for any `threads`. OpenBLAS is held to one thread while
- * training (its threaded kernels need not sum in one order). The same
- * OpenBLAS on another CPU may pick other kernels, and round otherwise.
+ * random signs, the sparse products' rows) gives each part, word or row
+ * to one thread and takes its sums in the same order whatever the number
+ * of threads; the rest, OpenBLAS's dense products among it, runs on one
+ * thread in a fixed order. So the model is the same bit for bit for any
+ * `threads`. OpenBLAS is held to one thread while training (its threaded
+ * kernels need not sum in one order), and entered by one thread at a time
+ * (em_blas_lock). The same OpenBLAS on another CPU may pick other
+ * kernels, and round otherwise.
  */
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,19 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
              double *w, double *work, const int *lwork, int *iwork, const int *liwork,
              int *info, size_t jobz_len, size_t uplo_len);
+
+/* The one lock every call into OpenBLAS holds (see trsm_rows). */
+static pthread_mutex_t blas_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void em_blas_lock(void)
+{
+	pthread_mutex_lock(&blas_mutex);
+}
+
+void em_blas_unlock(void)
+{
+	pthread_mutex_unlock(&blas_mutex);
+}
 
 void em_ppmi_defaults(em_ppmi_opts *o)
 {
@@ -987,108 +1001,58 @@ static int eigen_symmetric(double *a, uint32_t l, double *ev)
 	return 0;
 }
 
-/* a = a R^-1 (R upper, w x w) on up to `threads` threads. Each row is
- * solved alone, but OpenBLAS tiles the rows, and a row's rounding can
- * depend on the tile it falls in: so the rows go in blocks of TRSM_BLOCK
- * (one call each) whatever the thread count, and the model is the same on
- * any number of threads (test_scifact: 17,717 rows on 1 and 3 threads). */
+/* The dense products go to OpenBLAS in blocks of TRSM_BLOCK rows of the
+ * tall matrix, one call each, in order, on the calling thread: OpenBLAS's
+ * single-threaded build shares its buffers without a lock, so two threads
+ * in it at once can get wrong results (OpenBLAS issues #1755 and #2126;
+ * seen here as a model that differed between 1 and 3 threads, once in 40
+ * runs beside other work, while these blocks ran on the trainer's
+ * threads). Every call into it holds em_blas_lock, which also keeps two
+ * trainings, or a training and the glossary's neighbours, from meeting
+ * in it. The blocks stay: a row's rounding can depend on the tile it
+ * falls in, and these are the products the models measured were made
+ * with. */
 #define TRSM_BLOCK 4096u
 
-typedef struct trsm_job {
-	const float *r;
-	float *a;
-	uint32_t n, w, b0, b1;      /* blocks [b0, b1) of a's n rows */
-} trsm_job;
-
-static void *trsm_thread(void *p)
+static uint32_t row_blocks(uint32_t n)
 {
-	trsm_job *j = p;
-	for (uint32_t b = j->b0; b < j->b1; b++) {
-		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
+	return n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+}
+
+/* a = a R^-1 (R upper, w x w). */
+static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w)
+{
+	for (uint32_t b = 0; b < row_blocks(n); b++) {
+		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
 		cblas_strsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit,
-		            (int)rows, (int)j->w, 1.0f, j->r, (int)j->w, j->a + (size_t)r0 * j->w,
-		            (int)j->w);
+		            (int)rows, (int)w, 1.0f, r, (int)w, a + (size_t)r0 * w, (int)w);
 	}
-	return NULL;
 }
 
-static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w, unsigned threads)
-{
-	trsm_job jobs[EM_PPMI_MAX_THREADS];
-	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
-	threads = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
-	for (unsigned t = 0; t < threads; t++)
-		jobs[t] = (trsm_job){ r, a, n, w, (uint32_t)((uint64_t)nb * t / threads),
-		                      (uint32_t)((uint64_t)nb * (t + 1) / threads) };
-	fa_run_jobs(trsm_thread, jobs, sizeof *jobs, threads);
-}
-
-/* c = a b (a n x k, b k x m, c n x m, row-major) on up to `threads`
- * threads, a's rows in blocks of TRSM_BLOCK (one call each), as the
- * solves: the same bits whatever the threads. */
-typedef struct gemm_job {
-	const float *a, *b;
-	float *c;
-	uint32_t n, k, m, b0, b1;   /* blocks [b0, b1) of a's n rows */
-} gemm_job;
-
-static void *gemm_thread(void *p)
-{
-	gemm_job *j = p;
-	for (uint32_t b = j->b0; b < j->b1; b++) {
-		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)j->m,
-		            (int)j->k, 1.0f, j->a + (size_t)r0 * j->k, (int)j->k, j->b, (int)j->m,
-		            0.0f, j->c + (size_t)r0 * j->m, (int)j->m);
-	}
-	return NULL;
-}
-
+/* c = a b (a n x k, b k x m, c n x m, row-major). */
 static void gemm_rows(const float *a, const float *b, float *c, uint32_t n, uint32_t k,
-                      uint32_t m, unsigned threads)
+                      uint32_t m)
 {
-	gemm_job jobs[EM_PPMI_MAX_THREADS];
-	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
-	threads = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
-	for (unsigned t = 0; t < threads; t++)
-		jobs[t] = (gemm_job){ a, b, c, n, k, m, (uint32_t)((uint64_t)nb * t / threads),
-		                      (uint32_t)((uint64_t)nb * (t + 1) / threads) };
-	fa_run_jobs(gemm_thread, jobs, sizeof *jobs, threads);
-}
-
-/* g = a^T a (a n x w row-major; g w x w, its upper triangle) on up to
- * `threads` threads: each block of TRSM_BLOCK rows' own product (one call
- * each) into blocks (w * w floats a block), then added in block order:
- * the same bits whatever the threads. */
-typedef struct gram_job {
-	const float *a;
-	float *blocks;
-	uint32_t n, w, b0, b1;
-} gram_job;
-
-static void *gram_thread(void *p)
-{
-	gram_job *j = p;
-	size_t ww = (size_t)j->w * j->w;
-	for (uint32_t b = j->b0; b < j->b1; b++) {
-		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, j->n - r0);
-		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)j->w, (int)rows, 1.0f,
-		            j->a + (size_t)r0 * j->w, (int)j->w, 0.0f, j->blocks + b * ww, (int)j->w);
+	for (uint32_t bl = 0; bl < row_blocks(n); bl++) {
+		uint32_t r0 = bl * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)m, (int)k,
+		            1.0f, a + (size_t)r0 * k, (int)k, b, (int)m, 0.0f, c + (size_t)r0 * m,
+		            (int)m);
 	}
-	return NULL;
 }
 
-static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *blocks,
-                      unsigned threads)
+/* g = a^T a (a n x w row-major; g w x w, its upper triangle): each block's
+ * own product into blocks (w * w floats a block), then added in block
+ * order. */
+static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *blocks)
 {
-	gram_job jobs[EM_PPMI_MAX_THREADS];
-	uint32_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	uint32_t nb = row_blocks(n);
 	size_t ww = (size_t)w * w;
-	unsigned nt = FA_MAX(1u, FA_MIN(threads, FA_MIN(EM_PPMI_MAX_THREADS, nb)));
-	for (unsigned t = 0; t < nt; t++)
-		jobs[t] = (gram_job){ a, blocks, n, w, (uint32_t)((uint64_t)nb * t / nt),
-		                      (uint32_t)((uint64_t)nb * (t + 1) / nt) };
-	fa_run_jobs(gram_thread, jobs, sizeof *jobs, nt);
+	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
+		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)w, (int)rows, 1.0f,
+		            a + (size_t)r0 * w, (int)w, 0.0f, blocks + b * ww, (int)w);
+	}
 	for (uint32_t r = 0; r < w; r++)
 		for (uint32_t c = r; c < w; c++) {
 			float sum = blocks[(size_t)r * w + c];
@@ -1105,14 +1069,14 @@ static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *b
  * deficient a) falls back to the LQ way. scratch holds 3 w * w + 1 values
  * (malloc-aligned). */
 static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *scratch,
-                          float *blocks, unsigned threads)
+                          float *blocks)
 {
 	float *g = scratch;
 	/* the doubles start on an 8-byte boundary: w * w floats rounded up
 	 * to an even count (scratch has the one float more) */
 	double *gd = (double *)(scratch + (((size_t)w * w + 1) & ~(size_t)1));
 	for (int pass = 0; pass < 2; pass++) {
-		gram_rows(a, n, w, g, blocks, threads);
+		gram_rows(a, n, w, g, blocks);
 		for (size_t k = 0; k < (size_t)w * w; k++)
 			gd[k] = g[k];
 		if (cholesky_upper(gd, w) != 0)
@@ -1120,7 +1084,7 @@ static int orthonormalise(float *a, uint32_t n, uint32_t w, float *tau, float *s
 		for (uint32_t r = 0; r < w; r++)
 			for (uint32_t c = 0; c < w; c++)
 				g[(size_t)r * w + c] = c >= r ? (float)gd[(size_t)r * w + c] : 0.0f;
-		trsm_rows(g, a, n, w, threads);
+		trsm_rows(g, a, n, w);
 	}
 	return 0;
 }
@@ -1180,8 +1144,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	float *g = fa_malloc(((size_t)l * l * 3 + 1) * sizeof *g), *vd = fa_malloc((size_t)l * dim * sizeof *vd);
 	double *gd = fa_malloc((size_t)l * l * sizeof *gd), *ev = fa_malloc((size_t)l * sizeof *ev);
 	uint32_t *scratch = fa_malloc(((size_t)threads * 2 * s->maxrow + 1) * sizeof *scratch);
-	size_t nb = n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
-	float *blocks = fa_malloc(nb * l * l * sizeof *blocks);   /* the Gram matrices' blocks */
+	float *blocks = fa_malloc((size_t)row_blocks(n) * l * l * sizeof *blocks);   /* the Gram matrices' */
 	int rc = 0;
 	if (!q || !z || !tau || !g || !vd || !gd || !ev || !scratch || !blocks) {
 		rc = fa_err(FATHOM_ENOMEM, "corpus embedder: the SVD of %u words", n);
@@ -1189,20 +1152,20 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 	}
 	random_signs(z, nl, seed, threads);
 	spmm(s, 0, z, q, l, threads, scratch);              /* Y = M Omega */
-	if ((rc = orthonormalise(q, n, l, tau, g, blocks, threads)))
+	if ((rc = orthonormalise(q, n, l, tau, g, blocks)))
 		goto done;
 	for (uint32_t it = 0; it < POWER_ITERS; it++) {
 		spmm(s, 1, q, z, l, threads, scratch);      /* M^T Q */
-		if ((rc = orthonormalise(z, n, l, tau, g, blocks, threads)))
+		if ((rc = orthonormalise(z, n, l, tau, g, blocks)))
 			goto done;
 		spmm(s, 0, z, q, l, threads, scratch);      /* M (M^T Q) */
-		if ((rc = orthonormalise(q, n, l, tau, g, blocks, threads)))
+		if ((rc = orthonormalise(q, n, l, tau, g, blocks)))
 			goto done;
 	}
 	/* B = Q^T M, kept as B^T = M^T Q; B B^T = V S^2 V^T gives the left
 	 * singular vectors of B, so U = Q V */
 	spmm(s, 1, q, z, l, threads, scratch);
-	gram_rows(z, n, l, g, blocks, threads);
+	gram_rows(z, n, l, g, blocks);
 	for (uint32_t r = 0; r < l; r++)
 		for (uint32_t c = 0; c < l; c++)
 			gd[(size_t)r * l + c] = c >= r ? g[(size_t)r * l + c] : g[(size_t)c * l + r];
@@ -1216,7 +1179,7 @@ static int factor(const spmat *s, uint32_t dim, uint32_t l, uint64_t seed, unsig
 		for (uint32_t r = 0; r < l; r++)
 			vd[(size_t)r * dim + c] = (float)(gd[(size_t)r * l + (l - 1 - c)] * sc);
 	}
-	gemm_rows(q, vd, v, n, l, dim, threads);
+	gemm_rows(q, vd, v, n, l, dim);
 done:
 	fa_free(q);
 	fa_free(z);
@@ -1310,10 +1273,12 @@ int em_ppmi_train(em_ppmi *t, em_model **out)
 	 * zero, and the embedder finds nothing, rather than vectors made of
 	 * the factorisation's noise */
 	if (s.start[n] > 0) {
+		em_blas_lock();
 		int blas_threads = openblas_get_num_threads();
 		openblas_set_num_threads(1);
 		rc = factor(&s, dim, l, t->o.seed, threads, m->vec->v);
 		openblas_set_num_threads(blas_threads);
+		em_blas_unlock();
 		if (rc)
 			goto done;
 	}
