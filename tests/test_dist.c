@@ -145,9 +145,11 @@ static void test_quantize(void)
 	CHECK(qz[0] == 0 && qz[2] == 0);
 }
 
-/* About the row's middle: each value within half a step of offset + q *
- * scale, the smallest at -127 and the largest at 127; rows of one sign
- * (where em_quantize_i8 uses half the bytes' range) included */
+/* About the row's middle: the codes the range gives (the smallest at
+ * -127, the largest at 127), then the scale and offset fitted to them by
+ * least squares: no worse than the range's own, near them, and leaving an
+ * error orthogonal to the row given back; rows of one sign (where
+ * em_quantize_i8 uses half the bytes' range) included */
 static void test_quantize_affine(void)
 {
 	float v[384], off;
@@ -166,16 +168,68 @@ static void test_quantize_affine(void)
 			qlo = q[i] < qlo ? q[i] : qlo;
 			qhi = q[i] > qhi ? q[i] : qhi;
 		}
-		bad += !(scale > 0.0f) || fabsf(scale * 254.0f - (hi - lo)) > (hi - lo) * 1e-5f;
-		bad += fabsf(off - (lo + hi) / 2) > 1e-6f * fabsf(hi);
+		/* the codes: the range's, its middle at 0 and half its spread
+		 * over 127 a step (the same float arithmetic as the function) */
+		float mid = 0.5f * lo + 0.5f * hi, step = (0.5f * hi - 0.5f * lo) / 127.0f;
+		for (uint32_t i = 0; i < n; i++) {
+			float c = nearbyintf((v[i] - mid) / step);
+			bad += q[i] != (int8_t)(c > 127.0f ? 127 : c < -127.0f ? -127 : c);
+		}
 		/* the ends reach -127 and 127, unless the spread is a few ulps of
 		 * the values (5 +- 1e-6: the middle itself rounds by steps) */
 		if (hi - lo > 1e-3f * fabsf(hi))
 			bad += qlo != -127 || qhi != 127;
-		for (uint32_t i = 0; i < n; i++)
-			bad += fabsf(off + (float)q[i] * scale - v[i]) > 0.5001f * scale + 1e-6f * fabsf(v[i]);
+		/* the scale and offset: the least-squares fit to these codes, so
+		 * no worse than the range's own, and near them */
+		double fit = 0, range = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			double e = (double)off + (double)q[i] * scale - v[i];
+			double e0 = (double)mid + (double)q[i] * step - v[i];
+			fit += e * e;
+			range += e0 * e0;
+		}
+		bad += !(scale > 0.0f);
+		bad += fit > range * (1 + 1e-4) + 1e-12 * n * (double)hi * hi;
+		if (hi - lo > 1e-3f * fabsf(hi))
+			bad += fabsf(scale - step) > 0.01f * step ||
+			       fabsf(off - mid) > 0.25f * step + 1e-6f * fabsf(hi);
+		if (r == 1)
+			printf("     %u values: squared error %.3g with the fit, %.3g with the range\n", n,
+			       fit, range);
 	}
 	CHECK_EQ(bad, 0);
+	/* the error the fit leaves is orthogonal to the row it gives back (the
+	 * normal equations), where the range's is not: the cosine of the two,
+	 * on a row of 384 values */
+	{
+		float u[384], off2;
+		int8_t q8[384];
+		for (int i = 0; i < 384; i++)
+			u[i] = rnd_float();
+		float sc = em_quantize_i8_affine(u, 384, q8, &off2);
+		float lo = u[0], hi = u[0];
+		for (int i = 1; i < 384; i++) {
+			lo = fminf(lo, u[i]);
+			hi = fmaxf(hi, u[i]);
+		}
+		float mid = 0.5f * lo + 0.5f * hi, step = (0.5f * hi - 0.5f * lo) / 127.0f;
+		double cs[2];
+		for (int k = 0; k < 2; k++) {
+			double ev = 0, ee = 0, vv = 0;
+			for (int i = 0; i < 384; i++) {
+				double back = k ? (double)mid + (double)q8[i] * step
+				                : (double)off2 + (double)q8[i] * sc;
+				double e = back - u[i];
+				ev += e * back;
+				ee += e * e;
+				vv += back * back;
+			}
+			cs[k] = ev / sqrt(ee * vv);
+		}
+		printf("     cosine of the error and the row given back: %.2g with the fit, %.2g "
+		       "with the range\n", cs[0], cs[1]);
+		CHECK(fabs(cs[0]) < 1e-4 && fabs(cs[0]) < fabs(cs[1]));
+	}
 	/* a constant row: the offset holds it; zero and non-finite rows: 0 */
 	float c[3] = { 0.25f, 0.25f, 0.25f }, z[3] = { 0, 0, 0 }, nf[3] = { 1, NAN, 2 };
 	int8_t qz[3] = { 1, 1, 1 };

