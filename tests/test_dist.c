@@ -117,6 +117,27 @@ static void test_dot_f32_i8(void)
 	CHECK(fabsf(em_dot_f32_i8(u, q, 384) * sc - 1.0f) < 1e-3f);
 }
 
+/* em_axpy against the plain loop, bit for bit, at every length to 300 and
+ * 4 misalignments (the word average and the model depend on the bits) */
+static void test_axpy(void)
+{
+	float x[310], y[310], ref[310];
+	int bad = 0;
+	for (uint32_t n = 0; n <= 300; n++)
+		for (uint32_t off = 0; off < 4; off++) {
+			float a = rnd_float();
+			for (uint32_t i = 0; i < n; i++) {
+				x[off + i] = rnd_float();
+				y[off + i] = ref[i] = rnd_float();
+			}
+			for (uint32_t i = 0; i < n; i++)
+				ref[i] += a * x[off + i];
+			em_axpy(y + off, x + off, a, n);
+			bad += n && memcmp(y + off, ref, n * sizeof *ref) != 0;
+		}
+	CHECK_EQ(bad, 0);
+}
+
 static void test_quantize(void)
 {
 	float v[384];
@@ -254,6 +275,7 @@ int main(void)
 		RUN(test_dot_i8);
 		RUN(test_dot_f32_i8);
 	}
+	RUN(test_axpy);
 	RUN(test_quantize);
 	RUN(test_quantize_affine);
 	return TEST_DONE();

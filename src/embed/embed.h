@@ -376,6 +376,11 @@ void em_dequantize_i8(const int8_t *q, uint32_t n, float scale, float offset, fl
 /* The sum of v's values (the asymmetric int8 score's offset term needs the
  * query's, once a query). */
 float em_sum(const float *v, uint32_t n);
+/* y[i] += a * x[i], four lanes at a time: each y[i] gets the same bits as
+ * the plain loop (one multiply, one add, no fused step), which the
+ * compiler will not vectorise itself while y and x may overlap. The word
+ * average's sum and the sparse product's plain rows. */
+void em_axpy(float *y, const float *x, float a, uint32_t n);
 
 /* ---- safetensors.c: the container of Model2Vec's matrix ---------------------
  *

@@ -103,7 +103,7 @@ void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const 
              double *w, double *work, const int *lwork, int *iwork, const int *liwork,
              int *info, size_t jobz_len, size_t uplo_len);
 
-/* The one lock every call into OpenBLAS holds (see trsm_rows). */
+/* The one lock every call into OpenBLAS holds (see ROW_BLOCK). */
 static pthread_mutex_t blas_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void em_blas_lock(void)
@@ -755,15 +755,11 @@ static int build_matrix(em_ppmi *t, spmat *s)
 	return 0;
 }
 
-/* y (n x w, row-major) = M x, or M^T x when trans; rows [r0, r1). The
- * inner loop is w wide, a multiple of 8 in practice (vector extension; the
- * tail in plain code). */
-typedef float v4f __attribute__((vector_size(16)));
-
+/* y (n x w, row-major) = M x, or M^T x when trans; rows [r0, r1): the
+ * plain kernel, a row of x added per entry (em_axpy). */
 static void spmm_rows(const spmat *s, int trans, const float *x, float *y, uint32_t w,
                       uint32_t r0, uint32_t r1)
 {
-	uint32_t w4 = w & ~3u;
 	for (uint32_t i = r0; i < r1; i++) {
 		float *yi = y + (size_t)i * w;
 		memset(yi, 0, (size_t)w * sizeof *yi);
@@ -773,17 +769,7 @@ static void spmm_rows(const spmat *s, int trans, const float *x, float *y, uint3
 			float m = trans ? s->lc[k] - s->a[j] - bi : s->lc[k] - ai - s->b[j];
 			if (!(m > 0))
 				continue;
-			const float *xj = x + (size_t)j * w;
-			v4f mv = { m, m, m, m };
-			for (uint32_t c = 0; c < w4; c += 4) {
-				v4f xv, yv;
-				memcpy(&xv, xj + c, sizeof xv);
-				memcpy(&yv, yi + c, sizeof yv);
-				yv += mv * xv;
-				memcpy(yi + c, &yv, sizeof yv);
-			}
-			for (uint32_t c = w4; c < w; c++)
-				yi[c] += m * xj[c];
+			em_axpy(yi, x + (size_t)j * w, m, w);
 		}
 	}
 }
@@ -1001,7 +987,7 @@ static int eigen_symmetric(double *a, uint32_t l, double *ev)
 	return 0;
 }
 
-/* The dense products go to OpenBLAS in blocks of TRSM_BLOCK rows of the
+/* The dense products go to OpenBLAS in blocks of ROW_BLOCK rows of the
  * tall matrix, one call each, in order, on the calling thread: OpenBLAS's
  * single-threaded build shares its buffers without a lock, so two threads
  * in it at once can get wrong results (OpenBLAS issues #1755 and #2126;
@@ -1012,18 +998,18 @@ static int eigen_symmetric(double *a, uint32_t l, double *ev)
  * in it. The blocks stay: a row's rounding can depend on the tile it
  * falls in, and these are the products the models measured were made
  * with. */
-#define TRSM_BLOCK 4096u
+#define ROW_BLOCK 4096u
 
 static uint32_t row_blocks(uint32_t n)
 {
-	return n / TRSM_BLOCK + (n % TRSM_BLOCK != 0);
+	return n / ROW_BLOCK + (n % ROW_BLOCK != 0);
 }
 
 /* a = a R^-1 (R upper, w x w). */
 static void trsm_rows(const float *r, float *a, uint32_t n, uint32_t w)
 {
 	for (uint32_t b = 0; b < row_blocks(n); b++) {
-		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
+		uint32_t r0 = b * ROW_BLOCK, rows = FA_MIN(ROW_BLOCK, n - r0);
 		cblas_strsm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit,
 		            (int)rows, (int)w, 1.0f, r, (int)w, a + (size_t)r0 * w, (int)w);
 	}
@@ -1034,7 +1020,7 @@ static void gemm_rows(const float *a, const float *b, float *c, uint32_t n, uint
                       uint32_t m)
 {
 	for (uint32_t bl = 0; bl < row_blocks(n); bl++) {
-		uint32_t r0 = bl * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
+		uint32_t r0 = bl * ROW_BLOCK, rows = FA_MIN(ROW_BLOCK, n - r0);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)m, (int)k,
 		            1.0f, a + (size_t)r0 * k, (int)k, b, (int)m, 0.0f, c + (size_t)r0 * m,
 		            (int)m);
@@ -1049,7 +1035,7 @@ static void gram_rows(const float *a, uint32_t n, uint32_t w, float *g, float *b
 	uint32_t nb = row_blocks(n);
 	size_t ww = (size_t)w * w;
 	for (uint32_t b = 0; b < nb; b++) {
-		uint32_t r0 = b * TRSM_BLOCK, rows = FA_MIN(TRSM_BLOCK, n - r0);
+		uint32_t r0 = b * ROW_BLOCK, rows = FA_MIN(ROW_BLOCK, n - r0);
 		cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)w, (int)rows, 1.0f,
 		            a + (size_t)r0 * w, (int)w, 0.0f, blocks + b * ww, (int)w);
 	}

@@ -29,8 +29,6 @@ typedef struct acc {
 	uint32_t known;
 } acc;
 
-typedef float v4f __attribute__((vector_size(16)));
-
 static int on_word(void *ctx, const char *w, size_t len)
 {
 	acc *a = ctx;
@@ -39,21 +37,7 @@ static int on_word(void *ctx, const char *w, size_t len)
 		return 0;
 	const float *r = em_vectors_row(a->m->vec, (uint32_t)i);
 	float wt = a->m->weight ? a->m->weight[i] : 1.0f;
-	uint32_t dim = a->m->vec->dim, d4 = dim & ~3u;
-	float *out = a->out;
-	/* four lanes at a time (each lane's sum in the same order as one at a
-	 * time, so the same bits): the plain loop's possible aliasing of out
-	 * and r keeps the compiler from doing it */
-	v4f wv = { wt, wt, wt, wt };
-	for (uint32_t k = 0; k < d4; k += 4) {
-		v4f ov, rv;
-		memcpy(&ov, out + k, sizeof ov);
-		memcpy(&rv, r + k, sizeof rv);
-		ov += wv * rv;
-		memcpy(out + k, &ov, sizeof ov);
-	}
-	for (uint32_t k = d4; k < dim; k++)
-		out[k] += wt * r[k];
+	em_axpy(a->out, r, wt, a->m->vec->dim);
 	a->known++;
 	return 0;
 }

@@ -80,9 +80,9 @@ int vx_hnsw_add(vx_hnsw *h, const float *v);
  * but in batches whose searches, choices of links and links back run on
  * up to `threads` threads (after the first VX_BATCH_FROM nodes, linked one
  * by one): a node links to what the graph held before its batch and to
- * its batch's earlier nodes. The graph
- * is the same whatever the thread count (not the one vx_hnsw_add builds:
- * batches change what each node saw). */
+ * its batch's earlier nodes. The graph is the same whatever the thread
+ * count (not the one vx_hnsw_add builds: batches change what each node
+ * saw). */
 /* 16: on the 100k mixture, recall@10 at ef 40 as one by one (0.9923 and
  * 0.9890 for two seeds, both ways); batches of 64 gave 0.9857 and 0.9853 */
 #define VX_BATCH 16u
