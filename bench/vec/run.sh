@@ -6,6 +6,10 @@
 #   3. SciFact's own chunk vectors: an index built with `fathom add
 #      --embedder corpus`, the first 300 of its queries.jsonl embedded by it (skipped when
 #      ../shared/data/scifact is absent)
+#   4. a documentation tree's chunk vectors (BENCH_DOC_DIR, default
+#      /usr/share/doc, which every Debian machine has): `fathom index
+#      --embedder corpus`, 1000 of its own lines as queries
+#      (bench/vec/doc_queries.py); the figures depend on the machine's tree
 # each with filtered searches at 10% and 1% of the vectors allowed. The
 # tables go to bench/results/vec-latest.txt.
 #   bench/vec/run.sh BUILD/bench/hnsw_bench [hnsw_bench options for set 1...]
@@ -54,5 +58,18 @@ peers() {
 		peers "$tmp/sfv"
 	else
 		echo "$data/scifact or $fathom absent: skipped"
+	fi
+	echo
+	echo "== 4. /usr/share/doc chunk vectors (fathom index --embedder corpus), its own lines as queries"
+	doc=${BENCH_DOC_DIR:-/usr/share/doc}
+	if [ -d "$doc" ] && [ -x "$fathom" ] &&
+	   /usr/bin/python3 bench/vec/doc_queries.py "$doc" 1000 >"$tmp/docq.jsonl"; then
+		"$fathom" index -q --index "$tmp/doc" --embedder corpus "$doc" >/dev/null
+		mkdir "$tmp/docv"
+		"$bin" -x "$tmp/doc" -Q "$tmp/docq.jsonl" -q 1000 -o "$tmp/docv"
+		echo
+		peers "$tmp/docv"
+	else
+		echo "$doc or $fathom absent: skipped"
 	fi
 } | tee "$out"
