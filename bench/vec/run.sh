@@ -60,8 +60,8 @@ peers() {
 		echo "$data/scifact or $fathom absent: skipped"
 	fi
 	echo
-	echo "== 4. /usr/share/doc chunk vectors (fathom index --embedder corpus), its own lines as queries"
 	doc=${BENCH_DOC_DIR:-/usr/share/doc}
+	echo "== 4. $doc chunk vectors (fathom index --embedder corpus), its own lines as queries"
 	if [ -d "$doc" ] && [ -x "$fathom" ] &&
 	   /usr/bin/python3 bench/vec/doc_queries.py "$doc" 1000 >"$tmp/docq.jsonl"; then
 		"$fathom" index -q --index "$tmp/doc" --embedder corpus "$doc" >/dev/null

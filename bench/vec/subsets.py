@@ -80,12 +80,21 @@ def boot(diffs, n, seed=1):
     return means[int(0.025 * n)], means[int(0.975 * n) - 1]
 
 
+def build(a, corpus, stem, built):
+    """The index of corpus at stem.EMBEDDER, built once per run (never a
+    stale binary's from an earlier run)."""
+    index = stem + "." + a.embedder.replace("/", "_").replace(":", "_")
+    if index not in built:
+        shutil.rmtree(index, ignore_errors=True)
+        subprocess.run([a.fathom, "add", "-q", "--index", index, "--embedder", a.embedder,
+                        "--jsonl", corpus], check=True, stdout=subprocess.DEVNULL)
+        built.add(index)
+    return index
+
+
 def run_row(a, label, corpus, ndocs, name, qrels_name, index):
     base = os.path.join(a.data, name)
     qrels_path = os.path.join(base, "qrels", qrels_name + ".tsv")
-    shutil.rmtree(index, ignore_errors=True)   # built again: never a stale binary's
-    subprocess.run([a.fathom, "add", "-q", "--index", index, "--embedder", a.embedder,
-                    "--jsonl", corpus], check=True, stdout=subprocess.DEVNULL)
     qrels = ndcg.read_qrels(qrels_path)
     scores = {}
     for m in MODES:
@@ -118,12 +127,15 @@ def main():
     print("| corpus | documents | queries | keyword | hybrid | strict | semantic | "
           "hybrid − keyword | strict − keyword |")
     print("|---|---|---|---|---|---|---|---|---|")
+    built, missing = set(), set()
     for name, keep_qrels, extra, seed, qrels_name in CUTS:
         if not os.path.isfile(os.path.join(a.data, name, "corpus.jsonl")):
-            print(f"({name}: not in {a.data}, skipped)")
+            if name not in missing:
+                print(f"({name}: not in {a.data}, skipped)")
+                missing.add(name)
             continue
         corpus, ndocs = cut(a.data, a.work, name, keep_qrels, extra, seed)
-        index = corpus[:-len(".jsonl")] + f".{a.embedder.replace('/', '_').replace(':', '_')}"
+        index = build(a, corpus, corpus[:-len(".jsonl")], built)
         label = f"{name}: {'+'.join(keep_qrels)} relevant + {extra}"
         run_row(a, label, corpus, ndocs, name, qrels_name, index)
     if a.full:
@@ -132,7 +144,7 @@ def main():
             if not os.path.isfile(corpus):
                 continue
             ndocs = sum(1 for _ in open(corpus, encoding="utf-8"))
-            index = os.path.join(a.work, f"{name}-full.{a.embedder.replace('/', '_').replace(':', '_')}")
+            index = build(a, corpus, os.path.join(a.work, f"{name}-full"), built)
             run_row(a, f"{name} {qrels_name}, whole", corpus, ndocs, name, qrels_name, index)
     return 0
 
