@@ -3,11 +3,13 @@
  * checks it publishes (a bound accepted, one past it refused, for search
  * and ingest options alike), and fathom_results_json(), the one
  * serializer: its shape read back with jansson, invalid UTF-8 repaired,
- * and every allocation failing in turn.
+ * and every allocation failing in turn; a writer's open of a folder that
+ * holds no index.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -381,6 +383,39 @@ static void test_grep_matcher(void)
 	fathom_grep_matcher_free(NULL);
 }
 
+/* Opened to write, not to create, a folder with no index (there or
+ * missing) is FATHOM_ENOTFOUND saying so, and gets no LOCK file. */
+static void test_write_needs_index(void)
+{
+	char *dir = test_tmpdir("api-noindex");
+	char lock[4096], missing[4096];
+	snprintf(lock, sizeof lock, "%s/LOCK", dir);
+	snprintf(missing, sizeof missing, "%s/none", dir);
+	const char *dirs[] = { dir, missing };
+	for (size_t i = 0; i < 2; i++) {
+		fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+		oo.flags = FATHOM_OPEN_WRITE;
+		fathom_index *ix = NULL;
+		CHECK_EQ(fathom_open(&ix, dirs[i], &oo), FATHOM_ENOTFOUND);
+		CHECK(ix == NULL);
+		CHECK(strstr(fathom_errmsg(), "no index here") != NULL);
+	}
+	struct stat st;
+	CHECK(stat(lock, &st) != 0);
+	CHECK(stat(missing, &st) != 0);
+	/* created, it opens to write */
+	fathom_open_opts oo = FATHOM_OPEN_OPTS_INIT;
+	oo.flags = FATHOM_OPEN_CREATE;
+	fathom_index *ix = NULL;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	fathom_close(ix);
+	oo.flags = FATHOM_OPEN_WRITE;
+	CHECK_OK(fathom_open(&ix, dir, &oo));
+	fathom_close(ix);
+	test_rmrf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	RUN(test_limits_published);
@@ -389,5 +424,6 @@ int main(void)
 	RUN(test_results_json_alloc_failures);
 	RUN(test_filters_match_sources);
 	RUN(test_grep_matcher);
+	RUN(test_write_needs_index);
 	return TEST_DONE();
 }

@@ -7,6 +7,8 @@
  * words) commits nothing; an index that gets the corpus embedder later is
  * trained and embedded in one commit too. (A kill -9 between two commits
  * would otherwise leave documents without vectors: e2e/crash_vectors.sh.)
+ * The setting embedder.seed names the training's seed: one seed gives one
+ * model, another seed another.
  */
 #include "fathom.h"
 #include "test.h"
@@ -145,11 +147,61 @@ static void test_embedder_later(void)
 	done(fx, dir);
 }
 
+/* A corpus index of the same documents trained with seed (NULL: the
+ * default); the vector of a text under its model into v (dim floats, at
+ * most 512), its ident into ident. */
+static uint32_t seeded_vector(const char *tag, const char *seed, float *v, char *ident,
+                              size_t cap)
+{
+	char *dir = test_tmpdir(tag);
+	fathom_index *fx = test_open(dir, FATHOM_OPEN_CREATE);
+	CHECK_OK(fathom_config_set(fx, "embedder", "corpus"));
+	if (seed)
+		CHECK_OK(fathom_config_set(fx, "embedder.seed", seed));
+	add_docs(fx, 0, 120);
+	CHECK_OK(fathom_commit(fx));
+	fathom_embedder *e = NULL;
+	CHECK_OK(fathom_embedder_open(&e, fx));
+	uint32_t dim = e ? fathom_embedder_dim(e) : 0;
+	CHECK(dim > 0 && dim <= 512);
+	const char *text = "kernel driver module heron marsh";
+	size_t len = strlen(text);
+	if (e && dim <= 512)
+		CHECK_OK(fathom_embed(e, &text, &len, 1, v));
+	snprintf(ident, cap, "%s", e ? fathom_embedder_ident(e) : "");
+	fathom_embedder_free(e);
+	done(fx, dir);
+	return dim;
+}
+
+static void test_seed(void)
+{
+	static float a[512], b[512], c[512];
+	char ia[256], ib[256], ic[256];
+	uint32_t da = seeded_vector("cv-seed-a", "7", a, ia, sizeof ia);
+	uint32_t db = seeded_vector("cv-seed-b", "7", b, ib, sizeof ib);
+	uint32_t dc = seeded_vector("cv-seed-c", NULL, c, ic, sizeof ic);
+	CHECK(strstr(ia, " seed=7 ") != NULL);
+	CHECK(strstr(ic, " seed=24301 ") != NULL);   /* the setting's default */
+	CHECK_STR(ia, ib);
+	CHECK_EQ(da, db);
+	CHECK(memcmp(a, b, da * sizeof *a) == 0);     /* one seed, one model */
+	CHECK_EQ(da, dc);
+	CHECK(memcmp(a, c, da * sizeof *a) != 0);     /* another seed, another */
+	/* out of the setting's range: refused, naming it */
+	char *dir = test_tmpdir("cv-seed-bad");
+	fathom_index *fx = test_open(dir, FATHOM_OPEN_CREATE);
+	CHECK_EQ(fathom_config_set(fx, "embedder.seed", "-1"), FATHOM_EINVAL);
+	CHECK(strstr(fathom_errmsg(), "embedder.seed") != NULL);
+	done(fx, dir);
+}
+
 int main(void)
 {
 	RUN(test_first_commit);
 	RUN(test_optimize_first);
 	RUN(test_training_fails);
 	RUN(test_embedder_later);
+	RUN(test_seed);
 	return TEST_DONE();
 }

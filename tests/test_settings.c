@@ -11,6 +11,7 @@
 
 #include "fathom.h"
 #include "api/api.h"
+#include "embed/embed.h"
 #include "query/query.h"
 #include "test.h"
 
@@ -94,6 +95,9 @@ static void test_table_defaults(void)
 	         API_DEFAULT_MAX_SIZE);
 	CHECK_EQ(strtoull(fathom_setting_find("grep-max-size")->default_value, NULL, 10),
 	         API_DEFAULT_GREP_MAX_SIZE);
+	em_ppmi_opts po;
+	em_ppmi_defaults(&po);
+	CHECK_EQ(strtoull(fathom_setting_find("embedder.seed")->default_value, NULL, 10), po.seed);
 	/* the bounds are the checks' own, as fathom_limit publishes them */
 	static const struct { const char *name; int limit; } same[] = {
 		{ "k", FATHOM_LIMIT_K }, { "k1", FATHOM_LIMIT_K1 }, { "b", FATHOM_LIMIT_B },

@@ -235,11 +235,17 @@ static int train_corpus(fathom_index *fx, uint64_t chunks)
 	uint64_t n;
 	em_ppmi_opts o;
 	em_ppmi_defaults(&o);
+	const api_settings *cfg;
+	int rc = api_settings_get(fx, &cfg);
+	if (rc)
+		return rc;
+	if ((cfg->set >> API_S_EMBED_SEED) & 1)
+		o.seed = (uint64_t)cfg->num[API_S_EMBED_SEED];
 	em_ppmi *t = NULL;
 	em_model *m = NULL;
 	unsigned char *bytes = NULL;
 	size_t len = 0;
-	int rc = em_ppmi_new(&t, &o);
+	rc = em_ppmi_new(&t, &o);
 	feed f = { t, fx, "counting words", 0, chunks };
 	if (!rc) {
 		api_step(fx, f.step, 0, chunks, 1);

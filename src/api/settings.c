@@ -84,6 +84,10 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	[API_S_EMBED_KEY_ENV] = { "embedder.key-env", FATHOM_SETTING_STRING, "FATHOM_EMBED_API_KEY",
 	                          0, 255, NULL,
 	                          "remote: the environment variable holding the API key" },
+	[API_S_EMBED_SEED] = { "embedder.seed", FATHOM_SETTING_INT, "24301", 0, 4294967295.0, NULL,
+	                       "corpus: the seed of the training's random projection, read when it\n"
+	                       "trains (the first commit, optimize); seeds move nDCG@10 by about\n"
+	                       "0.002 (docs/BENCHMARKS.md)" },
 	[API_S_MODE] = { "mode", FATHOM_SETTING_CHOICE, "auto", 0, 0,
 	                 "auto keyword semantic hybrid strict",
 	                 "retrieval mode (search --mode); auto: hybrid with an embedder,\n"

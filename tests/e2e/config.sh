@@ -4,8 +4,10 @@
 # (CLI, daemon, MCP) takes the index's k, mode and snippet size where no
 # option is given and an option still wins; fathom index takes the size
 # caps and ignore rules, --max-size and --no-ignore win; an index without
-# settings lists the defaults; kill -9 during config commits leaves the
-# old value or the new one, never a torn index.
+# settings lists the defaults; setting a value on a new folder creates
+# the index (reading one, or another writer's command, says there is no
+# index and leaves nothing behind); kill -9 during config commits leaves
+# the old value or the new one, never a torn index.
 source "$(dirname "$0")/lib.sh"
 command -v jq > /dev/null || { echo "skip: no jq"; exit 77; }
 R=$T/tree
@@ -107,6 +109,20 @@ grep -q 'docs/n15.md' "$T/l1" && ok || fail "the index lists no docs/n15.md: $(h
 (cd "$R" && "$F" index -q --index "$IX" --no-ignore --max-size 100000 .)
 "$F" list --index "$IX" | cut -f1 | sort | cmp -s - "$T/l0" && ok || fail "--no-ignore and --max-size do not win"
 expect_rc 0 "$F" verify --index "$IX"
+
+# a new folder: setting a value creates the index with it, set before
+# the first documents (the corpus embedder's seed, read when it trains)
+N=$T/new
+expect_err 'no index here' "$F" config --index "$N" k
+expect_err 'no index here' "$F" optimize --index "$N"
+[ ! -e "$N" ] && ok || fail "a failed command left $N behind"
+mkdir "$N"
+expect_err 'no index here' "$F" delete --index "$N" x
+[ ! -e "$N/LOCK" ] && ok || fail "delete on a folder without an index left a LOCK file"
+expect_rc 0 "$F" config --index "$N" embedder.seed 7
+expect_out '^7$' "$F" config --index "$N" embedder.seed
+expect_out '^documents +0$' "$F" stats --index "$N"
+expect_err "embedder.seed wants an integer from 0 to 4294967295" "$F" config --index "$N" -- embedder.seed -3
 
 # help and completions list the settings from the library's table
 expect_out 'weight\.title' "$F" help config
