@@ -3,7 +3,7 @@
 
     bench/vec/subsets.py [--fathom build/fathom] [--data ../shared/data]
                          [--work bench/work/subsets] [--embedder corpus]
-                         [--full] [--boot 2000]
+                         [--full] [--boot 2000] [--seed N]
 
 fathom is judged on collections it has never seen, many of them smaller
 than SciFact or CoSQA. A corpus embedder trained on less text has noisier
@@ -15,6 +15,9 @@ sample of the others), indexes each with `fathom add --embedder E`, runs
 prints nDCG@10 per mode with, for hybrid and strict, the mean per-query
 difference from keyword and its 95% interval (paired bootstrap over the
 queries, seeded). --full adds the whole sets.
+
+--seed sets the corpus embedder's embedder.seed before each index is
+built (bench/vec/seeds.py: seeds alone move nDCG@10 by about 0.002).
 
 The sub-corpora are easier than the sets they come from (relevant
 documents are denser), so compare modes within a row, not rows with each
@@ -84,8 +87,13 @@ def build(a, corpus, stem, built):
     """The index of corpus at stem.EMBEDDER, built once per run (never a
     stale binary's from an earlier run)."""
     index = stem + "." + a.embedder.replace("/", "_").replace(":", "_")
+    if a.seed is not None:
+        index += f".seed{a.seed}"
     if index not in built:
         shutil.rmtree(index, ignore_errors=True)
+        if a.seed is not None:
+            subprocess.run([a.fathom, "config", "--index", index, "embedder.seed", str(a.seed)],
+                           check=True, stdout=subprocess.DEVNULL)
         subprocess.run([a.fathom, "add", "-q", "--index", index, "--embedder", a.embedder,
                         "--jsonl", corpus], check=True, stdout=subprocess.DEVNULL)
         built.add(index)
@@ -120,9 +128,11 @@ def main():
     p.add_argument("--embedder", default="corpus")
     p.add_argument("--full", action="store_true")
     p.add_argument("--boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=None)
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    print(f"embedder {a.embedder}; nDCG@10; hybrid and strict minus keyword per query, "
+    seed = "" if a.seed is None else f" (embedder.seed {a.seed})"
+    print(f"embedder {a.embedder}{seed}; nDCG@10; hybrid and strict minus keyword per query, "
           f"mean [95% interval, paired bootstrap of {a.boot}]\n")
     print("| corpus | documents | queries | keyword | hybrid | strict | semantic | "
           "hybrid − keyword | strict − keyword |")

@@ -157,7 +157,9 @@ int cmd_config(int argc, char **argv)
 	if (!unset && !value)
 		return 2;
 	cli_remote r;
-	int rc = cli_open_write(&ix, index, FATHOM_OPEN_CREATE, NULL, &r);
+	/* a value set on a new folder creates the index (its settings before
+	 * its first documents); an unset needs one */
+	int rc = cli_open_write(&ix, index, unset ? FATHOM_OPEN_WRITE : FATHOM_OPEN_CREATE, NULL, &r);
 	if (rc == 1) {
 		/* the daemon holds the lock: it commits the change (POST /config) */
 		json_t *req = unset ? json_pack("{s:s,s:b}", "key", s->name, "unset", 1)

@@ -115,6 +115,7 @@ expect_rc 0 "$F" verify --index "$IX"
 N=$T/new
 expect_err 'no index here' "$F" config --index "$N" k
 expect_err 'no index here' "$F" optimize --index "$N"
+expect_err 'no index here' "$F" config --index "$N" --unset k
 [ ! -e "$N" ] && ok || fail "a failed command left $N behind"
 mkdir "$N"
 expect_err 'no index here' "$F" delete --index "$N" x
