@@ -17,7 +17,7 @@ difference from keyword and its 95% interval (paired bootstrap over the
 queries, seeded). --full adds the whole sets.
 
 --seed sets the corpus embedder's embedder.seed before each index is
-built (bench/vec/seeds.py: seeds alone move nDCG@10 by about 0.002).
+built (bench/vec/seeds.py: seeds alone move hybrid nDCG@10 by about 0.002).
 
 The sub-corpora are easier than the sets they come from (relevant
 documents are denser), so compare modes within a row, not rows with each
@@ -100,18 +100,21 @@ def build(a, corpus, stem, built):
     return index
 
 
-def run_row(a, label, corpus, ndocs, name, qrels_name, index):
+def mode_scores(a, index, corpus, name, qrels_name, mode):
+    """nDCG@10 per query of `fathom eval --mode mode` on index, for set
+    name's queries judged by qrels_name."""
     base = os.path.join(a.data, name)
     qrels_path = os.path.join(base, "qrels", qrels_name + ".tsv")
-    qrels = ndcg.read_qrels(qrels_path)
-    scores = {}
-    for m in MODES:
-        run = os.path.join(os.path.dirname(index), os.path.basename(index) + f".{qrels_name}.{m}.run")
-        subprocess.run([a.fathom, "eval", "--index", index, "--mode", m, "--corpus", corpus,
-                        "--queries", os.path.join(base, "queries.jsonl"), "--qrels", qrels_path,
-                        "--run", run], check=True, stdout=subprocess.DEVNULL)
-        scores[m] = per_query(qrels, ndcg.read_run(run))
-    qs = sorted(qrels)
+    run = f"{index}.{qrels_name}.{mode}.run"
+    subprocess.run([a.fathom, "eval", "--index", index, "--mode", mode, "--corpus", corpus,
+                    "--queries", os.path.join(base, "queries.jsonl"), "--qrels", qrels_path,
+                    "--run", run], check=True, stdout=subprocess.DEVNULL)
+    return per_query(ndcg.read_qrels(qrels_path), ndcg.read_run(run))
+
+
+def run_row(a, label, corpus, ndocs, name, qrels_name, index):
+    scores = {m: mode_scores(a, index, corpus, name, qrels_name, m) for m in MODES}
+    qs = sorted(scores["keyword"])
     cells = [f"{sum(scores[m][q] for q in qs) / len(qs):.4f}" for m in MODES]
     for m in ("hybrid", "strict"):
         d = [scores[m][q] - scores["keyword"][q] for q in qs]

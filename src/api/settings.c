@@ -86,8 +86,8 @@ static const fathom_setting_info rows[API_NSETTINGS] = {
 	                          "remote: the environment variable holding the API key" },
 	[API_S_EMBED_SEED] = { "embedder.seed", FATHOM_SETTING_INT, "24301", 0, 4294967295.0, NULL,
 	                       "corpus: the seed of the training's random projection, read when it\n"
-	                       "trains (the first commit, optimize); seeds move nDCG@10 by about\n"
-	                       "0.002 (docs/BENCHMARKS.md)" },
+	                       "trains (the first commit, optimize); seeds move hybrid nDCG@10 by\n"
+	                       "about 0.002 (docs/BENCHMARKS.md)" },
 	[API_S_MODE] = { "mode", FATHOM_SETTING_CHOICE, "auto", 0, 0,
 	                 "auto keyword semantic hybrid strict",
 	                 "retrieval mode (search --mode); auto: hybrid with an embedder,\n"

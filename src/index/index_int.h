@@ -639,6 +639,10 @@ typedef struct ix_manifest {
 } ix_manifest;
 
 int ix_manifest_read(ix_manifest *m, const char *dir);
+/* FATHOM_ENOTFOUND ("no index here"), as ix_manifest_read gives it, when
+ * dir holds no MANIFEST; 0 otherwise (nothing read: a writer checks this
+ * before it takes the lock, which would create LOCK). */
+int ix_manifest_present(const char *dir);
 /* *renamed (may be NULL): the new MANIFEST is in place, even on an error
  * (see fa_write_atomic_r). */
 int ix_manifest_write(const ix_manifest *m, const char *dir, int *renamed);

@@ -191,17 +191,6 @@ int ix_refresh(ix_index *ix, int *changed)
 	}
 }
 
-/* FATHOM_ENOTFOUND, as a reader gets it, when dir holds no MANIFEST. */
-static int index_present(const char *dir)
-{
-	char *path = fa_path_join(dir, "MANIFEST");
-	if (!path)
-		return fa_err(FATHOM_ENOMEM, "out of memory");
-	int missing = access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR);
-	fa_free(path);
-	return missing ? fa_err(FATHOM_ENOTFOUND, "%s: no index here (no MANIFEST)", dir) : 0;
-}
-
 static int take_lock(ix_index *ix)
 {
 	char *path = fa_path_join(ix->dir, "LOCK");
@@ -305,7 +294,7 @@ int ix_open(ix_index **out, const char *dir, unsigned flags, const char *stem_la
 	/* a writer that may not create: no index, no LOCK file left behind
 	 * in a folder that holds none (and the error says so, not that LOCK
 	 * could not be made) */
-	if ((flags & IX_WRITE) && !(flags & IX_CREATE) && (rc = index_present(dir)) != 0)
+	if ((flags & IX_WRITE) && !(flags & IX_CREATE) && (rc = ix_manifest_present(dir)) != 0)
 		goto fail;
 	if ((flags & IX_WRITE) && (rc = take_lock(ix)) != 0)
 		goto fail;

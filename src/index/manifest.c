@@ -28,8 +28,10 @@
  * A commit that deletes from a segment writes a new generation; the old file
  * is removed once the manifest naming the new one is durable.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "index/index_int.h"
 
@@ -262,6 +264,21 @@ static int kv_decode(ix_manifest *m, const unsigned char *p, size_t n, const cha
 	return 0;
 }
 
+static int no_index(const char *dir)
+{
+	return fa_err(FATHOM_ENOTFOUND, "%s: no index here (no MANIFEST)", dir);
+}
+
+int ix_manifest_present(const char *dir)
+{
+	char *path = fa_path_join(dir, "MANIFEST");
+	if (!path)
+		return fa_err(FATHOM_ENOMEM, "out of memory");
+	int missing = access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR);
+	fa_free(path);
+	return missing ? no_index(dir) : 0;
+}
+
 int ix_manifest_read(ix_manifest *m, const char *dir)
 {
 	memset(m, 0, sizeof *m);
@@ -275,7 +292,7 @@ int ix_manifest_read(ix_manifest *m, const char *dir)
 	                      MAN_KV_MAX_BYTES);
 	if (rc) {
 		if (rc == FATHOM_ENOTFOUND)
-			rc = fa_err(FATHOM_ENOTFOUND, "%s: no index here (no MANIFEST)", dir);
+			rc = no_index(dir);
 		fa_free(path);
 		return rc;
 	}
